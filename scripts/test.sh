@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs every test: formatting, lints, Rust unit and integration tests, docs, the Python parser
+# and contract harness, shellcheck. Installs what the tests need first (pip and apt packages),
+# so it works on a fresh machine with Rust and Python 3.
+#
+# Usage: scripts/test.sh            everything
+#        SKIP_INSTALL=1 scripts/test.sh   skip the package installation step
+set -Eeuo pipefail
+cd "$(dirname "$(readlink -f "$0")")/.."
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+install_deps() {
+  step "installing test tools (pip: pytest jsonschema pyyaml ruff; apt: shellcheck iperf3 fio)"
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+    'pytest>=8' 'jsonschema>=4.18' 'pyyaml>=6' 'ruff==0.17.6'
+  local missing=()
+  for tool in shellcheck iperf3 fio; do
+    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 \
+      || { "${sudo[@]}" apt-get update >/dev/null && "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; }
+  fi
+}
+
+[ -n "${SKIP_INSTALL:-}" ] || install_deps
+
+step "cargo fmt --check"
+cargo fmt --check
+step "cargo clippy --all-targets --locked -- -D warnings"
+cargo clippy --all-targets --locked -- -D warnings
+step "cargo build --release --locked"
+cargo build --release --locked
+step "cargo test --locked"
+cargo test --locked
+step "cargo doc"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items --locked --quiet
+step "ruff check benchpress tests"
+ruff check benchpress tests
+step "shellcheck scripts/*.sh .ci/run"
+shellcheck scripts/*.sh .ci/run
+step "pytest tests/python"
+HEALTH_CHECK_BIN="$PWD/target/release/health_check" python3 -m pytest -q tests/python
+step "all tests passed"

@@ -1,0 +1,261 @@
+//! The command line as typed: clap declarations and the argv clean-up that benchpress's
+//! whitespace splitting makes necessary. No validation and no I/O here; `config.rs` turns this
+//! into settings.
+//!
+//! benchpress fills `-c {clients}` with `str.format` and splits every argument on whitespace, so a
+//! client list arrives as `-c` with no value, as `-c a,` `b`, or as `-c x;rm` `-rf` `/`
+//! (benchpress-contract §5). [`normalize_args`] gathers every token after `-c` up to the next real
+//! option into one `--clients=` value, so those tokens become host names, literally, and are never
+//! mistaken for options or executed.
+
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// Environment variable whose whitespace-separated options are added before the command line's
+/// own (which win): lets a benchpress job, whose argv is fixed by DCPerf's YAML, pick a profile.
+pub const OPTIONS_ENV: &str = "HEALTH_CHECK_OPTS";
+
+/// A native machine health check for DCPerf: memory, network, scheduling and storage, as one
+/// JSON document on stdout.
+#[derive(Debug, Parser)]
+#[command(
+    name = "health_check",
+    version,
+    args_override_self = true,
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  health_check -r server -c host1,host2\n  health_check -r server -c localhost --profile quick\n  health_check -r client\n  health_check sleep --sleep-time 5\n\nOptions in $HEALTH_CHECK_OPTS are read before the command line's own."
+)]
+pub struct Cli {
+    /// Debug subcommands: run one section and print its part of the document.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Role and client list.
+    #[command(flatten)]
+    pub role: RoleArgs,
+    /// Options shared by every mode.
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Sleep-section knobs.
+    #[command(flatten)]
+    pub sleep: SleepArgs,
+}
+
+/// The role DCPerf passes with `-r`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RoleArg {
+    /// Measure this machine and the network to the clients.
+    Server,
+    /// Answer a server's network tests (iperf3 protocol) until stopped.
+    Client,
+}
+
+/// A section name, as used by `--only` and `--skip`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum)]
+pub enum SectionArg {
+    /// Machine description from /proc and /sys.
+    System,
+    /// Ping and TCP bandwidth to the clients.
+    Network,
+    /// The multi-threaded nanosleep benchmark.
+    Sleep,
+    /// Memory latency and bandwidth.
+    Memory,
+    /// Direct-I/O storage test (opt-in).
+    Storage,
+}
+
+/// `-r`, `-c`, `--only`, `--skip`.
+#[derive(Debug, Args)]
+pub struct RoleArgs {
+    /// Role: `server` measures, `client` answers the server's network tests.
+    #[arg(short = 'r', long, value_enum)]
+    pub role: Option<RoleArg>,
+    /// Clients to test the network against, comma-separated; empty means none. Every token after
+    /// `-c` up to the next option is part of the list.
+    #[arg(short = 'c', long, value_name = "LIST", action = ArgAction::Append, num_args = 0..=1, default_missing_value = "")]
+    pub clients: Vec<String>,
+    /// Run only these sections (comma-separated: system,network,sleep,memory,storage).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
+    pub only: Vec<SectionArg>,
+    /// Leave out these sections (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
+    pub skip: Vec<SectionArg>,
+}
+
+/// Run length preset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProfileArg {
+    /// DCPerf's parameters (30 s sleepbench, 10 pings, 10 s iperf3).
+    Standard,
+    /// A few seconds per section.
+    Quick,
+    /// Longer runs and more repeats than standard.
+    Thorough,
+}
+
+/// Options every mode takes.
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    /// Run length preset.
+    #[arg(long, value_enum, default_value = "standard")]
+    pub profile: ProfileArg,
+    /// Also write the JSON document to FILE (atomically).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Wrap the document in benchpress's result envelope (for runs outside benchpress).
+    #[arg(long)]
+    pub envelope: bool,
+    /// Exit with status 3 when any check fails.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// Sleep-section knobs.
+#[derive(Debug, Args)]
+pub struct SleepArgs {
+    /// How long the nanosleep benchmark runs: seconds, or with a unit (`500ms`, `1m`).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub sleep_time: Option<String>,
+    /// Threads calling nanosleep (default: 2.5 x usable CPUs, truncated).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub sleep_threads: Option<usize>,
+}
+
+/// Debug subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Describe the machine (system section only).
+    System {
+        /// Shared options.
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Run the multi-threaded nanosleep benchmark (sleep section only).
+    Sleep {
+        /// Shared options.
+        #[command(flatten)]
+        common: CommonArgs,
+        /// Sleep knobs.
+        #[command(flatten)]
+        sleep: SleepArgs,
+    },
+}
+
+/// Short options that end a `-c` list when they stand alone. An attached form such as `-rf`
+/// stays a host name: after `-c` it is far more likely to be a fragment of the list.
+const STANDALONE_SHORT_OPTIONS: [&str; 4] = ["-r", "-c", "-h", "-V"];
+
+fn ends_client_list(token: &str) -> bool {
+    token.starts_with("--") || STANDALONE_SHORT_OPTIONS.contains(&token)
+}
+
+/// Rewrites argv so that each `-c`/`--clients` and every token after it, up to the next option,
+/// becomes one `--clients=a,b,...` argument. Tokens are converted lossily to UTF-8 (a host name
+/// with invalid bytes cannot resolve anyway).
+pub fn normalize_args<I: IntoIterator<Item = OsString>>(args: I) -> Vec<String> {
+    let tokens: Vec<String> = args
+        .into_iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        let token = &tokens[i];
+        // The value attached to the flag itself, if any: `-cHOST`, `--clients=LIST`.
+        let attached = if i == 0 {
+            None
+        } else if token == "-c" || token == "--clients" {
+            Some(None)
+        } else if let Some(v) = token.strip_prefix("--clients=") {
+            Some(Some(v.to_string()))
+        } else if token.len() > 2 && token.starts_with("-c") && !token.starts_with("--") {
+            Some(Some(token[2..].to_string()))
+        } else {
+            None
+        };
+        let Some(attached) = attached else {
+            out.push(token.clone());
+            i += 1;
+            continue;
+        };
+        let mut parts: Vec<String> = attached.into_iter().collect();
+        i += 1;
+        while i < tokens.len() && !ends_client_list(&tokens[i]) {
+            parts.push(tokens[i].clone());
+            i += 1;
+        }
+        out.push(format!("--clients={}", parts.join(",")));
+    }
+    out
+}
+
+/// Inserts the options from [`OPTIONS_ENV`] before the command line's own (after the subcommand
+/// name when one is given), so that explicit options override them.
+pub fn with_env_options(mut args: Vec<String>, env: Option<&str>) -> Vec<String> {
+    let Some(env) = env else { return args };
+    let extra: Vec<String> = env.split_whitespace().map(str::to_string).collect();
+    if extra.is_empty() || args.is_empty() {
+        return args;
+    }
+    let subcommands = ["system", "sleep"];
+    let at = if args
+        .get(1)
+        .is_some_and(|a| subcommands.contains(&a.as_str()))
+    {
+        2
+    } else {
+        1
+    };
+    args.splice(at..at, extra);
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(args: &[&str]) -> Vec<String> {
+        normalize_args(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn client_tokens_are_gathered_until_the_next_option() {
+        assert_eq!(
+            norm(&["hc", "-r", "server", "-c"]),
+            ["hc", "-r", "server", "--clients="]
+        );
+        assert_eq!(
+            norm(&["hc", "-r", "server", "-c", "a,", "b"]),
+            ["hc", "-r", "server", "--clients=a,,b"]
+        );
+        assert_eq!(
+            norm(&["hc", "-c", "x;rm", "-rf", "/", "--profile", "quick"]),
+            ["hc", "--clients=x;rm,-rf,/", "--profile", "quick"]
+        );
+        assert_eq!(
+            norm(&["hc", "-c", "a", "-r", "server"]),
+            ["hc", "--clients=a", "-r", "server"]
+        );
+        assert_eq!(
+            norm(&["hc", "-chost1,host2"]),
+            ["hc", "--clients=host1,host2"]
+        );
+        assert_eq!(norm(&["hc", "--clients=a", "b"]), ["hc", "--clients=a,b"]);
+    }
+
+    #[test]
+    fn env_options_go_before_the_command_lines_own() {
+        let args = vec!["hc".to_string(), "-r".into(), "server".into()];
+        assert_eq!(
+            with_env_options(args.clone(), Some(" --profile  quick ")),
+            ["hc", "--profile", "quick", "-r", "server"]
+        );
+        let sub = vec!["hc".to_string(), "sleep".into()];
+        assert_eq!(
+            with_env_options(sub, Some("--sleep-time 1")),
+            ["hc", "sleep", "--sleep-time", "1"]
+        );
+        assert_eq!(with_env_options(args.clone(), None), args);
+    }
+}

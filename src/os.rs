@@ -1,0 +1,142 @@
+//! The single home for the operating-system calls the sections share: the Ctrl-C / SIGTERM flag
+//! that every measurement loop polls, the CPUs this process may run on, and thread pinning.
+//!
+//! Linux is the target; on other systems the same functions exist and report "unsupported" or a
+//! neutral answer, so the crate still builds there.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The signal that asked us to stop (SIGINT or SIGTERM), or 0 while none has arrived.
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// A request to stop, with the exit code the process should end with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interrupt {
+    /// SIGINT (Ctrl-C): exit code 130.
+    Int,
+    /// SIGTERM: exit code 143.
+    Term,
+}
+
+impl Interrupt {
+    /// The conventional shell exit code for this signal (128 + signal number).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Interrupt::Int => 130,
+            Interrupt::Term => 143,
+        }
+    }
+
+    /// The signal's name, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Interrupt::Int => "SIGINT",
+            Interrupt::Term => "SIGTERM",
+        }
+    }
+}
+
+/// Whether SIGINT or SIGTERM has arrived since [`install_stop_handlers`]. Cheap enough for hot loops
+/// that check it every few milliseconds.
+pub fn interrupted() -> Option<Interrupt> {
+    match STOP_SIGNAL.load(Ordering::Relaxed) {
+        0 => None,
+        s if s == libc::SIGTERM => Some(Interrupt::Term),
+        _ => Some(Interrupt::Int),
+    }
+}
+
+/// The number of CPUs this process may run on (what `nproc` prints): the affinity mask, which
+/// respects taskset and cpusets, falling back to the online count.
+pub fn available_cpus() -> usize {
+    allowed_cpus().map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |cpus| cpus.len().max(1),
+    )
+}
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use super::STOP_SIGNAL;
+    use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
+    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+    use nix::unistd::Pid;
+    use std::sync::atomic::Ordering;
+
+    extern "C" fn on_stop_signal(sig: libc::c_int) {
+        // Only an atomic store: async-signal-safe.
+        STOP_SIGNAL.store(sig, Ordering::Relaxed);
+    }
+
+    /// Installs the SIGINT/SIGTERM handlers. `SA_RESETHAND` restores the default action after the
+    /// first delivery, so a second Ctrl-C kills a run that does not stop quickly enough.
+    pub fn install_stop_handlers() -> std::io::Result<()> {
+        let action = SigAction::new(
+            SigHandler::Handler(on_stop_signal),
+            SaFlags::SA_RESETHAND | SaFlags::SA_RESTART,
+            SigSet::empty(),
+        );
+        for sig in [Signal::SIGINT, Signal::SIGTERM] {
+            // SAFETY: the handler only stores into an atomic, which is async-signal-safe, and it
+            // replaces no handler that Rust's runtime relies on.
+            unsafe { sigaction(sig, &action) }.map_err(std::io::Error::from)?;
+        }
+        Ok(())
+    }
+
+    /// CPUs in this process's affinity mask, in ascending order.
+    pub fn allowed_cpus() -> Option<Vec<usize>> {
+        let set = sched_getaffinity(Pid::from_raw(0)).ok()?;
+        Some(
+            (0..CpuSet::count())
+                .filter(|&c| set.is_set(c).unwrap_or(false))
+                .collect(),
+        )
+    }
+
+    /// Pins the calling thread to one CPU.
+    pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
+        let mut set = CpuSet::new();
+        set.set(cpu).map_err(std::io::Error::from)?;
+        sched_setaffinity(Pid::from_raw(0), &set).map_err(std::io::Error::from)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    /// Signals are handled on Linux only; elsewhere Ctrl-C ends the process at once.
+    pub fn install_stop_handlers() -> std::io::Result<()> {
+        Ok(())
+    }
+
+    /// The affinity mask is not read outside Linux.
+    pub fn allowed_cpus() -> Option<Vec<usize>> {
+        None
+    }
+
+    /// Pinning is unsupported outside Linux.
+    pub fn pin_current_thread(_cpu: usize) -> std::io::Result<()> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "thread pinning is supported on Linux only",
+        ))
+    }
+}
+
+pub use imp::{allowed_cpus, install_stop_handlers, pin_current_thread};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_follow_the_shell_convention() {
+        assert_eq!(Interrupt::Int.exit_code(), 130);
+        assert_eq!(Interrupt::Term.exit_code(), 143);
+    }
+
+    #[test]
+    fn available_cpus_is_at_least_one() {
+        assert!(available_cpus() >= 1);
+    }
+}

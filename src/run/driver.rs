@@ -1,0 +1,162 @@
+//! DCPerf's `-r server` (and the debug subcommands): runs the planned sections in order, records
+//! each one's outcome, and never lets one section's failure or panic stop the others. Ctrl-C ends
+//! the current section early (its figures so far are kept) and skips the rest.
+
+use crate::checks;
+use crate::config::{Config, Mode, Section};
+use crate::os::{self, Interrupt};
+use crate::report::schema::{Document, NotMeasured, Part, RunInfo, SectionStatuses, SleepBench};
+use crate::sched::sleepbench;
+use crate::system::SystemInfo;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// A finished run: the document, the machine description (for the envelope) and the signal that
+/// cut it short, if any.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The document to print.
+    pub doc: Document,
+    /// The machine, also when the system section was not in the plan.
+    pub system: SystemInfo,
+    /// Set when SIGINT/SIGTERM arrived during the run.
+    pub interrupted: Option<Interrupt>,
+}
+
+/// How one step ended.
+enum StepEnd {
+    Ok,
+    Interrupted,
+    Skipped(String),
+}
+
+/// Runs the plan of `config` and builds the document.
+pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
+    let started = Instant::now();
+    let started_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let system = crate::system::collect_host();
+    let mut doc = Document::default();
+    let mut statuses: Vec<(Section, String)> = Vec::new();
+    for &section in &config.plan {
+        if os::interrupted().is_some() {
+            statuses.push((section, "skipped: interrupted".into()));
+            mark_not_measured(&mut doc, section, NotMeasured::skipped("interrupted"));
+            continue;
+        }
+        let status = run_step(section, config, &system, &mut doc);
+        statuses.push((section, status));
+    }
+    statuses.extend(
+        config
+            .excluded
+            .iter()
+            .map(|(s, why)| (*s, format!("skipped: {why}"))),
+    );
+    statuses.sort_by_key(|(s, _)| *s);
+    doc.checks = checks::evaluate(&doc, &checks::Thresholds::default());
+    let interrupted = os::interrupted();
+    doc.health_check = RunInfo {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        role: config.mode.role_name().to_string(),
+        clients: config.clients.clone(),
+        profile: config.profile.name().to_string(),
+        seconds: crate::units::round_to(started.elapsed().as_secs_f64(), 3),
+        started_unix,
+        sections: SectionStatuses(
+            statuses
+                .into_iter()
+                .map(|(s, v)| (s.name().to_string(), v))
+                .collect(),
+        ),
+        options_from_env,
+        interrupted_by: interrupted.map(|i| i.name().to_string()),
+    };
+    Outcome {
+        doc,
+        system,
+        interrupted,
+    }
+}
+
+/// Runs one section, turning errors and panics into its status and a `NotMeasured` entry.
+fn run_step(section: Section, config: &Config, system: &SystemInfo, doc: &mut Document) -> String {
+    progress(section, config);
+    let result = catch_unwind(AssertUnwindSafe(|| measure(section, config, system, doc)));
+    let failure = match result {
+        Ok(Ok(StepEnd::Ok)) => return "ok".into(),
+        Ok(Ok(StepEnd::Interrupted)) => return "interrupted".into(),
+        Ok(Ok(StepEnd::Skipped(why))) => {
+            mark_not_measured(doc, section, NotMeasured::skipped(why.clone()));
+            return format!("skipped: {why}");
+        }
+        Ok(Err(e)) => format!("{e:#}"),
+        Err(panic) => format!("internal error (panic): {}", panic_message(&panic)),
+    };
+    eprintln!("health_check: {} failed: {failure}", section.name());
+    mark_not_measured(doc, section, NotMeasured::error(failure.clone()));
+    format!("failed: {failure}")
+}
+
+fn measure(
+    section: Section,
+    config: &Config,
+    system: &SystemInfo,
+    doc: &mut Document,
+) -> anyhow::Result<StepEnd> {
+    match section {
+        Section::System => {
+            doc.system = Some(Part::Measured(system.clone()));
+            Ok(StepEnd::Ok)
+        }
+        Section::Sleep => {
+            let results = sleepbench::measure(&config.sleep, &|| os::interrupted().is_some())?;
+            doc.sleepbench = Some(Part::Measured(SleepBench::from(&results)));
+            Ok(if results.interrupted {
+                StepEnd::Interrupted
+            } else {
+                StepEnd::Ok
+            })
+        }
+        Section::Network if config.mode == Mode::Server && config.clients.is_empty() => {
+            Ok(StepEnd::Skipped(if config.clients_given {
+                "no clients given ('-c' was empty)".into()
+            } else {
+                "no clients given (use -c host1,host2)".into()
+            }))
+        }
+        Section::Network | Section::Memory | Section::Storage => {
+            Ok(StepEnd::Skipped("not available in this build".into()))
+        }
+    }
+}
+
+/// Records that `section` has no figures, under its document key.
+fn mark_not_measured(doc: &mut Document, section: Section, why: NotMeasured) {
+    match section {
+        Section::System => doc.system = Some(Part::NotMeasured(why)),
+        Section::Sleep => doc.sleepbench = Some(Part::NotMeasured(why)),
+        Section::Network | Section::Memory | Section::Storage => {}
+    }
+}
+
+fn progress(section: Section, config: &Config) {
+    let detail = match section {
+        Section::Sleep => format!(
+            " ({} threads for {:.1} s)",
+            config.sleep.threads,
+            config.sleep.duration.as_secs_f64()
+        ),
+        _ => String::new(),
+    };
+    eprintln!("health_check: {}{detail}", section.name());
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}

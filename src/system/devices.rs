@@ -1,0 +1,241 @@
+//! Devices and counters that explain bad figures: NIC link speeds (`/sys/class/net/*/speed`, in
+//! Mbit/s), PCIe links trained below their capability (`current_link_{width,speed}` vs `max_*`),
+//! thermal-throttle counters, huge-page pools and the CPU frequency governor.
+
+use super::parse::{parse_int, parse_pcie_speed};
+use super::source::Source;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One network interface other than loopback.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NicLink {
+    /// Interface name.
+    pub name: String,
+    /// Negotiated speed in Mbit/s; `None` when the driver reports none (no link, virtual device).
+    pub speed_mbps: Option<u64>,
+    /// `operstate`: up, down, unknown...
+    pub operstate: Option<String>,
+    /// MTU in bytes.
+    pub mtu: Option<u64>,
+    /// Whether a physical (or paravirtual) device backs it (`device` link in sysfs).
+    pub physical: bool,
+}
+
+/// Reads every non-loopback interface under /sys/class/net.
+pub fn read_nic_links(src: &dyn Source) -> Vec<NicLink> {
+    let base = "/sys/class/net";
+    src.list(base)
+        .into_iter()
+        .filter(|name| name != "lo")
+        .map(|name| {
+            let read = |f: &str| src.read(&format!("{base}/{name}/{f}"));
+            NicLink {
+                speed_mbps: read("speed")
+                    .and_then(|t| parse_int(&t))
+                    .and_then(|v| u64::try_from(v).ok())
+                    .filter(|&v| v > 0),
+                operstate: read("operstate").map(|t| t.trim().to_string()),
+                mtu: read("mtu").and_then(|t| t.trim().parse().ok()),
+                physical: !src.list(&format!("{base}/{name}/device")).is_empty()
+                    || read("device/vendor").is_some(),
+                name,
+            }
+        })
+        .collect()
+}
+
+/// A PCIe device whose link trained narrower or slower than it can run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PcieLink {
+    /// PCI address (domain:bus:device.function).
+    pub device: String,
+    /// Current link width (lanes).
+    pub current_width: Option<u32>,
+    /// Maximum link width (lanes).
+    pub max_width: Option<u32>,
+    /// Current link speed, GT/s.
+    pub current_speed_gts: Option<f64>,
+    /// Maximum link speed, GT/s.
+    pub max_speed_gts: Option<f64>,
+}
+
+impl PcieLink {
+    /// Whether the link runs below its capability in width or speed.
+    pub fn degraded(&self) -> bool {
+        let below =
+            |cur: Option<f64>, max: Option<f64>| matches!((cur, max), (Some(c), Some(m)) if c < m);
+        below(
+            self.current_width.map(f64::from),
+            self.max_width.map(f64::from),
+        ) || below(self.current_speed_gts, self.max_speed_gts)
+    }
+}
+
+/// PCIe devices whose current link is below the maximum. Idle devices may downshift speed to save
+/// power, so this is a finding to look at, not proof of a fault.
+pub fn read_degraded_pcie_links(src: &dyn Source) -> Vec<PcieLink> {
+    let base = "/sys/bus/pci/devices";
+    src.list(base)
+        .into_iter()
+        .filter_map(|device| {
+            let read = |f: &str| src.read(&format!("{base}/{device}/{f}"));
+            let width = |f: &str| {
+                read(f)
+                    .and_then(|t| t.trim().parse::<u32>().ok())
+                    .filter(|&w| w > 0)
+            };
+            let link = PcieLink {
+                current_width: width("current_link_width"),
+                max_width: width("max_link_width"),
+                current_speed_gts: read("current_link_speed").and_then(|t| parse_pcie_speed(&t)),
+                max_speed_gts: read("max_link_speed").and_then(|t| parse_pcie_speed(&t)),
+                device,
+            };
+            link.degraded().then_some(link)
+        })
+        .collect()
+}
+
+/// Thermal-throttle event counts since boot (x86 `thermal_throttle/*_throttle_count`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ThrottleCounts {
+    /// Sum over CPUs of core throttle events.
+    pub core_events: u64,
+    /// Sum over sockets of package throttle events.
+    pub package_events: u64,
+}
+
+/// Reads the throttle counters; `None` where the kernel exposes none (VMs, arm64).
+pub fn read_throttle_counts(src: &dyn Source, cpus: &[(usize, usize)]) -> Option<ThrottleCounts> {
+    let mut counts = ThrottleCounts::default();
+    let mut seen_package = std::collections::BTreeSet::new();
+    let mut any = false;
+    for &(cpu, package) in cpus {
+        let dir = format!("/sys/devices/system/cpu/cpu{cpu}/thermal_throttle");
+        if let Some(v) = src
+            .read(&format!("{dir}/core_throttle_count"))
+            .and_then(|t| t.trim().parse::<u64>().ok())
+        {
+            counts.core_events += v;
+            any = true;
+        }
+        if seen_package.insert(package) {
+            if let Some(v) = src
+                .read(&format!("{dir}/package_throttle_count"))
+                .and_then(|t| t.trim().parse::<u64>().ok())
+            {
+                counts.package_events += v;
+                any = true;
+            }
+        }
+    }
+    any.then_some(counts)
+}
+
+/// One huge-page pool (`/sys/kernel/mm/hugepages/hugepages-<size>kB`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct HugePagePool {
+    /// Page size in KiB (2048, 1048576...).
+    pub page_size_kib: u64,
+    /// Pages reserved (`nr_hugepages`).
+    pub total: u64,
+    /// Pages not in use (`free_hugepages`).
+    pub free: u64,
+}
+
+/// Reads the huge-page pools, smallest page size first.
+pub fn read_hugepage_pools(src: &dyn Source) -> Vec<HugePagePool> {
+    let base = "/sys/kernel/mm/hugepages";
+    let mut pools: Vec<HugePagePool> = src
+        .list(base)
+        .into_iter()
+        .filter_map(|dir| {
+            let size = dir
+                .strip_prefix("hugepages-")?
+                .strip_suffix("kB")?
+                .parse()
+                .ok()?;
+            let count = |f: &str| {
+                src.read(&format!("{base}/{dir}/{f}"))
+                    .and_then(|t| t.trim().parse().ok())
+            };
+            Some(HugePagePool {
+                page_size_kib: size,
+                total: count("nr_hugepages")?,
+                free: count("free_hugepages").unwrap_or(0),
+            })
+        })
+        .collect();
+    pools.sort_by_key(|p| p.page_size_kib);
+    pools
+}
+
+/// The scaling governor of every CPU that has cpufreq, counted by name.
+pub fn read_governors(src: &dyn Source, cpus: &[usize]) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for cpu in cpus {
+        if let Some(g) = src.read(&format!(
+            "/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor"
+        )) {
+            *counts.entry(g.trim().to_string()).or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::fake;
+    use crate::system::source::FakeFs;
+
+    #[test]
+    fn nic_speed_minus_one_is_unknown() {
+        let mut fs = FakeFs::new();
+        fs.insert("/sys/class/net/eth0/speed", "-1\n")
+            .insert("/sys/class/net/lo/mtu", "65536\n")
+            .insert("/sys/class/net/eth1/speed", "25000\n")
+            .insert("/sys/class/net/eth1/device/vendor", "0x8086\n");
+        let links = read_nic_links(&fs);
+        assert_eq!(links.len(), 2);
+        assert_eq!(links[0].speed_mbps, None);
+        assert!(!links[0].physical);
+        assert_eq!(links[1].speed_mbps, Some(25_000));
+        assert!(links[1].physical);
+    }
+
+    #[test]
+    fn pcie_width_and_speed_downgrades_are_found() {
+        let fs = fake::two_socket_384();
+        let links = read_degraded_pcie_links(&fs);
+        let names: Vec<&str> = links.iter().map(|l| l.device.as_str()).collect();
+        assert_eq!(names, ["0000:41:00.0", "0000:c2:00.0"]);
+        assert_eq!(links[0].current_width, Some(8));
+        assert_eq!(links[1].current_speed_gts, Some(8.0));
+    }
+
+    #[test]
+    fn throttle_counts_sum_cores_and_packages_once() {
+        let mut fs = FakeFs::new();
+        for (cpu, core, pkg) in [(0, 3, 7), (1, 4, 7)] {
+            let d = format!("/sys/devices/system/cpu/cpu{cpu}/thermal_throttle");
+            fs.insert(format!("{d}/core_throttle_count"), format!("{core}\n"))
+                .insert(format!("{d}/package_throttle_count"), format!("{pkg}\n"));
+        }
+        let c = read_throttle_counts(&fs, &[(0, 0), (1, 0)]).unwrap();
+        assert_eq!((c.core_events, c.package_events), (7, 7));
+        assert!(read_throttle_counts(&FakeFs::new(), &[(0, 0)]).is_none());
+    }
+
+    #[test]
+    fn hugepage_pools_and_governors() {
+        let fs = fake::two_socket_384();
+        let pools = read_hugepage_pools(&fs);
+        assert_eq!(pools.len(), 2);
+        assert_eq!(pools[1].page_size_kib, 1_048_576);
+        assert_eq!(pools[1].free, 4);
+        let g = read_governors(&fs, &[0, 1, 383]);
+        assert_eq!(g.get("performance"), Some(&3));
+    }
+}

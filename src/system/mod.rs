@@ -1,0 +1,256 @@
+//! The system section: what this machine is and how it is set up, from /proc and /sys text only
+//! (no external commands). CPU model and topology, NUMA nodes, caches, memory and swap, huge pages,
+//! THP, the frequency governor, NIC link speeds, degraded PCIe links, thermal-throttle counters,
+//! NUMA balancing and timer slack. Sizes are in KiB or bytes as each field's name says.
+
+pub mod devices;
+pub mod fake;
+pub mod parse;
+pub mod source;
+pub mod topology;
+
+use crate::sched::cpustat::{CpuTimes, parse_proc_stat};
+use crate::units::format_binary_size;
+use devices::{HugePagePool, NicLink, PcieLink, ThrottleCounts};
+use parse::{parse_bracketed_choice, parse_cpuinfo, parse_meminfo, parse_os_release};
+use serde::Serialize;
+use source::Source;
+use std::collections::BTreeMap;
+use topology::{Cache, Node, Topology};
+
+/// Everything the system section reports. Field names are the JSON keys.
+#[derive(Debug, Clone, Serialize)]
+pub struct SystemInfo {
+    /// Host name (`/proc/sys/kernel/hostname`).
+    pub hostname: Option<String>,
+    /// Kernel release (`uname -r`).
+    pub kernel: Option<String>,
+    /// CPU architecture (`x86_64`, `aarch64`).
+    pub architecture: String,
+    /// os-release `ID` (`debian`, `centos`).
+    pub os_id: Option<String>,
+    /// os-release `PRETTY_NAME`.
+    pub os_name: Option<String>,
+    /// Processor model name (on arm64 derived from the MIDR).
+    pub cpu_model: Option<String>,
+    /// Processor vendor.
+    pub cpu_vendor: Option<String>,
+    /// Whether the CPU reports running under a hypervisor.
+    pub virtualized: bool,
+    /// Online logical CPUs.
+    pub logical_cpus: usize,
+    /// CPUs this process may use (affinity mask); fewer than `logical_cpus` under taskset/cpusets.
+    pub usable_cpus: usize,
+    /// Sockets.
+    pub sockets: usize,
+    /// Physical cores.
+    pub cores: usize,
+    /// Hardware threads per core.
+    pub threads_per_core: usize,
+    /// NUMA nodes with their CPUs, memory and distances.
+    pub numa_nodes: Vec<Node>,
+    /// Cache levels (one instance's size and the instance count).
+    pub caches: Vec<Cache>,
+    /// Total memory, KiB.
+    pub mem_total_kib: Option<u64>,
+    /// Memory available to new work, KiB.
+    pub mem_available_kib: Option<u64>,
+    /// Swap configured, KiB.
+    pub swap_total_kib: Option<u64>,
+    /// Swap in use, KiB.
+    pub swap_used_kib: Option<u64>,
+    /// Huge-page pools.
+    pub hugepages: Vec<HugePagePool>,
+    /// Transparent huge pages mode (`always`, `madvise`, `never`).
+    pub thp: Option<String>,
+    /// THP defrag mode.
+    pub thp_defrag: Option<String>,
+    /// The cpufreq governor: one name, or `name(count)` pairs when CPUs differ; `None` without cpufreq.
+    pub governor: Option<String>,
+    /// Network interfaces other than loopback, with link speed in Mbit/s.
+    pub nic_links: Vec<NicLink>,
+    /// PCIe devices running below their link width or speed.
+    pub pcie_links_degraded: Vec<PcieLink>,
+    /// Thermal-throttle events since boot, where the kernel counts them.
+    pub thermal_throttle: Option<ThrottleCounts>,
+    /// Automatic NUMA balancing (`kernel.numa_balancing` non-zero).
+    pub numa_balancing: Option<bool>,
+    /// This process's timer slack in ns: nanosleep wakes up at most this late (default 50000).
+    pub timer_slack_ns: Option<u64>,
+    /// Kernel command line.
+    pub kernel_cmdline: Option<String>,
+    /// The topology, for sections that pin threads (not serialised: `numa_nodes` and `caches`
+    /// carry it).
+    #[serde(skip)]
+    pub topology: Topology,
+    /// CPU times when the section ran, to compute steal over the run.
+    #[serde(skip)]
+    pub cpu_times: Option<CpuTimes>,
+}
+
+impl SystemInfo {
+    /// lscpu's cache summary (`"L1d cache": "6 MiB (192 instances)"`): benchpress's `metadata`.
+    pub fn lscpu_cache_summary(&self) -> BTreeMap<String, String> {
+        self.caches
+            .iter()
+            .map(|c| {
+                let plural = if c.instances == 1 { "" } else { "s" };
+                (
+                    format!("{} cache", c.name),
+                    format!(
+                        "{} ({} instance{plural})",
+                        format_binary_size(c.size_bytes * c.instances as u64),
+                        c.instances
+                    ),
+                )
+            })
+            .collect()
+    }
+}
+
+/// Collects the section from `src`. `usable_cpus` is the affinity-mask count (not a file).
+pub fn collect(src: &dyn Source, usable_cpus: Option<usize>) -> SystemInfo {
+    let topology = topology::read_topology(src);
+    let read_trim = |p: &str| src.read(p).map(|t| t.trim().to_string());
+    let cpu = parse_cpuinfo(&src.read("/proc/cpuinfo").unwrap_or_default());
+    let meminfo = parse_meminfo(&src.read("/proc/meminfo").unwrap_or_default());
+    let os = parse_os_release(
+        &src.read("/etc/os-release")
+            .or_else(|| src.read("/usr/lib/os-release"))
+            .unwrap_or_default(),
+    );
+    let cpu_ids: Vec<usize> = topology.cpus.iter().map(|c| c.id).collect();
+    let cpu_packages: Vec<(usize, usize)> =
+        topology.cpus.iter().map(|c| (c.id, c.package)).collect();
+    let swap_used = match (meminfo.get("SwapTotal"), meminfo.get("SwapFree")) {
+        (Some(t), Some(f)) => Some(t.saturating_sub(*f)),
+        _ => None,
+    };
+    SystemInfo {
+        hostname: read_trim("/proc/sys/kernel/hostname"),
+        kernel: read_trim("/proc/sys/kernel/osrelease"),
+        architecture: std::env::consts::ARCH.to_string(),
+        os_id: os.get("ID").cloned(),
+        os_name: os.get("PRETTY_NAME").or_else(|| os.get("NAME")).cloned(),
+        cpu_model: cpu.name,
+        cpu_vendor: cpu.vendor,
+        virtualized: cpu.hypervisor,
+        logical_cpus: topology.cpus.len(),
+        usable_cpus: usable_cpus.unwrap_or(topology.cpus.len()),
+        sockets: topology.sockets(),
+        cores: topology.cores(),
+        threads_per_core: topology.threads_per_core(),
+        numa_nodes: topology.nodes.clone(),
+        caches: topology.caches.clone(),
+        mem_total_kib: meminfo.get("MemTotal").copied(),
+        mem_available_kib: meminfo.get("MemAvailable").copied(),
+        swap_total_kib: meminfo.get("SwapTotal").copied(),
+        swap_used_kib: swap_used,
+        hugepages: devices::read_hugepage_pools(src),
+        thp: src
+            .read("/sys/kernel/mm/transparent_hugepage/enabled")
+            .and_then(|t| parse_bracketed_choice(&t)),
+        thp_defrag: src
+            .read("/sys/kernel/mm/transparent_hugepage/defrag")
+            .and_then(|t| parse_bracketed_choice(&t)),
+        governor: summarize_governors(&devices::read_governors(src, &cpu_ids)),
+        nic_links: devices::read_nic_links(src),
+        pcie_links_degraded: devices::read_degraded_pcie_links(src),
+        thermal_throttle: devices::read_throttle_counts(src, &cpu_packages),
+        numa_balancing: read_trim("/proc/sys/kernel/numa_balancing")
+            .and_then(|t| t.parse::<u32>().ok())
+            .map(|v| v != 0),
+        timer_slack_ns: read_trim("/proc/self/timerslack_ns").and_then(|t| t.parse().ok()),
+        kernel_cmdline: read_trim("/proc/cmdline"),
+        cpu_times: src.read("/proc/stat").and_then(|t| parse_proc_stat(&t)),
+        topology,
+    }
+}
+
+/// Collects the section from the running host.
+pub fn collect_host() -> SystemInfo {
+    collect(&source::HostFs, Some(crate::os::available_cpus()))
+}
+
+fn summarize_governors(counts: &BTreeMap<String, usize>) -> Option<String> {
+    match counts.len() {
+        0 => None,
+        1 => counts.keys().next().cloned(),
+        _ => Some(
+            counts
+                .iter()
+                .map(|(g, n)| format!("{g}({n})"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collects_the_384_cpu_fixture() {
+        let s = collect(&fake::two_socket_384(), None);
+        assert_eq!(s.logical_cpus, 384);
+        assert_eq!(s.usable_cpus, 384);
+        assert_eq!(
+            s.cpu_model.as_deref(),
+            Some("AMD EPYC 9654 96-Core Processor")
+        );
+        assert_eq!(s.hostname.as_deref(), Some("fake-384"));
+        assert_eq!(s.os_id.as_deref(), Some("centos"));
+        assert_eq!(s.os_name.as_deref(), Some("CentOS Stream 9"));
+        assert_eq!(s.mem_total_kib, Some(2 * 792_723_456));
+        assert_eq!(s.swap_used_kib, Some(0));
+        assert_eq!(s.thp.as_deref(), Some("always"));
+        assert_eq!(s.thp_defrag.as_deref(), Some("madvise"));
+        assert_eq!(s.governor.as_deref(), Some("performance"));
+        assert_eq!(s.numa_balancing, Some(true));
+        assert_eq!(s.nic_links.len(), 1);
+        assert_eq!(s.nic_links[0].speed_mbps, Some(100_000));
+        assert_eq!(s.pcie_links_degraded.len(), 2);
+        assert_eq!(s.cpu_times.unwrap().user, 1000);
+    }
+
+    #[test]
+    fn cache_summary_matches_dcperf_readme_example() {
+        // DCPerf's README shows this 384-CPU machine's lscpu metadata.
+        let s = collect(&fake::two_socket_384(), None);
+        let m = s.lscpu_cache_summary();
+        assert_eq!(m["L1d cache"], "6 MiB (192 instances)");
+        assert_eq!(m["L1i cache"], "6 MiB (192 instances)");
+        assert_eq!(m["L2 cache"], "192 MiB (192 instances)");
+        assert_eq!(m["L3 cache"], "768 MiB (24 instances)");
+    }
+
+    #[test]
+    fn mixed_governors_are_listed() {
+        let mut m = BTreeMap::new();
+        m.insert("performance".to_string(), 380);
+        m.insert("powersave".to_string(), 4);
+        assert_eq!(
+            summarize_governors(&m).as_deref(),
+            Some("performance(380), powersave(4)")
+        );
+        assert_eq!(summarize_governors(&BTreeMap::new()), None);
+    }
+
+    #[test]
+    fn empty_tree_gives_neutral_values() {
+        let s = collect(&source::FakeFs::new(), Some(2));
+        assert_eq!(s.logical_cpus, 0);
+        assert_eq!(s.usable_cpus, 2);
+        assert!(s.cpu_model.is_none());
+        assert!(s.caches.is_empty());
+        assert!(s.governor.is_none());
+    }
+
+    #[test]
+    fn host_collection_works_here() {
+        let s = collect_host();
+        assert!(s.logical_cpus >= 1);
+        assert!(s.mem_total_kib.is_some());
+    }
+}

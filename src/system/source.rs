@@ -1,0 +1,91 @@
+//! Where the system section reads /proc and /sys text from: the running host, or an in-memory
+//! tree that tests fill with fixtures (a 384-CPU, two-socket machine among them). The collectors
+//! take `&dyn Source`, so everything above the file reads runs unchanged on fakes.
+
+use std::collections::BTreeMap;
+
+/// A read-only view of the files the system section looks at, addressed by absolute path.
+pub trait Source {
+    /// The file's text, or `None` when it is missing or unreadable.
+    fn read(&self, path: &str) -> Option<String>;
+    /// The names of the entries directly inside `dir` (not full paths), sorted; empty if none.
+    fn list(&self, dir: &str) -> Vec<String>;
+}
+
+/// The running host's files.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HostFs;
+
+impl Source for HostFs {
+    fn read(&self, path: &str) -> Option<String> {
+        std::fs::read_to_string(path).ok()
+    }
+
+    fn list(&self, dir: &str) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+}
+
+/// An in-memory file tree: a map from absolute path to text. Directories exist implicitly.
+#[derive(Debug, Default, Clone)]
+pub struct FakeFs {
+    files: BTreeMap<String, String>,
+}
+
+impl FakeFs {
+    /// An empty tree.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds (or replaces) one file.
+    pub fn insert(&mut self, path: impl Into<String>, text: impl Into<String>) -> &mut Self {
+        self.files.insert(path.into(), text.into());
+        self
+    }
+}
+
+impl Source for FakeFs {
+    fn read(&self, path: &str) -> Option<String> {
+        self.files.get(path).cloned()
+    }
+
+    fn list(&self, dir: &str) -> Vec<String> {
+        let prefix = format!("{}/", dir.trim_end_matches('/'));
+        let mut names: Vec<String> = self
+            .files
+            .range(prefix.clone()..)
+            .take_while(|(p, _)| p.starts_with(&prefix))
+            .filter_map(|(p, _)| p[prefix.len()..].split('/').next().map(str::to_string))
+            .collect();
+        names.dedup();
+        names
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fake_lists_direct_children_once() {
+        let mut fs = FakeFs::new();
+        fs.insert("/sys/a/x/1", "1")
+            .insert("/sys/a/x/2", "2")
+            .insert("/sys/a/y", "3")
+            .insert("/sys/ab", "4");
+        assert_eq!(fs.list("/sys/a"), vec!["x", "y"]);
+        assert_eq!(fs.list("/sys/a/"), vec!["x", "y"]);
+        assert_eq!(fs.read("/sys/a/y").as_deref(), Some("3"));
+        assert!(fs.list("/nope").is_empty());
+    }
+}

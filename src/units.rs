@@ -1,0 +1,97 @@
+//! Unit parsing and formatting shared by the CLI and the report: durations typed by people
+//! (`30`, `2.5s`, `500ms`, `1m`), byte sizes as lscpu prints them (`64 KiB`), and rounding for the
+//! JSON figures.
+
+use std::time::Duration;
+
+/// Parses a duration: a plain number means seconds; `ms`, `s`, `m` and `h` suffixes are accepted.
+/// Zero and negative values are rejected, as are values above one day (almost surely a typo).
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (t, 1.0)
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration (try '30', '2.5s' or '500ms')"))?;
+    let seconds = value * scale;
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return Err(format!("'{text}' must be a positive duration"));
+    }
+    if seconds > 86_400.0 {
+        return Err(format!("'{text}' is longer than a day"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// Formats a byte count the way lscpu does in its cache summary: binary units, a space, and at
+/// most one decimal that is dropped when it is zero (`64 KiB`, `1.5 MiB`, `768 MiB`).
+pub fn format_binary_size(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let rounded = (value * 10.0).round() / 10.0;
+    if rounded.fract() == 0.0 {
+        format!("{} {}", rounded as u64, UNITS[unit])
+    } else {
+        format!("{rounded:.1} {}", UNITS[unit])
+    }
+}
+
+/// Rounds to `digits` decimal places; non-finite values pass through (serialised as null).
+pub fn round_to(value: f64, digits: i32) -> f64 {
+    if !value.is_finite() {
+        return value;
+    }
+    let scale = 10f64.powi(digits);
+    (value * scale).round() / scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_accept_plain_seconds_and_suffixes() {
+        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("2.5s").unwrap(), Duration::from_millis(2500));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration(" 1m ").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+    }
+
+    #[test]
+    fn durations_reject_nonsense() {
+        for bad in ["", "0", "-1", "abc", "1x", "nan", "inf", "2d", "100000"] {
+            assert!(parse_duration(bad).is_err(), "{bad} should be rejected");
+        }
+    }
+
+    #[test]
+    fn binary_sizes_match_lscpu() {
+        assert_eq!(format_binary_size(64 * 1024), "64 KiB");
+        assert_eq!(format_binary_size(2 * 1024 * 1024), "2 MiB");
+        assert_eq!(format_binary_size(1536 * 1024), "1.5 MiB");
+        assert_eq!(format_binary_size(768 * 1024 * 1024), "768 MiB");
+        assert_eq!(format_binary_size(512), "512 B");
+    }
+
+    #[test]
+    fn rounding_keeps_non_finite_values() {
+        assert_eq!(round_to(1.23456, 2), 1.23);
+        assert!(round_to(f64::NAN, 2).is_nan());
+    }
+}

@@ -1,0 +1,132 @@
+//! The JSON contract from the reader's side: real runs validate against the schema in the repo and
+//! read back into test-local types with DCPerf's key spellings.
+
+use crate::util::{assert_valid, run, schema_errors};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// DCPerf's sleepbench keys, as a consumer would declare them.
+#[derive(Debug, Deserialize)]
+struct SleepBench {
+    #[serde(rename = "calls per second")]
+    calls_per_second: f64,
+    #[serde(rename = "usr%")]
+    usr: f64,
+    #[serde(rename = "sys%")]
+    sys: f64,
+    #[serde(rename = "idle%")]
+    idle: f64,
+    #[serde(rename = "irq%")]
+    irq: f64,
+    #[serde(rename = "guest%")]
+    guest: f64,
+    total: f64,
+    threads: u64,
+    seconds: f64,
+    calls_per_second_per_thread: f64,
+}
+
+#[derive(Debug, Deserialize)]
+struct Check {
+    name: String,
+    status: String,
+    message: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct RunInfo {
+    role: String,
+    profile: String,
+    sections: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Doc {
+    sleepbench: SleepBench,
+    checks: Vec<Check>,
+    health_check: RunInfo,
+}
+
+#[test]
+fn server_run_reads_back_with_dcperf_keys() {
+    let r = run(&[
+        "-r",
+        "server",
+        "-c",
+        "",
+        "--skip",
+        "memory",
+        "--sleep-time",
+        "0.3",
+        "--sleep-threads",
+        "2",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let value = r.json();
+    assert_valid(&value);
+    let doc: Doc = serde_json::from_value(value).unwrap();
+    let s = &doc.sleepbench;
+    assert_eq!(s.threads, 2);
+    assert!(s.calls_per_second > 0.0);
+    assert!((s.calls_per_second_per_thread * 2.0 - s.calls_per_second).abs() < 1.0);
+    assert!(s.seconds >= 0.3);
+    assert!((s.total - (100.0 - s.idle)).abs() < 0.02);
+    assert!(s.usr >= s.guest, "guest time is part of usr");
+    assert!(s.usr + s.sys + s.irq <= 100.01);
+    assert_eq!(doc.health_check.role, "server");
+    assert_eq!(doc.health_check.profile, "standard");
+    assert_eq!(doc.health_check.sections["sleep"], "ok");
+    assert_eq!(doc.health_check.sections["system"], "ok");
+    assert!(doc.health_check.sections["memory"].starts_with("skipped: "));
+    let names: Vec<&str> = doc.checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "sleepbench.total_cpu",
+            "sleepbench.irq",
+            "sleepbench.calls_per_thread"
+        ]
+    );
+    assert!(
+        doc.checks
+            .iter()
+            .all(|c| !c.message.is_empty() && c.status != "skip")
+    );
+}
+
+#[test]
+fn debug_subcommands_print_their_part_only() {
+    let sys = run(&["system"]).json();
+    assert_valid(&sys);
+    assert!(sys.get("sleepbench").is_none());
+    assert_eq!(sys["health_check"]["role"], "system");
+    assert!(sys["system"]["logical_cpus"].as_u64().unwrap() >= 1);
+
+    let sleep = run(&["sleep", "--sleep-time", "0.2", "--profile", "quick"]).json();
+    assert_valid(&sleep);
+    assert!(sleep.get("system").is_none());
+    assert_eq!(sleep["health_check"]["sections"]["sleep"], "ok");
+}
+
+#[test]
+fn the_schema_rejects_what_breaks_the_contract() {
+    let good = run(&["sleep", "--sleep-time", "0.1"]).json();
+    assert_valid(&good);
+    let mut renamed = good.clone();
+    let s = renamed["sleepbench"].as_object_mut().unwrap();
+    let v = s.remove("calls per second").unwrap();
+    s.insert("calls_per_second".into(), v);
+    assert!(
+        !schema_errors(&renamed).is_empty(),
+        "a renamed DCPerf key must be caught"
+    );
+    let mut stringly = good.clone();
+    stringly["sleepbench"]["usr%"] = serde_json::json!("0.93");
+    assert!(
+        !schema_errors(&stringly).is_empty(),
+        "string figures must be caught"
+    );
+    let mut no_info = good;
+    no_info.as_object_mut().unwrap().remove("health_check");
+    assert!(!schema_errors(&no_info).is_empty());
+}

@@ -1,0 +1,17 @@
+//! Integration tests: the real binary, run the way people and benchpress run it.
+//!
+//! Modules:
+//! - `util`: running the binary, the JSON Schema validator.
+//! - `cli`: flags, usage errors, exit codes, --output, --envelope, --strict.
+//! - `argv`: benchpress's whitespace-split client lists (benchpress-contract §5), table-driven.
+//! - `json_contract`: every document validates against the schema and reads back into test types.
+//! - `interrupt`: SIGINT/SIGTERM mid-run still give a valid document.
+//! - `jobs_yaml`: our jobs/ files hold DCPerf's exact entries.
+#![allow(clippy::unwrap_used)]
+
+mod argv;
+mod cli;
+mod interrupt;
+mod jobs_yaml;
+mod json_contract;
+mod util;

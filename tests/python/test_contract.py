@@ -1,0 +1,184 @@
+"""The contract harness: our YAML read the way benchpress reads it, the resulting argv run through
+the installed run.sh from a DCPerf-like root, the output fed to HealthCheckParser, and the result
+checked against the JSON Schema and benchpress's envelope rules."""
+
+import json
+import os
+import pathlib
+import subprocess
+
+import jsonschema
+import pytest
+from benchpress_emulation import MissingInput, envelope, load_job, load_parser, role_argv
+from conftest import REPO, make_dcperf_root
+
+SCHEMA = json.loads((REPO / "benchpress/health_check.schema.json").read_text())
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+# Short runs: DCPerf's YAML fixes argv, so the tests choose the profile through the environment.
+FAST = "--profile quick --sleep-time 0.2 --skip memory"
+
+# (-i value, argv after run.sh, hosts health_check must record) - benchpress-contract section 5.
+ARGV_TABLE = [
+    ({"clients": "127.0.0.1"}, ["-r", "server", "-c", "127.0.0.1"], ["127.0.0.1"]),
+    ({"clients": "a,b"}, ["-r", "server", "-c", "a,b"], ["a", "b"]),
+    ({"clients": ""}, ["-r", "server", "-c"], []),
+    ({"clients": "  "}, ["-r", "server", "-c"], []),
+    ({"clients": "a, b"}, ["-r", "server", "-c", "a,", "b"], ["a", "b"]),
+    ({"clients": "a b"}, ["-r", "server", "-c", "a", "b"], ["a", "b"]),
+    ({"clients": "tab\there"}, ["-r", "server", "-c", "tab", "here"], ["tab", "here"]),
+    ({"clients": 5}, ["-r", "server", "-c", "5"], ["5"]),
+    ({"clients": ["a", "b"]}, ["-r", "server", "-c", "['a',", "'b']"], ["['a'", "'b']"]),
+    ({"clients": "{x}"}, ["-r", "server", "-c", "{x}"], ["{x}"]),
+    ({"clients": "x;rm -rf /"}, ["-r", "server", "-c", "x;rm", "-rf", "/"], ["x;rm", "-rf", "/"]),
+    ({"clients": "$HOME"}, ["-r", "server", "-c", "$HOME"], ["$HOME"]),
+]
+
+
+@pytest.fixture(scope="module")
+def job(dcperf_root):
+    return load_job(dcperf_root / "benchpress/config/jobs.yml")
+
+
+def run_job(root, argv, extra_opts=FAST, timeout=120):
+    env = dict(os.environ, HEALTH_CHECK_OPTS=extra_opts)
+    path = root / "benchmarks/health_check/run.sh"  # benchmarks.yml `path`, relative to the root
+    proc = subprocess.run([str(path), *argv], cwd=root, env=env, capture_output=True, timeout=timeout, check=False)
+    # benchpress decodes strictly as UTF-8 and splits with str.splitlines().
+    stdout = proc.stdout.decode("utf-8").splitlines()
+    stderr = proc.stderr.decode("utf-8").splitlines()
+    return proc.returncode, stdout, stderr
+
+
+def assert_envelope_rules(env):
+    text = json.dumps(env, allow_nan=False, sort_keys=True)  # NaN would make invalid JSON
+    assert json.loads(text) == env
+    assert isinstance(env["timestamp"], int) and isinstance(env["run_id"], str)
+    assert all(isinstance(v, str) for v in env["machines"][0].values())
+
+
+@pytest.mark.parametrize("role_input,expected_argv,hosts", ARGV_TABLE)
+def test_server_role_through_benchpress(dcperf_root, job, role_input, expected_argv, hosts):
+    benchmark_args, argv = role_argv(job, "server", role_input)
+    assert argv == expected_argv
+    code, stdout, stderr = run_job(dcperf_root, argv, FAST + " --skip network")
+    assert code == 0, "\n".join(stderr)
+    assert len(stdout) == 1, "stdout holds one JSON line and nothing else"
+    metrics = load_parser(dcperf_root).parse(stdout, stderr, code)
+    errors = sorted(VALIDATOR.iter_errors(metrics), key=str)
+    assert not errors, [e.message for e in errors]
+    assert metrics["health_check"]["clients"] == hosts
+    assert metrics["health_check"]["role"] == "server"
+    assert metrics["sleepbench"]["threads"] >= 1
+    env = envelope(job, benchmark_args, metrics)
+    assert_envelope_rules(env)
+    assert env["benchmark_args"] == ["-r server", "-c " + str(role_input["clients"])]
+
+
+def test_empty_client_list_skips_the_network_with_a_reason(dcperf_root, job):
+    _, argv = role_argv(job, "server", {"clients": ""})
+    code, stdout, stderr = run_job(dcperf_root, argv)
+    assert code == 0, "\n".join(stderr)
+    metrics = load_parser(dcperf_root).parse(stdout, stderr, code)
+    assert not list(VALIDATOR.iter_errors(metrics))
+    assert metrics["health_check"]["sections"]["network"].startswith("skipped: no clients")
+    names = [c["name"] for c in metrics["checks"]]
+    assert "sleepbench.total_cpu" in names and "sleepbench.calls_per_thread" in names
+
+
+def test_server_role_needs_the_clients_variable(job):
+    with pytest.raises(MissingInput):
+        role_argv(job, "server", {})
+
+
+def test_client_role_argv(job):
+    assert role_argv(job, "client", {"clients": "ignored"}) == (["-r client"], ["-r", "client"])
+
+
+def test_client_role_output_never_makes_the_parser_raise(dcperf_root, job):
+    _, argv = role_argv(job, "client", {})
+    try:
+        code, stdout, stderr = run_job(dcperf_root, argv, "", timeout=10)
+    except subprocess.TimeoutExpired:
+        code, stdout, stderr = -9, [], []
+    result = load_parser(dcperf_root).parse(stdout, stderr, code)
+    assert isinstance(result, dict)
+    json.dumps(result, allow_nan=False)
+
+
+def test_overlay_keeps_dcperfs_originals_once_and_is_idempotent(tmp_path):
+    root = make_dcperf_root(tmp_path)
+    script = REPO / "scripts/install-into-benchpress.sh"
+    for _ in range(2):
+        subprocess.run([str(script), str(root)], check=True, capture_output=True)
+    pkg = root / "packages/health_check"
+    for name in ["install_health_check.sh", "cleanup_health_check.sh", "run.sh"]:
+        assert "DCPerf's original" in (pkg / (name + ".dcperf-orig")).read_text()
+        assert (pkg / name).read_text() == (REPO / "scripts" / name).read_text()
+        assert os.access(pkg / name, os.X_OK)
+    parser = root / "benchpress/plugins/parsers/health_check.py"
+    assert parser.read_text() == (REPO / "benchpress/plugins/parsers/health_check.py").read_text()
+    assert "DCPerf's original" in pathlib.Path(str(parser) + ".dcperf-orig").read_text()
+    assert (pkg / "health_check.src").read_text().strip() == str(REPO)
+    # DCPerf's YAML is left as it was.
+    assert (root / "benchpress/config/jobs.yml").read_text() == (REPO / "jobs/health_check.yml").read_text()
+
+
+def test_overlay_refuses_a_folder_that_is_not_dcperf(tmp_path):
+    proc = subprocess.run(
+        [str(REPO / "scripts/install-into-benchpress.sh"), str(tmp_path)], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode != 0
+    assert "is not a DCPerf checkout" in proc.stderr
+    assert not any(tmp_path.iterdir()), "nothing is written into a refused folder"
+
+
+def test_install_without_cargo_says_what_to_do(tmp_path):
+    root = make_dcperf_root(tmp_path)
+    subprocess.run([str(REPO / "scripts/install-into-benchpress.sh"), str(root)], check=True, capture_output=True)
+    env = dict(os.environ, OUT=str(root / "benchmarks/health_check"), PATH="/usr/bin:/bin")
+    proc = subprocess.run(
+        ["bash", "./packages/health_check/install_health_check.sh"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode != 0
+    assert "cargo not found" in proc.stderr
+
+
+def test_install_is_idempotent_and_cleanup_removes_only_its_own(dcperf_root):
+    out = dcperf_root / "benchmarks/health_check"
+    env = dict(os.environ, OUT=str(out))
+    subprocess.run(
+        ["bash", "./packages/health_check/install_health_check.sh"],
+        cwd=dcperf_root,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    assert os.access(out / "run.sh", os.X_OK) and os.access(out / "health_check", os.X_OK)
+    version = subprocess.run([str(out / "run.sh"), "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.startswith("health_check ")
+    # benchpress runs cleanup from the root without OUT.
+    clean_env = {k: v for k, v in os.environ.items() if k != "OUT"}
+    cleanup = ["bash", "./packages/health_check/cleanup_health_check.sh"]
+    subprocess.run(cleanup, cwd=dcperf_root, env=clean_env, check=True, capture_output=True)
+    assert not out.exists()
+    subprocess.run(cleanup, cwd=dcperf_root, env=clean_env, check=True, capture_output=True)
+    # A folder our installer did not create is left alone.
+    out.mkdir(parents=True)
+    (out / "mm-mem").mkdir()
+    subprocess.run(cleanup, cwd=dcperf_root, env=clean_env, check=True, capture_output=True)
+    assert (out / "mm-mem").exists()
+    # Reinstall for any later test in the session.
+    (out / "mm-mem").rmdir()
+    subprocess.run(
+        ["bash", "./packages/health_check/install_health_check.sh"],
+        cwd=dcperf_root,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
