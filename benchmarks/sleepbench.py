@@ -54,10 +54,10 @@ def main():
                 else:
                     sink.append(reference(exe, args.threads, args.seconds))
     ma, mb = statistics.median(a), statistics.median(b)
-    print("threads=%d seconds=%g rounds=%d" % (args.threads, args.seconds, args.rounds))
-    print("health_check sleep  calls/s: median %.0f  runs %s" % (ma, " ".join("%.0f" % x for x in a)))
-    print("C reference         calls/s: median %.0f  runs %s" % (mb, " ".join("%.0f" % x for x in b)))
-    print("ratio (ours / C) = %.3f   goal >= 0.97" % (ma / mb))
+    print(f"threads={args.threads} seconds={args.seconds:g} rounds={args.rounds}")
+    print(f"health_check sleep  calls/s: median {ma:.0f}  runs {' '.join(f'{x:.0f}' for x in a)}")
+    print(f"C reference         calls/s: median {mb:.0f}  runs {' '.join(f'{x:.0f}' for x in b)}")
+    print(f"ratio (ours / C) = {ma / mb:.3f}   goal >= 0.97")
 
 
 if __name__ == "__main__":

@@ -11,12 +11,13 @@ cd "$(dirname "$(readlink -f "$0")")/.."
 step() { printf '\n==> %s\n' "$*" >&2; }
 
 install_deps() {
-  step "installing test tools (pip: pytest jsonschema pyyaml ruff; apt: shellcheck iperf3 fio)"
+  step "installing test tools (pip: pytest jsonschema pyyaml ruff; apt: shellcheck iperf3 fio iproute2 iputils-ping)"
   python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
     'pytest>=8' 'jsonschema>=4.18' 'pyyaml>=6' 'ruff==0.17.6'
-  local missing=()
-  for tool in shellcheck iperf3 fio; do
-    command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+  local missing=() pair
+  # tool:package
+  for pair in shellcheck:shellcheck iperf3:iperf3 fio:fio ip:iproute2 tc:iproute2 ss:iproute2 ping:iputils-ping; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
   done
   if [ ${#missing[@]} -gt 0 ]; then
     local sudo=()
@@ -39,8 +40,8 @@ step "cargo test --locked"
 cargo test --locked
 step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items --locked --quiet
-step "ruff check benchpress tests"
-ruff check benchpress tests
+step "ruff check benchpress tests benchmarks"
+ruff check benchpress tests benchmarks
 step "shellcheck scripts/*.sh .ci/run"
 shellcheck scripts/*.sh .ci/run
 step "pytest tests/python"

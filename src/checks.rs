@@ -1,9 +1,9 @@
 //! Verdicts: pure functions from the document to checks (name, status, value, limit, message).
-//! The thresholds are DCPerf's documented ones (packages/health_check/README.md): total CPU under
-//! 50 % and IRQ under 30 % during the nanosleep benchmark, and more than 15 000 calls per second
-//! per thread.
+//! The sleepbench thresholds are DCPerf's documented ones (packages/health_check/README.md): total
+//! CPU under 50 % and IRQ under 30 % during the nanosleep benchmark, and more than 15 000 calls per
+//! second per thread. Per-client rules are named `rule:hostname`.
 
-use crate::report::schema::{Check, Document, SleepBench, Status};
+use crate::report::schema::{BandwidthEntry, Check, Document, PingEntry, SleepBench, Status};
 
 /// Limits the rules judge against.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -14,6 +14,12 @@ pub struct Thresholds {
     pub sleep_irq_pct: f64,
     /// sleepbench: each thread must manage more calls per second than this.
     pub sleep_calls_per_thread: f64,
+    /// ping: any loss warns; loss above this fails, %.
+    pub ping_loss_pct: f64,
+    /// bandwidth below this share of the link's TCP goodput limit warns, %.
+    pub link_efficiency_pct: f64,
+    /// forward and reverse bandwidth differing by more than this warns, % of the larger.
+    pub reverse_asymmetry_pct: f64,
 }
 
 impl Default for Thresholds {
@@ -22,6 +28,9 @@ impl Default for Thresholds {
             sleep_total_cpu_pct: 50.0,
             sleep_irq_pct: 30.0,
             sleep_calls_per_thread: 15_000.0,
+            ping_loss_pct: 1.0,
+            link_efficiency_pct: 90.0,
+            reverse_asymmetry_pct: 20.0,
         }
     }
 }
@@ -29,6 +38,18 @@ impl Default for Thresholds {
 /// Every rule that applies to the sections present in `doc`.
 pub fn evaluate(doc: &Document, t: &Thresholds) -> Vec<Check> {
     let mut checks = Vec::new();
+    for p in doc.ping.iter().flatten() {
+        checks.push(ping_loss(p, t));
+    }
+    for b in doc.iperf3_bandwidth.iter().flatten() {
+        checks.push(bandwidth_reached(b));
+        if b.bandwidth.is_some() {
+            checks.push(link_efficiency(b, t));
+        }
+        if b.bandwidth.is_some() && (b.reverse_gbps.is_some() || b.reverse_error.is_some()) {
+            checks.push(reverse_symmetry(b, t));
+        }
+    }
     if let Some(s) = doc.sleepbench.as_ref().and_then(|p| p.measured()) {
         checks.push(sleep_total_cpu(s, t));
         checks.push(sleep_irq(s, t));
@@ -137,6 +158,167 @@ pub fn sleep_calls_per_thread(s: &SleepBench, t: &Thresholds) -> Check {
         s.threads
     );
     check(name, Status::Fail, Some(rate), limit, msg)
+}
+
+/// Ping loss: none passes, any warns, more than the limit fails. No reply at all fails.
+pub fn ping_loss(p: &PingEntry, t: &Thresholds) -> Check {
+    let name = format!("network.ping_loss:{}", p.hostname);
+    let limit = t.ping_loss_pct;
+    let Some(loss) = p.loss_pct else {
+        let why = p.error.as_deref().unwrap_or("no request could be sent");
+        return check(
+            &name,
+            Status::Fail,
+            None,
+            limit,
+            format!("'{}' cannot be pinged: {why}", p.hostname),
+        );
+    };
+    let (status, verdict) = if loss == 0.0 {
+        (Status::Pass, "no loss".to_string())
+    } else if loss <= limit {
+        (
+            Status::Warn,
+            format!("{loss}% loss: look at the link's error counters"),
+        )
+    } else {
+        (
+            Status::Fail,
+            format!("{loss}% loss is above {limit}%: the path to it drops packets"),
+        )
+    };
+    let rtt = p
+        .latency
+        .map_or_else(String::new, |ms| format!(", {ms} ms average"));
+    let msg = format!(
+        "'{}': {}/{} replies{rtt}; {verdict}",
+        p.hostname, p.received, p.sent
+    );
+    check(&name, status, Some(loss), limit, msg)
+}
+
+/// The forward bandwidth test must have produced a figure.
+pub fn bandwidth_reached(b: &BandwidthEntry) -> Check {
+    let name = format!("network.bandwidth:{}", b.hostname);
+    match (b.bandwidth, &b.error) {
+        (Some(gbps), _) => check(
+            &name,
+            Status::Pass,
+            Some(gbps),
+            0.0,
+            format!(
+                "'{}': {gbps} Gbit/s receiver goodput with {} streams",
+                b.hostname, b.streams
+            ),
+        ),
+        (None, Some(e)) => check(
+            &name,
+            Status::Fail,
+            None,
+            0.0,
+            format!("'{}': no bandwidth figure: {e}", b.hostname),
+        ),
+        (None, None) => check(
+            &name,
+            Status::Skip,
+            None,
+            0.0,
+            format!("'{}': bandwidth was not measured", b.hostname),
+        ),
+    }
+    .without_limit()
+}
+
+/// Bandwidth against what the egress link can carry as TCP payload.
+pub fn link_efficiency(b: &BandwidthEntry, t: &Thresholds) -> Check {
+    let name = format!("network.link_efficiency:{}", b.hostname);
+    let limit = t.link_efficiency_pct;
+    let Some(pct) = b.link_efficiency_pct else {
+        let iface = b.interface.as_deref().unwrap_or("unknown");
+        return check(
+            &name,
+            Status::Skip,
+            None,
+            limit,
+            format!(
+                "'{}': interface '{iface}' reports no link speed, so efficiency cannot be judged",
+                b.hostname
+            ),
+        );
+    };
+    let speed = b.link_speed_gbps.unwrap_or(0.0);
+    if pct >= limit {
+        check(
+            &name,
+            Status::Pass,
+            Some(pct),
+            limit,
+            format!(
+                "'{}': {pct}% of the {speed} Gbit/s link's TCP goodput",
+                b.hostname
+            ),
+        )
+    } else {
+        check(
+            &name,
+            Status::Warn,
+            Some(pct),
+            limit,
+            format!(
+                "'{}': only {pct}% of the {speed} Gbit/s link's TCP goodput (under {limit}%): check the \
+             peer's load, NIC offloads and interrupt placement, and the cabling/switch port",
+                b.hostname
+            ),
+        )
+    }
+}
+
+/// Forward and reverse bandwidth should be alike; a large gap points at one side's NIC or path.
+pub fn reverse_symmetry(b: &BandwidthEntry, t: &Thresholds) -> Check {
+    let name = format!("network.reverse_symmetry:{}", b.hostname);
+    let limit = t.reverse_asymmetry_pct;
+    let (Some(fwd), Some(rev)) = (b.bandwidth, b.reverse_gbps) else {
+        let why = b
+            .reverse_error
+            .as_deref()
+            .unwrap_or("the reverse test has no figure");
+        return check(
+            &name,
+            Status::Warn,
+            None,
+            limit,
+            format!("'{}': reverse test failed: {why}", b.hostname),
+        );
+    };
+    let larger = fwd.max(rev);
+    let diff = if larger > 0.0 {
+        100.0 * (fwd - rev).abs() / larger
+    } else {
+        0.0
+    };
+    let diff = crate::units::round_to(diff, 1);
+    let msg = format!(
+        "'{}': {fwd} Gbit/s out, {rev} Gbit/s in ({diff}% apart)",
+        b.hostname
+    );
+    if diff > limit {
+        check(
+            &name,
+            Status::Warn,
+            Some(diff),
+            limit,
+            format!("{msg}: more than {limit}%; one direction is held back"),
+        )
+    } else {
+        check(&name, Status::Pass, Some(diff), limit, msg)
+    }
+}
+
+impl Check {
+    fn without_limit(mut self) -> Self {
+        self.limit = None;
+        self
+    }
 }
 
 /// Whether any check failed (for `--strict`).

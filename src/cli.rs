@@ -39,6 +39,12 @@ pub struct Cli {
     /// Sleep-section knobs.
     #[command(flatten)]
     pub sleep: SleepArgs,
+    /// Network-section knobs.
+    #[command(flatten)]
+    pub net: NetArgs,
+    /// Client-role (responder) knobs.
+    #[command(flatten)]
+    pub responder: ResponderArgs,
 }
 
 /// The role DCPerf passes with `-r`.
@@ -109,6 +115,63 @@ pub struct CommonArgs {
     /// Exit with status 3 when any check fails.
     #[arg(long)]
     pub strict: bool,
+    /// iperf3 port: where the client role listens and the server role connects.
+    #[arg(long, value_name = "N", default_value_t = 5201)]
+    pub port: u16,
+}
+
+/// Network-section knobs.
+#[derive(Debug, Args)]
+pub struct NetArgs {
+    /// Echo requests per client (ping -c).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub ping_count: Option<i64>,
+    /// Time between echo requests: seconds, or with a unit (`200ms`).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub ping_interval: Option<String>,
+    /// Seconds per bandwidth test direction (whole seconds, as iperf3 -t).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub iperf_time: Option<i64>,
+    /// Parallel TCP streams per bandwidth test (iperf3 -P).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub iperf_streams: Option<i64>,
+    /// Deadline for each wait on a peer (connect, control messages): seconds, or with a unit.
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub iperf_timeout: Option<String>,
+    /// Measure only the forward direction (no iperf3 -R test).
+    #[arg(long)]
+    pub no_reverse: bool,
+    /// How to ping: ICMP echo when permitted, else TCP connect time (auto); or force one.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub ping_method: PingMethodArg,
+}
+
+/// `--ping-method`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PingMethodArg {
+    /// ICMP echo (datagram socket, else raw socket), falling back to TCP connect.
+    Auto,
+    /// ICMP echo only; an error when no ICMP socket can be opened.
+    Icmp,
+    /// TCP connect time to the client's port (for paths that drop ICMP).
+    Tcp,
+}
+
+/// Client-role (responder) knobs.
+#[derive(Debug, Args)]
+pub struct ResponderArgs {
+    /// Address to listen on (default: all, IPv4 and IPv6).
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<String>,
+    /// Stop after this long without a test: seconds, or with a unit; 0 serves until signalled.
+    #[arg(long, value_name = "SECONDS", default_value = "900")]
+    pub idle_timeout: String,
+    /// Detach (new session, stdio closed, pid file) and return at once.
+    #[arg(long)]
+    pub daemon: bool,
+    /// Where --daemon writes its process id (default: $TMPDIR/health_check-responder-PORT.pid).
+    #[arg(long, value_name = "FILE")]
+    pub pid_file: Option<PathBuf>,
 }
 
 /// Sleep-section knobs.
@@ -139,6 +202,39 @@ pub enum Command {
         /// Sleep knobs.
         #[command(flatten)]
         sleep: SleepArgs,
+    },
+    /// Ping hosts (ICMP, or TCP connect without the privilege).
+    Ping {
+        /// Hosts to ping.
+        #[arg(value_name = "HOST")]
+        hosts: Vec<String>,
+        /// Shared options.
+        #[command(flatten)]
+        common: CommonArgs,
+        /// Network knobs.
+        #[command(flatten)]
+        net: NetArgs,
+    },
+    /// Measure TCP bandwidth to hosts running 'iperf3 -s' or 'health_check -r client'.
+    Iperf {
+        /// Hosts to test.
+        #[arg(value_name = "HOST")]
+        hosts: Vec<String>,
+        /// Shared options.
+        #[command(flatten)]
+        common: CommonArgs,
+        /// Network knobs.
+        #[command(flatten)]
+        net: NetArgs,
+    },
+    /// Serve iperf3 tests in the foreground (the client role).
+    Serve {
+        /// Shared options.
+        #[command(flatten)]
+        common: CommonArgs,
+        /// Responder knobs.
+        #[command(flatten)]
+        responder: ResponderArgs,
     },
 }
 
@@ -198,7 +294,7 @@ pub fn with_env_options(mut args: Vec<String>, env: Option<&str>) -> Vec<String>
     if extra.is_empty() || args.is_empty() {
         return args;
     }
-    let subcommands = ["system", "sleep"];
+    let subcommands = ["system", "sleep", "ping", "iperf", "serve"];
     let at = if args
         .get(1)
         .is_some_and(|a| subcommands.contains(&a.as_str()))

@@ -1,10 +1,16 @@
 //! The command line turned into validated settings, once: client list split, sections planned,
 //! profile defaults settled. Measurement code takes these types, never clap's.
 
-use crate::cli::{Cli, Command, CommonArgs, ProfileArg, RoleArg, SectionArg, SleepArgs};
+use crate::cli::{
+    Cli, Command, CommonArgs, NetArgs, ProfileArg, ResponderArgs, RoleArg, SectionArg, SleepArgs,
+};
 use crate::error::ConfigError;
+use crate::net::iperf3::client::Timeouts;
+use crate::net::ping::{MethodChoice, PingConfig};
+use crate::net::{BandwidthConfig, NetworkConfig};
 use crate::sched::sleepbench::{SleepConfig, default_threads};
 use crate::units::parse_duration;
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -86,7 +92,36 @@ impl Profile {
             Profile::Thorough => 60,
         })
     }
+
+    /// Echo requests per client (DCPerf: ping -c 10).
+    pub fn ping_count(self) -> u32 {
+        match self {
+            Profile::Standard => 10,
+            Profile::Quick => 5,
+            Profile::Thorough => 30,
+        }
+    }
+
+    /// Time between echo requests (ping's default 1 s).
+    pub fn ping_interval(self) -> Duration {
+        match self {
+            Profile::Quick => Duration::from_millis(200),
+            Profile::Standard | Profile::Thorough => Duration::from_secs(1),
+        }
+    }
+
+    /// Seconds per bandwidth direction (DCPerf: iperf3's default 10 s).
+    pub fn iperf_seconds(self) -> u32 {
+        match self {
+            Profile::Standard => 10,
+            Profile::Quick => 2,
+            Profile::Thorough => 30,
+        }
+    }
 }
+
+/// iperf3 streams per test (DCPerf: -P4).
+pub const IPERF_STREAMS: u32 = 4;
 
 impl From<ProfileArg> for Profile {
     fn from(p: ProfileArg) -> Self {
@@ -106,7 +141,12 @@ pub enum Mode {
     /// `-r client`: answer a server's network tests.
     Client,
     /// A debug subcommand running one section.
-    Debug(Section),
+    Debug {
+        /// The section it runs.
+        section: Section,
+        /// The subcommand's name (`system`, `sleep`, `ping`, `iperf`).
+        name: &'static str,
+    },
 }
 
 impl Mode {
@@ -115,9 +155,24 @@ impl Mode {
         match self {
             Mode::Server => "server",
             Mode::Client => "client",
-            Mode::Debug(s) => s.name(),
+            Mode::Debug { name, .. } => name,
         }
     }
+}
+
+/// Client-role settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponderConfig {
+    /// Address to listen on; `None` = all.
+    pub bind: Option<IpAddr>,
+    /// Port.
+    pub port: u16,
+    /// Stop after this long without a test; `None` = until signalled.
+    pub idle_timeout: Option<Duration>,
+    /// Detach and return at once.
+    pub daemon: bool,
+    /// Pid file for --daemon.
+    pub pid_file: PathBuf,
 }
 
 /// Validated settings for one run.
@@ -143,6 +198,10 @@ pub struct Config {
     pub strict: bool,
     /// Sleep-section settings.
     pub sleep: SleepConfig,
+    /// Network-section settings.
+    pub network: NetworkConfig,
+    /// Client-role settings.
+    pub responder: ResponderConfig,
     /// Notes for the person running it (ignored options and the like), printed on stderr.
     pub notes: Vec<String>,
 }
@@ -162,15 +221,71 @@ pub fn split_clients(values: &[String]) -> Vec<String> {
 impl Config {
     /// Validates the command line. `usable_cpus` sets the default sleep thread count.
     pub fn from_cli(cli: &Cli, usable_cpus: usize) -> Result<Config, ConfigError> {
+        let none = (SleepArgs::none(), NetArgs::none(), ResponderArgs::none());
+        let base = |mode, common, sleep, net, responder| {
+            Self::base(mode, common, sleep, net, responder, usable_cpus)
+        };
         match &cli.command {
             Some(Command::System { common }) => {
-                Self::debug(Section::System, common, &SleepArgs::none(), usable_cpus)
+                let mut c = base(
+                    debug(Section::System, "system"),
+                    common,
+                    &none.0,
+                    &none.1,
+                    &none.2,
+                )?;
+                c.plan = vec![Section::System];
+                Ok(c)
             }
             Some(Command::Sleep { common, sleep }) => {
-                Self::debug(Section::Sleep, common, sleep, usable_cpus)
+                let mut c = base(
+                    debug(Section::Sleep, "sleep"),
+                    common,
+                    sleep,
+                    &none.1,
+                    &none.2,
+                )?;
+                c.plan = vec![Section::Sleep];
+                Ok(c)
+            }
+            Some(Command::Ping { hosts, common, net }) => {
+                let mut c = base(
+                    debug(Section::Network, "ping"),
+                    common,
+                    &none.0,
+                    net,
+                    &none.2,
+                )?;
+                c.network.bandwidth = None;
+                c.with_hosts(hosts)
+            }
+            Some(Command::Iperf { hosts, common, net }) => {
+                let mut c = base(
+                    debug(Section::Network, "iperf"),
+                    common,
+                    &none.0,
+                    net,
+                    &none.2,
+                )?;
+                c.network.ping = None;
+                c.with_hosts(hosts)
+            }
+            Some(Command::Serve { common, responder }) => {
+                base(Mode::Client, common, &none.0, &none.1, responder)
             }
             None => Self::role(cli, usable_cpus),
         }
+    }
+
+    fn with_hosts(mut self, hosts: &[String]) -> Result<Config, ConfigError> {
+        self.clients = split_clients(hosts);
+        if self.clients.is_empty() {
+            return Err(ConfigError::new("HOST", "give at least one host to test"));
+        }
+        self.clients_given = true;
+        self.network.clients = self.clients.clone();
+        self.plan = vec![Section::Network];
+        Ok(self)
     }
 
     fn role(cli: &Cli, usable_cpus: usize) -> Result<Config, ConfigError> {
@@ -185,9 +300,17 @@ impl Config {
                 ));
             }
         };
-        let mut config = Self::base(mode, &cli.common, &cli.sleep, usable_cpus)?;
+        let mut config = Self::base(
+            mode,
+            &cli.common,
+            &cli.sleep,
+            &cli.net,
+            &cli.responder,
+            usable_cpus,
+        )?;
         config.clients = split_clients(&cli.role.clients);
         config.clients_given = !cli.role.clients.is_empty();
+        config.network.clients = config.clients.clone();
         if config.mode == Mode::Client {
             if config.clients_given {
                 config
@@ -203,21 +326,12 @@ impl Config {
         Ok(config)
     }
 
-    fn debug(
-        section: Section,
-        common: &CommonArgs,
-        sleep: &SleepArgs,
-        usable_cpus: usize,
-    ) -> Result<Config, ConfigError> {
-        let mut config = Self::base(Mode::Debug(section), common, sleep, usable_cpus)?;
-        config.plan = vec![section];
-        Ok(config)
-    }
-
     fn base(
         mode: Mode,
         common: &CommonArgs,
         sleep: &SleepArgs,
+        net: &NetArgs,
+        responder: &ResponderArgs,
         usable_cpus: usize,
     ) -> Result<Config, ConfigError> {
         let profile: Profile = common.profile.into();
@@ -232,9 +346,149 @@ impl Config {
             envelope: common.envelope,
             strict: common.strict,
             sleep: sleep_config(sleep, profile, usable_cpus)?,
+            network: network_config(net, profile, common.port)?,
+            responder: responder_config(responder, common.port)?,
             notes: Vec::new(),
         })
     }
+}
+
+fn debug(section: Section, name: &'static str) -> Mode {
+    Mode::Debug { section, name }
+}
+
+impl NetArgs {
+    fn none() -> Self {
+        NetArgs {
+            ping_count: None,
+            ping_interval: None,
+            iperf_time: None,
+            iperf_streams: None,
+            iperf_timeout: None,
+            no_reverse: false,
+            ping_method: crate::cli::PingMethodArg::Auto,
+        }
+    }
+}
+
+impl ResponderArgs {
+    fn none() -> Self {
+        ResponderArgs {
+            bind: None,
+            idle_timeout: "900".into(),
+            daemon: false,
+            pid_file: None,
+        }
+    }
+}
+
+/// A whole number from a flag, within `range`.
+fn int_in(
+    value: Option<i64>,
+    flag: &'static str,
+    range: std::ops::RangeInclusive<i64>,
+    default: u32,
+) -> Result<u32, ConfigError> {
+    match value {
+        None => Ok(default),
+        Some(v) if range.contains(&v) => Ok(v as u32),
+        Some(v) => Err(ConfigError::new(
+            flag,
+            format!("'{v}' is outside {}..={}", range.start(), range.end()),
+        )),
+    }
+}
+
+fn network_config(
+    net: &NetArgs,
+    profile: Profile,
+    port: u16,
+) -> Result<NetworkConfig, ConfigError> {
+    let interval = match &net.ping_interval {
+        Some(t) => parse_duration(t).map_err(|m| ConfigError::new("--ping-interval", m))?,
+        None => profile.ping_interval(),
+    };
+    if interval < Duration::from_millis(10) {
+        return Err(ConfigError::new(
+            "--ping-interval",
+            "give at least 10ms between requests",
+        ));
+    }
+    let count = int_in(
+        net.ping_count,
+        "--ping-count",
+        1..=100_000,
+        profile.ping_count(),
+    )?;
+    let seconds = int_in(
+        net.iperf_time,
+        "--iperf-time",
+        1..=86_400,
+        profile.iperf_seconds(),
+    )?;
+    let streams = int_in(net.iperf_streams, "--iperf-streams", 1..=128, IPERF_STREAMS)?;
+    if port == 0 {
+        return Err(ConfigError::new(
+            "--port",
+            "'0' is not a port; iperf3 uses 5201",
+        ));
+    }
+    let mut timeouts = Timeouts::default();
+    if let Some(t) = &net.iperf_timeout {
+        let wait = parse_duration(t).map_err(|m| ConfigError::new("--iperf-timeout", m))?;
+        timeouts.control = wait;
+        timeouts.connect = wait.min(timeouts.connect);
+    }
+    Ok(NetworkConfig {
+        clients: Vec::new(),
+        port,
+        ping: Some(PingConfig {
+            count,
+            interval,
+            linger: interval.max(Duration::from_secs(1)),
+            tcp_port: port,
+            method: match net.ping_method {
+                crate::cli::PingMethodArg::Auto => MethodChoice::Auto,
+                crate::cli::PingMethodArg::Icmp => MethodChoice::Icmp,
+                crate::cli::PingMethodArg::Tcp => MethodChoice::Tcp,
+            },
+        }),
+        bandwidth: Some(BandwidthConfig {
+            streams,
+            seconds,
+            reverse: !net.no_reverse,
+            aggregate: true,
+        }),
+        resolve_timeout: Duration::from_secs(5),
+        timeouts,
+    })
+}
+
+fn responder_config(args: &ResponderArgs, port: u16) -> Result<ResponderConfig, ConfigError> {
+    let bind = match &args.bind {
+        None => None,
+        Some(b) => Some(
+            b.trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<IpAddr>()
+                .map_err(|_| ConfigError::new("--bind", format!("'{b}' is not an IP address")))?,
+        ),
+    };
+    let idle_timeout = match args.idle_timeout.trim() {
+        "0" => None,
+        t => Some(parse_duration(t).map_err(|m| ConfigError::new("--idle-timeout", m))?),
+    };
+    let pid_file = args
+        .pid_file
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("health_check-responder-{port}.pid")));
+    Ok(ResponderConfig {
+        bind,
+        port,
+        idle_timeout,
+        daemon: args.daemon,
+        pid_file,
+    })
 }
 
 impl SleepArgs {
@@ -377,7 +631,7 @@ mod tests {
     #[test]
     fn quick_profile_and_overrides() {
         let c = config(&["hc", "sleep", "--profile", "quick", "--sleep-threads", "3"]).unwrap();
-        assert_eq!(c.mode, Mode::Debug(Section::Sleep));
+        assert_eq!(c.mode, debug(Section::Sleep, "sleep"));
         assert_eq!(c.plan, [Section::Sleep]);
         assert_eq!(c.sleep.duration, Duration::from_secs(3));
         assert_eq!(c.sleep.threads, 3);

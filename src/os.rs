@@ -100,6 +100,55 @@ mod imp {
         set.set(cpu).map_err(std::io::Error::from)?;
         sched_setaffinity(Pid::from_raw(0), &set).map_err(std::io::Error::from)
     }
+
+    /// Detaches from the terminal: forks, and in the child starts a new session and points
+    /// stdin/stdout/stderr at /dev/null, so no caller (benchpress, ssh) waits on our pipes.
+    /// Returns the child's pid in the parent and `None` in the child. Call it before starting any
+    /// thread: only the calling thread survives a fork.
+    pub fn daemonize() -> std::io::Result<Option<u32>> {
+        use nix::unistd::{ForkResult, dup2_stderr, dup2_stdin, dup2_stdout, fork, setsid};
+        // SAFETY: called while the process is single-threaded (documented precondition), so the
+        // child cannot inherit a lock held by another thread.
+        match unsafe { fork() }.map_err(std::io::Error::from)? {
+            ForkResult::Parent { child } => Ok(Some(child.as_raw() as u32)),
+            ForkResult::Child => {
+                setsid().map_err(std::io::Error::from)?;
+                let null = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open("/dev/null")?;
+                dup2_stdin(&null).map_err(std::io::Error::from)?;
+                dup2_stdout(&null).map_err(std::io::Error::from)?;
+                dup2_stderr(&null).map_err(std::io::Error::from)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Retransmitted segments of a TCP socket over its life (`tcpi_total_retrans` of TCP_INFO).
+    pub fn tcp_total_retransmits(fd: std::os::fd::BorrowedFd<'_>) -> Option<u64> {
+        use std::os::fd::AsRawFd;
+        let mut info = std::mem::MaybeUninit::<libc::tcp_info>::zeroed();
+        let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+        // SAFETY: `info` is a writable buffer of `len` bytes that outlives the call, and the
+        // kernel writes at most `len` bytes; `fd` is a valid open socket for the borrow.
+        let rc = unsafe {
+            libc::getsockopt(
+                fd.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_INFO,
+                info.as_mut_ptr().cast(),
+                &mut len,
+            )
+        };
+        if rc != 0 {
+            return None;
+        }
+        // SAFETY: zero-initialised and (partly) filled by the kernel; every field is an integer,
+        // so any byte pattern is a valid value.
+        let info = unsafe { info.assume_init() };
+        Some(u64::from(info.tcpi_total_retrans))
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -121,9 +170,24 @@ mod imp {
             "thread pinning is supported on Linux only",
         ))
     }
+
+    /// Daemon mode is supported on Linux only.
+    pub fn daemonize() -> std::io::Result<Option<u32>> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "--daemon is supported on Linux only",
+        ))
+    }
+
+    /// TCP_INFO is read on Linux only.
+    pub fn tcp_total_retransmits(_fd: std::os::fd::BorrowedFd<'_>) -> Option<u64> {
+        None
+    }
 }
 
-pub use imp::{allowed_cpus, install_stop_handlers, pin_current_thread};
+pub use imp::{
+    allowed_cpus, daemonize, install_stop_handlers, pin_current_thread, tcp_total_retransmits,
+};
 
 #[cfg(test)]
 mod tests {

@@ -16,12 +16,24 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 /// run is present as [`Part::NotMeasured`] with its reason.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Document {
+    /// Ping latency and loss per client.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ping: Option<Vec<PingEntry>>,
+    /// TCP bandwidth per client (DCPerf's key, with its space).
+    #[serde(rename = "iperf3 bandwidth", skip_serializing_if = "Option::is_none")]
+    pub iperf3_bandwidth: Option<Vec<BandwidthEntry>>,
+    /// All clients at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_aggregate: Option<AggregateEntry>,
     /// DCPerf's nanosleep benchmark.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sleepbench: Option<Part<SleepBench>>,
     /// What the machine is and how it is set up.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system: Option<Part<SystemInfo>>,
+    /// What the client role served.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub responder: Option<ResponderReport>,
     /// Verdicts over the figures.
     pub checks: Vec<Check>,
     /// About this run.
@@ -159,6 +171,130 @@ impl From<&SleepResults> for SleepBench {
             cpu_error: r.cpu_error.clone(),
         }
     }
+}
+
+/// One client's ping figures (DCPerf: hostname, latency, unit), RTTs in ms.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PingEntry {
+    /// The client exactly as given.
+    pub hostname: String,
+    /// Average RTT, ms.
+    pub latency: Option<f64>,
+    /// Always `ms`.
+    pub unit: &'static str,
+    /// Smallest RTT, ms.
+    pub min: Option<f64>,
+    /// Largest RTT, ms.
+    pub max: Option<f64>,
+    /// Spread as ping prints it (population standard deviation), ms.
+    pub mdev: Option<f64>,
+    /// Requests sent.
+    pub sent: u32,
+    /// Replies received.
+    pub received: u32,
+    /// Lost requests, % of sent.
+    pub loss_pct: Option<f64>,
+    /// `icmp` or `tcp-connect`.
+    pub method: Option<&'static str>,
+    /// The address pinged.
+    pub address: Option<String>,
+    /// Why there are no figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One client's TCP bandwidth (DCPerf: hostname, bandwidth, unit), rates in Gbit/s (10^9 bit/s).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct BandwidthEntry {
+    /// The client exactly as given.
+    pub hostname: String,
+    /// Receiver goodput, this end to the client, Gbit/s.
+    pub bandwidth: Option<f64>,
+    /// Always `Gbps`.
+    pub unit: &'static str,
+    /// What the sender wrote per second, Gbit/s.
+    pub sender_gbps: Option<f64>,
+    /// TCP retransmits of the sender.
+    pub retransmits: Option<u64>,
+    /// Parallel streams.
+    pub streams: u32,
+    /// Receiver's test time, seconds.
+    pub seconds: Option<f64>,
+    /// Receiver goodput, client to this end (iperf3 -R), Gbit/s.
+    pub reverse_gbps: Option<f64>,
+    /// Sender rate of the reverse test, Gbit/s.
+    pub reverse_sender_gbps: Option<f64>,
+    /// TCP retransmits of the reverse test's sender.
+    pub reverse_retransmits: Option<u64>,
+    /// Speed of the egress interface, Gbit/s.
+    pub link_speed_gbps: Option<f64>,
+    /// `bandwidth` over the most TCP goodput the link can carry, %.
+    pub link_efficiency_pct: Option<f64>,
+    /// The egress interface.
+    pub interface: Option<String>,
+    /// Its MTU, bytes.
+    pub mtu: Option<u32>,
+    /// Who answered: `iperf3` or `health_check <version>` (`(embedded)` when started by us).
+    pub peer: Option<String>,
+    /// The address tested.
+    pub address: Option<String>,
+    /// Set when a stop request cut a test short.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// Why the forward test has no figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Why the reverse test has no figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reverse_error: Option<String>,
+}
+
+/// All clients at once: the sum of the receivers' goodput, Gbit/s.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AggregateEntry {
+    /// Sum of receiver goodput over the clients whose test worked, Gbit/s.
+    pub bandwidth: Option<f64>,
+    /// Always `Gbps`.
+    pub unit: &'static str,
+    /// The clients tested together.
+    pub clients: Vec<String>,
+    /// Each client's share, Gbit/s (null where its test failed).
+    pub per_client_gbps: Vec<Option<f64>>,
+    /// Streams per client.
+    pub streams: u32,
+    /// Errors of the clients whose test failed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+}
+
+/// The client role's report: what it served.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ResponderReport {
+    /// Where it listened (`[::]:5201`).
+    pub listening: Option<String>,
+    /// Why it stopped: `idle timeout`, `SIGINT`, `SIGTERM`, `daemonized`, or why it never started.
+    pub ended_by: String,
+    /// Tests served.
+    pub tests_served: usize,
+    /// Bytes read from clients.
+    pub bytes_received: u64,
+    /// Bytes sent to clients.
+    pub bytes_sent: u64,
+    /// Connections answered "busy".
+    pub refused_busy: u64,
+    /// Connections dropped before a test (no cookie in time, bad parameters).
+    pub dropped: u64,
+    /// Each test.
+    pub tests: Vec<crate::net::iperf3::server::ServedTest>,
+    /// The detached process, with --daemon.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub daemon_pid: Option<u32>,
+    /// Its pid file, with --daemon.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid_file: Option<String>,
+    /// Something worth knowing, e.g. that another iperf3 server already serves the port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A verdict's outcome.

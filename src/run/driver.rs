@@ -3,8 +3,9 @@
 //! the current section early (its figures so far are kept) and skips the rest.
 
 use crate::checks;
-use crate::config::{Config, Mode, Section};
+use crate::config::{Config, Section};
 use crate::os::{self, Interrupt};
+use crate::report::network::{aggregate_entry, bandwidth_entries, ping_entries};
 use crate::report::schema::{Document, NotMeasured, Part, RunInfo, SectionStatuses, SleepBench};
 use crate::sched::sleepbench;
 use crate::system::SystemInfo;
@@ -119,16 +120,38 @@ fn measure(
                 StepEnd::Ok
             })
         }
-        Section::Network if config.mode == Mode::Server && config.clients.is_empty() => {
+        Section::Network if config.clients.is_empty() => {
             Ok(StepEnd::Skipped(if config.clients_given {
                 "no clients given ('-c' was empty)".into()
             } else {
                 "no clients given (use -c host1,host2)".into()
             }))
         }
-        Section::Network | Section::Memory | Section::Storage => {
+        Section::Network => Ok(measure_network(config, doc)),
+        Section::Memory | Section::Storage => {
             Ok(StepEnd::Skipped("not available in this build".into()))
         }
+    }
+}
+
+fn measure_network(config: &Config, doc: &mut Document) -> StepEnd {
+    let net = &config.network;
+    let stop = || os::interrupted().is_some();
+    let results = crate::net::measure(net, &stop, &|line| eprintln!("health_check: {line}"));
+    if net.ping.is_some() {
+        doc.ping = Some(ping_entries(&results));
+    }
+    if let Some(bw) = &net.bandwidth {
+        doc.iperf3_bandwidth = Some(bandwidth_entries(&results, bw.streams));
+        doc.network_aggregate = results
+            .aggregate
+            .as_ref()
+            .map(|a| aggregate_entry(a, bw.streams));
+    }
+    if results.interrupted {
+        StepEnd::Interrupted
+    } else {
+        StepEnd::Ok
     }
 }
 
@@ -137,7 +160,12 @@ fn mark_not_measured(doc: &mut Document, section: Section, why: NotMeasured) {
     match section {
         Section::System => doc.system = Some(Part::NotMeasured(why)),
         Section::Sleep => doc.sleepbench = Some(Part::NotMeasured(why)),
-        Section::Network | Section::Memory | Section::Storage => {}
+        // Per-host lists stay lists (DCPerf's skeleton); the reason is in health_check.sections.
+        Section::Network => {
+            doc.ping.get_or_insert_with(Vec::new);
+            doc.iperf3_bandwidth.get_or_insert_with(Vec::new);
+        }
+        Section::Memory | Section::Storage => {}
     }
 }
 
@@ -148,6 +176,7 @@ fn progress(section: Section, config: &Config) {
             config.sleep.threads,
             config.sleep.duration.as_secs_f64()
         ),
+        Section::Network => format!(" ({} client(s))", config.clients.len()),
         _ => String::new(),
     };
     eprintln!("health_check: {}{detail}", section.name());

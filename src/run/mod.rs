@@ -3,6 +3,7 @@
 //! and a check failed, 130/143 interrupted).
 
 pub mod driver;
+pub mod responder;
 
 use crate::checks;
 use crate::config::{Config, Mode};
@@ -15,10 +16,7 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
         eprintln!("health_check: note: {note}");
     }
     if config.mode == Mode::Client {
-        eprintln!(
-            "health_check: error: the client role (iperf3 responder) is not available in this build"
-        );
-        return 1;
+        return responder::run(config, options_from_env);
     }
     let outcome = driver::run(config, options_from_env);
     let code = deliver(config, &outcome);
@@ -42,13 +40,13 @@ fn benchmark_args(config: &Config) -> Vec<String> {
             format!("-c {}", config.clients.join(",")),
         ],
         Mode::Client => vec!["-r client".to_string()],
-        Mode::Debug(section) => vec![section.name().to_string()],
+        Mode::Debug { name, .. } => vec![name.to_string()],
     }
 }
 
 /// Writes the document to `--output` and stdout and the summary to stderr. Returns 0, or 1 when
 /// the document could not be written where asked.
-fn deliver(config: &Config, outcome: &driver::Outcome) -> u8 {
+pub fn deliver(config: &Config, outcome: &driver::Outcome) -> u8 {
     let render = |pretty: bool| {
         if config.envelope {
             let env = envelope::wrap(

@@ -7,6 +7,9 @@
 //! - `json_contract`: every document validates against the schema and reads back into test types.
 //! - `interrupt`: SIGINT/SIGTERM mid-run still give a valid document.
 //! - `jobs_yaml`: our jobs/ files hold DCPerf's exact entries.
+//! - `netns`: two-host test networks in namespaces (helper).
+//! - `network`: ping and iperf3 against real peers, shaped links, hostile peers, the client role.
+//! - `protocol_props`: property tests over the iperf3 control-message decoder.
 #![allow(clippy::unwrap_used)]
 
 mod argv;
@@ -14,4 +17,7 @@ mod cli;
 mod interrupt;
 mod jobs_yaml;
 mod json_contract;
+mod netns;
+mod network;
+mod protocol_props;
 mod util;

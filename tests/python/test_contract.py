@@ -5,7 +5,10 @@ checked against the JSON Schema and benchpress's envelope rules."""
 import json
 import os
 import pathlib
+import signal
+import socket
 import subprocess
+import time
 
 import jsonschema
 import pytest
@@ -61,7 +64,7 @@ def assert_envelope_rules(env):
 def test_server_role_through_benchpress(dcperf_root, job, role_input, expected_argv, hosts):
     benchmark_args, argv = role_argv(job, "server", role_input)
     assert argv == expected_argv
-    code, stdout, stderr = run_job(dcperf_root, argv, FAST + " --skip network")
+    code, stdout, stderr = run_job(dcperf_root, argv, FAST + " --skip network")  # the hosts are not real
     assert code == 0, "\n".join(stderr)
     assert len(stdout) == 1, "stdout holds one JSON line and nothing else"
     metrics = load_parser(dcperf_root).parse(stdout, stderr, code)
@@ -95,15 +98,54 @@ def test_client_role_argv(job):
     assert role_argv(job, "client", {"clients": "ignored"}) == (["-r client"], ["-r", "client"])
 
 
-def test_client_role_output_never_makes_the_parser_raise(dcperf_root, job):
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_client_role_ends_by_itself_and_parses(dcperf_root, job):
     _, argv = role_argv(job, "client", {})
-    try:
-        code, stdout, stderr = run_job(dcperf_root, argv, "", timeout=10)
-    except subprocess.TimeoutExpired:
-        code, stdout, stderr = -9, [], []
+    started = time.monotonic()
+    code, stdout, stderr = run_job(dcperf_root, argv, f"--idle-timeout 1 --port {free_port()}", timeout=30)
+    assert time.monotonic() - started < 10
+    assert code == 0, "\n".join(stderr)
     result = load_parser(dcperf_root).parse(stdout, stderr, code)
-    assert isinstance(result, dict)
+    assert not list(VALIDATOR.iter_errors(result))
+    assert result["health_check"]["role"] == "client"
+    assert result["responder"]["ended_by"].startswith("idle timeout")
     json.dumps(result, allow_nan=False)
+
+
+def test_client_role_daemon_never_holds_benchpress_stdout(dcperf_root, job, tmp_path):
+    """benchpress waits until every process holding the pipes exits; --daemon must not hold them."""
+    _, argv = role_argv(job, "client", {})
+    pid_file = tmp_path / "responder.pid"
+    started = time.monotonic()
+    code, stdout, stderr = run_job(
+        dcperf_root, argv, f"--daemon --idle-timeout 30 --port {free_port()} --pid-file {pid_file}", timeout=20
+    )
+    assert time.monotonic() - started < 5
+    assert code == 0, "\n".join(stderr)
+    result = load_parser(dcperf_root).parse(stdout, stderr, code)
+    assert not list(VALIDATOR.iter_errors(result))
+    pid = result["responder"]["daemon_pid"]
+    assert int(pid_file.read_text()) == pid
+    os.kill(pid, signal.SIGTERM)
+
+
+def test_server_role_with_a_lone_loopback_client(dcperf_root, job):
+    """The README's main job on one machine: an in-process responder answers for localhost."""
+    benchmark_args, argv = role_argv(job, "server", {"clients": "localhost"})
+    code, stdout, stderr = run_job(dcperf_root, argv, f"--profile quick --skip sleep,memory --port {free_port()}")
+    assert code == 0, "\n".join(stderr)
+    metrics = load_parser(dcperf_root).parse(stdout, stderr, code)
+    assert not list(VALIDATOR.iter_errors(metrics))
+    assert [p["hostname"] for p in metrics["ping"]] == ["localhost"]
+    bw = metrics["iperf3 bandwidth"][0]
+    assert bw["hostname"] == "localhost" and bw["bandwidth"] > 0
+    assert bw["peer"].endswith("(embedded)")
+    assert_envelope_rules(envelope(job, benchmark_args, metrics))
 
 
 def test_overlay_keeps_dcperfs_originals_once_and_is_idempotent(tmp_path):

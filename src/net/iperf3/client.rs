@@ -1,0 +1,406 @@
+//! Our iperf3 client: drives one TCP test against a stock `iperf3 -s` or our responder and returns
+//! the sender's and the receiver's byte counts and times. The receiver's goodput is the figure
+//! that matters; the sender's is reported beside it, as iperf3 does.
+//!
+//! Time accounting follows iperf3 (`iperf_print_results`): each side's time is that of the first
+//! stream (id 1), from TEST_START to its last sample; the peer's time comes from its results.
+
+use super::protocol::{
+    COOKIE_LEN, MAX_RESULTS_JSON, Params, ProtocolError, Results, State, StreamResult, make_cookie,
+    random_bytes, read_json, read_state, stream_id, write_json, write_state,
+};
+use super::stream::{CpuClock, DataStream, Deadline, Direction, is_timeout};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// One test to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TestSpec {
+    /// Parallel streams.
+    pub streams: u32,
+    /// Whole seconds (the protocol carries integers).
+    pub seconds: u32,
+    /// The server sends (`-R`).
+    pub reverse: bool,
+    /// Block size in bytes.
+    pub block: usize,
+}
+
+/// Deadlines for the waits of a test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Connecting the control and data connections.
+    pub connect: Duration,
+    /// Each control-channel wait (a state byte, a JSON message).
+    pub control: Duration,
+    /// How long to keep retrying a server that answers "busy"; `None` = the test's length + 5 s.
+    pub busy: Option<Duration>,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(3),
+            control: Duration::from_secs(10),
+            busy: None,
+        }
+    }
+}
+
+/// Why a test failed.
+#[derive(Debug, Error)]
+pub enum ClientError {
+    /// Nothing listens on the port.
+    #[error(
+        "connection refused by {0}: nothing listens there (start 'health_check -r client' or 'iperf3 -s' on it)"
+    )]
+    Refused(SocketAddr),
+    /// Connecting did not finish in time.
+    #[error("no answer from {0} within {1:?} (host down or a firewall drops the connection)")]
+    ConnectTimeout(SocketAddr, Duration),
+    /// Other connect failures (unreachable network, ...).
+    #[error("cannot connect to {addr}: {source}")]
+    Connect {
+        /// Where.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The control protocol failed.
+    #[error(transparent)]
+    Protocol(#[from] ProtocolError),
+}
+
+/// What a test measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestReport {
+    /// Bytes the sending side wrote.
+    pub sender_bytes: u64,
+    /// The sending side's time, seconds.
+    pub sender_seconds: f64,
+    /// Bytes the receiving side read while the test ran.
+    pub receiver_bytes: u64,
+    /// The receiving side's time, seconds.
+    pub receiver_seconds: f64,
+    /// TCP retransmits of the sending side, where known.
+    pub retransmits: Option<u64>,
+    /// Streams used.
+    pub streams: u32,
+    /// Whether a stop request ended the test early.
+    pub interrupted: bool,
+    /// The responder's `health_check <version>`, when the peer is ours (stock iperf3 says nothing).
+    pub peer_version: Option<String>,
+}
+
+fn gbps(bytes: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        bytes as f64 * 8.0 / seconds / 1e9
+    } else {
+        f64::NAN
+    }
+}
+
+impl TestReport {
+    /// Receiver goodput, Gbit/s (10^9).
+    pub fn receiver_gbps(&self) -> f64 {
+        gbps(self.receiver_bytes, self.receiver_seconds)
+    }
+
+    /// Sender throughput, Gbit/s.
+    pub fn sender_gbps(&self) -> f64 {
+        gbps(self.sender_bytes, self.sender_seconds)
+    }
+}
+
+/// Connects with `timeout`, retrying a refused connection a few times for 1 s: a stock server
+/// closes and reopens its listener between tests.
+pub fn connect(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, ClientError> {
+    let until = Instant::now() + Duration::from_secs(1);
+    loop {
+        match TcpStream::connect_timeout(&addr, timeout) {
+            Ok(s) => return Ok(s),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                if Instant::now() >= until {
+                    return Err(ClientError::Refused(addr));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) if is_timeout(&e) => return Err(ClientError::ConnectTimeout(addr, timeout)),
+            Err(e) => return Err(ClientError::Connect { addr, source: e }),
+        }
+    }
+}
+
+/// Runs one test, retrying while the server answers "busy" (it serves one test at a time, and a
+/// stock server needs a moment to reset after each test) for up to `timeouts.busy`, with jittered
+/// backoff so several servers sharing a client do not retry in lockstep.
+pub fn run_test(
+    addr: SocketAddr,
+    spec: &TestSpec,
+    timeouts: &Timeouts,
+    should_stop: &(dyn Fn() -> bool + Sync),
+) -> Result<TestReport, ClientError> {
+    let busy = timeouts
+        .busy
+        .unwrap_or(Duration::from_secs(u64::from(spec.seconds) + 5));
+    let give_up = Instant::now() + busy;
+    let mut attempt = 0u32;
+    loop {
+        match run_test_once(addr, spec, timeouts, should_stop) {
+            Err(ClientError::Protocol(ProtocolError::AccessDenied))
+                if Instant::now() < give_up && !should_stop() =>
+            {
+                attempt += 1;
+                let jitter = u64::from(random_bytes()[0]) * 2; // 0..510 ms
+                let backoff = Duration::from_millis((100 * u64::from(attempt.min(5))) + jitter);
+                std::thread::sleep(backoff.min(give_up.saturating_duration_since(Instant::now())));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Runs one test against `addr`. `should_stop` ends the data phase early (the figures then cover
+/// the shorter time and `interrupted` is set).
+fn run_test_once(
+    addr: SocketAddr,
+    spec: &TestSpec,
+    timeouts: &Timeouts,
+    should_stop: &(dyn Fn() -> bool + Sync),
+) -> Result<TestReport, ClientError> {
+    let ctrl = connect(addr, timeouts.connect)?;
+    let _ = ctrl.set_nodelay(true);
+    let cookie = make_cookie(&random_bytes());
+    Deadline::new(&ctrl, timeouts.control)
+        .write_all(&cookie)
+        .map_err(|e| ProtocolError::from_io(e, "sending the cookie"))?;
+    expect(&ctrl, timeouts, State::ParamExchange, "PARAM_EXCHANGE")?;
+    let params = Params::tcp_test(spec.streams, spec.seconds, spec.reverse);
+    write_json(&mut Deadline::new(&ctrl, timeouts.control), &params)?;
+    expect(&ctrl, timeouts, State::CreateStreams, "CREATE_STREAMS")?;
+    let direction = if spec.reverse {
+        Direction::Receive
+    } else {
+        Direction::Send
+    };
+    let streams = open_streams(addr, &cookie, spec, direction, timeouts)?;
+    expect(&ctrl, timeouts, State::TestStart, "TEST_START")?;
+    let t0 = Instant::now();
+    expect(&ctrl, timeouts, State::TestRunning, "TEST_RUNNING")?;
+    let cpu = CpuClock::start();
+    let (elapsed, interrupted) = run_data_phase(&ctrl, &streams, spec, t0, should_stop)?;
+    let local = local_results(&streams, direction, elapsed, &cpu);
+    write_state(&mut Deadline::new(&ctrl, timeouts.control), State::TestEnd)?;
+    expect(&ctrl, timeouts, State::ExchangeResults, "EXCHANGE_RESULTS")?;
+    write_json(&mut Deadline::new(&ctrl, timeouts.control), &local)?;
+    let remote: Results = read_json(
+        &mut Deadline::new(&ctrl, timeouts.control),
+        MAX_RESULTS_JSON,
+        "the server's results",
+    )?;
+    expect(&ctrl, timeouts, State::DisplayResults, "DISPLAY_RESULTS")?;
+    for s in &streams {
+        s.close();
+    }
+    let _ = write_state(
+        &mut Deadline::new(&ctrl, timeouts.control),
+        State::IperfDone,
+    );
+    Ok(report(spec, &local, &remote, elapsed, interrupted))
+}
+
+fn expect(
+    ctrl: &TcpStream,
+    t: &Timeouts,
+    want: State,
+    name: &'static str,
+) -> Result<(), ProtocolError> {
+    match read_state(&mut Deadline::new(ctrl, t.control), name)? {
+        s if s == want => Ok(()),
+        State::ServerTerminate => Err(ProtocolError::Terminated),
+        s => Err(ProtocolError::UnexpectedState(s.byte())),
+    }
+}
+
+/// Connects the data streams one after another (the server numbers them by accept order).
+fn open_streams(
+    addr: SocketAddr,
+    cookie: &[u8; COOKIE_LEN],
+    spec: &TestSpec,
+    direction: Direction,
+    t: &Timeouts,
+) -> Result<Vec<DataStream>, ClientError> {
+    (0..spec.streams as usize)
+        .map(|i| {
+            let sock = connect(addr, t.connect)?;
+            Deadline::new(&sock, t.control)
+                .write_all(cookie)
+                .map_err(|e| ProtocolError::from_io(e, "sending a data stream's cookie"))?;
+            Ok(DataStream::new(stream_id(i), sock, direction))
+        })
+        .collect()
+}
+
+/// Moves data for the test's length (or until stopped) and returns the time of stream 1 and
+/// whether a stop request cut it short. A byte from the server mid-test (busy, error, terminate)
+/// aborts the test.
+fn run_data_phase(
+    ctrl: &TcpStream,
+    streams: &[DataStream],
+    spec: &TestSpec,
+    t0: Instant,
+    should_stop: &(dyn Fn() -> bool + Sync),
+) -> Result<(Duration, bool), ProtocolError> {
+    let counting = AtomicBool::new(true);
+    let stop = AtomicBool::new(false);
+    let length = Duration::from_secs(u64::from(spec.seconds));
+    std::thread::scope(|scope| {
+        for s in streams {
+            let (counting, stop) = (&counting, &stop);
+            scope.spawn(move || s.run(spec.block, counting, stop, None));
+        }
+        let outcome = watch_control(ctrl, t0, length, should_stop);
+        counting.store(false, Ordering::Relaxed);
+        stop.store(true, Ordering::Relaxed);
+        let elapsed = t0.elapsed();
+        outcome.map(|interrupted| (elapsed, interrupted))
+    })
+}
+
+/// Waits until the test's end, watching the control connection for the server's messages.
+fn watch_control(
+    ctrl: &TcpStream,
+    t0: Instant,
+    length: Duration,
+    should_stop: &(dyn Fn() -> bool + Sync),
+) -> Result<bool, ProtocolError> {
+    let poll = Duration::from_millis(50);
+    loop {
+        let left = length.saturating_sub(t0.elapsed());
+        if left.is_zero() {
+            return Ok(false);
+        }
+        if should_stop() {
+            return Ok(true);
+        }
+        ctrl.set_read_timeout(Some(left.min(poll)))
+            .map_err(|e| ProtocolError::from_io(e, "the test to end"))?;
+        let mut b = [0u8; 1];
+        match (&mut &*ctrl).read(&mut b) {
+            Ok(0) => return Err(ProtocolError::Closed("the test to end")),
+            Ok(_) => {
+                let mut rest =
+                    std::io::Cursor::new(b).chain(Deadline::new(ctrl, Duration::from_secs(2)));
+                return Err(match read_state(&mut rest, "the test to end") {
+                    Ok(State::ServerTerminate) => ProtocolError::Terminated,
+                    Ok(s) => ProtocolError::UnexpectedState(s.byte()),
+                    Err(e) => e,
+                });
+            }
+            Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(ProtocolError::from_io(e, "the test to end")),
+        }
+    }
+}
+
+/// Our side's results message.
+fn local_results(
+    streams: &[DataStream],
+    direction: Direction,
+    elapsed: Duration,
+    cpu: &CpuClock,
+) -> Results {
+    let (total, user, system) = cpu.percent();
+    let sending = direction == Direction::Send;
+    let streams = streams
+        .iter()
+        .map(|s| StreamResult {
+            id: s.id,
+            bytes: i64::try_from(s.bytes()).unwrap_or(i64::MAX),
+            retransmits: if sending {
+                crate::os::tcp_total_retransmits(s.socket.as_fd()).map_or(-1, |r| r as i64)
+            } else {
+                -1
+            },
+            jitter: 0.0,
+            errors: 0,
+            omitted_errors: 0,
+            packets: 0,
+            omitted_packets: 0,
+            start_time: 0.0,
+            end_time: elapsed.as_secs_f64(),
+        })
+        .collect::<Vec<_>>();
+    let has_retrans = if !sending {
+        -1
+    } else if streams.iter().all(|s| s.retransmits >= 0) {
+        1
+    } else {
+        0
+    };
+    Results {
+        cpu_util_total: total,
+        cpu_util_user: user,
+        cpu_util_system: system,
+        sender_has_retransmits: has_retrans,
+        congestion_used: None,
+        streams,
+        health_check_version: None,
+    }
+}
+
+fn sum_bytes(results: &Results) -> u64 {
+    results.streams.iter().map(|s| s.bytes.max(0) as u64).sum()
+}
+
+/// The first stream's time as the peer reports it (iperf3 uses stream 1's time for the sums).
+fn first_stream_seconds(results: &Results) -> Option<f64> {
+    results
+        .streams
+        .iter()
+        .find(|s| s.id == 1)
+        .map(|s| s.end_time - s.start_time)
+        .filter(|t| *t > 0.0)
+}
+
+fn report(
+    spec: &TestSpec,
+    local: &Results,
+    remote: &Results,
+    elapsed: Duration,
+    interrupted: bool,
+) -> TestReport {
+    let local_secs = elapsed.as_secs_f64();
+    let remote_secs = first_stream_seconds(remote).unwrap_or(local_secs);
+    let (sender, receiver) = if spec.reverse {
+        (remote, local)
+    } else {
+        (local, remote)
+    };
+    let (sender_seconds, receiver_seconds) = if spec.reverse {
+        (remote_secs, local_secs)
+    } else {
+        (local_secs, remote_secs)
+    };
+    let retransmits = (sender.sender_has_retransmits == 1).then(|| {
+        sender
+            .streams
+            .iter()
+            .map(|s| s.retransmits.max(0) as u64)
+            .sum()
+    });
+    TestReport {
+        sender_bytes: sum_bytes(sender),
+        sender_seconds,
+        receiver_bytes: sum_bytes(receiver),
+        receiver_seconds,
+        retransmits,
+        streams: spec.streams,
+        interrupted,
+        peer_version: remote.health_check_version.clone(),
+    }
+}

@@ -1,0 +1,338 @@
+//! The network section: ping latency and loss to each client (all at once), then TCP bandwidth
+//! with the iperf3 wire protocol to each client in turn, forward and reverse, then to all clients
+//! at once. A client that fails gets its own error and the run goes on; lookups, pings and the
+//! reachability probe run in parallel, so N dead clients cost those deadlines once.
+//!
+//! A loopback client with nothing listening on the port gets an in-process responder, so
+//! `health_check -r server -c localhost` works on a lone machine.
+
+pub mod icmp;
+pub mod iperf3;
+pub mod link;
+pub mod ping;
+pub mod resolve;
+
+use iperf3::client::{ClientError, TestReport, TestSpec, Timeouts, run_test};
+use iperf3::protocol::DEFAULT_BLOCK;
+use iperf3::server::{Responder, ServerConfig};
+use link::Link;
+use ping::{PingConfig, PingResult};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// What the network section does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetworkConfig {
+    /// Client host names as given.
+    pub clients: Vec<String>,
+    /// iperf3 port on the clients.
+    pub port: u16,
+    /// Ping settings; `None` skips ping.
+    pub ping: Option<PingConfig>,
+    /// Bandwidth settings; `None` skips the bandwidth tests.
+    pub bandwidth: Option<BandwidthConfig>,
+    /// Deadline for name lookups.
+    pub resolve_timeout: Duration,
+    /// Connect and control-channel deadlines.
+    pub timeouts: Timeouts,
+}
+
+/// Bandwidth-test settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BandwidthConfig {
+    /// Parallel TCP streams (iperf3 -P).
+    pub streams: u32,
+    /// Seconds per direction (iperf3 -t).
+    pub seconds: u32,
+    /// Also measure the reverse direction (iperf3 -R).
+    pub reverse: bool,
+    /// With several clients, also measure all at once.
+    pub aggregate: bool,
+}
+
+/// A bandwidth test's outcome, from the server role's side.
+pub type TestOutcome = Result<TestReport, String>;
+
+/// Everything measured for one client.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostResult {
+    /// The name exactly as given.
+    pub hostname: String,
+    /// The address used, or why there is none.
+    pub address: Result<SocketAddr, String>,
+    /// Ping samples.
+    pub ping: Option<PingResult>,
+    /// This end sends to the client (iperf3's normal direction).
+    pub forward: Option<TestOutcome>,
+    /// The client sends to this end.
+    pub reverse: Option<TestOutcome>,
+    /// The egress interface towards the client.
+    pub link: Option<Link>,
+    /// Who answered: `iperf3`, or `health_check <version>` (embedded or remote).
+    pub peer: Option<String>,
+}
+
+/// All clients at once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Aggregate {
+    /// The clients that took part.
+    pub clients: Vec<String>,
+    /// Each client's outcome.
+    pub outcomes: Vec<TestOutcome>,
+}
+
+/// The section's results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetworkResults {
+    /// One entry per client, in the order given.
+    pub hosts: Vec<HostResult>,
+    /// All at once, when there were several reachable clients.
+    pub aggregate: Option<Aggregate>,
+    /// Set when a stop request cut the section short.
+    pub interrupted: bool,
+}
+
+/// Runs the section. `progress` receives one line per step for stderr.
+pub fn measure(
+    cfg: &NetworkConfig,
+    should_stop: &(dyn Fn() -> bool + Sync),
+    progress: &dyn Fn(&str),
+) -> NetworkResults {
+    let addresses = resolve::resolve_all(&cfg.clients, cfg.port, cfg.resolve_timeout);
+    let mut hosts: Vec<HostResult> = cfg
+        .clients
+        .iter()
+        .zip(addresses)
+        .map(|(h, a)| HostResult {
+            hostname: h.clone(),
+            link: a.as_ref().ok().and_then(|a| link::egress_link(a.ip())),
+            address: a,
+            ping: None,
+            forward: None,
+            reverse: None,
+            peer: None,
+        })
+        .collect();
+    if let Some(ping_cfg) = &cfg.ping {
+        progress(&format!(
+            "ping: {} client(s), {} requests each",
+            hosts.len(),
+            ping_cfg.count
+        ));
+        ping_hosts(&mut hosts, ping_cfg, should_stop);
+    }
+    let mut aggregate = None;
+    if let Some(bw) = &cfg.bandwidth {
+        let embedded = Embedded::default();
+        std::thread::scope(|scope| {
+            bandwidth_per_host(&mut hosts, bw, cfg, &embedded, scope, should_stop, progress);
+            if bw.aggregate && !should_stop() {
+                aggregate = all_at_once(&hosts, bw, cfg, should_stop, progress);
+            }
+            embedded.stop.store(true, Ordering::Relaxed);
+        });
+    }
+    NetworkResults {
+        hosts,
+        aggregate,
+        interrupted: should_stop(),
+    }
+}
+
+fn ping_hosts(hosts: &mut [HostResult], cfg: &PingConfig, should_stop: &(dyn Fn() -> bool + Sync)) {
+    let targets: Vec<(usize, SocketAddr)> = hosts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, h)| h.address.as_ref().ok().map(|a| (i, *a)))
+        .collect();
+    let addrs: Vec<SocketAddr> = targets.iter().map(|(_, a)| *a).collect();
+    let results = ping::ping_all(&addrs, cfg, should_stop);
+    for ((i, _), r) in targets.into_iter().zip(results) {
+        hosts[i].ping = Some(r);
+    }
+}
+
+/// In-process responders started for loopback clients, and the flag that stops them.
+#[derive(Default)]
+struct Embedded {
+    stop: AtomicBool,
+    started: std::sync::Mutex<Vec<SocketAddr>>,
+}
+
+fn is_refused(e: &ClientError) -> bool {
+    matches!(e, ClientError::Refused(_))
+}
+
+/// Checks every client's port at once, so N unreachable clients cost one connect deadline. Only
+/// worth its extra connection with several clients.
+fn probe_all(hosts: &[HostResult], timeout: Duration) -> Vec<Option<ClientError>> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = hosts
+            .iter()
+            .map(|h| {
+                let addr = h.address.clone();
+                scope.spawn(move || match addr {
+                    Ok(a) => iperf3::client::connect(a, timeout).err(),
+                    Err(_) => None,
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(None))
+            .collect()
+    })
+}
+
+fn bandwidth_per_host<'scope, 'env>(
+    hosts: &mut [HostResult],
+    bw: &BandwidthConfig,
+    cfg: &NetworkConfig,
+    embedded: &'env Embedded,
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    should_stop: &(dyn Fn() -> bool + Sync),
+    progress: &dyn Fn(&str),
+) {
+    let probes = if hosts.len() > 1 {
+        probe_all(hosts, cfg.timeouts.connect)
+    } else {
+        hosts.iter().map(|_| None).collect()
+    };
+    for (host, probe) in hosts.iter_mut().zip(probes) {
+        let Ok(addr) = host.address.clone() else {
+            continue;
+        };
+        if should_stop() {
+            break;
+        }
+        if let Some(e) = probe.filter(|e| !(is_refused(e) && addr.ip().is_loopback())) {
+            host.forward = Some(Err(e.to_string()));
+            continue;
+        }
+        let spec = |reverse| TestSpec {
+            streams: bw.streams,
+            seconds: bw.seconds,
+            reverse,
+            block: DEFAULT_BLOCK,
+        };
+        progress(&format!(
+            "iperf3: {} ({} streams, {} s)",
+            host.hostname, bw.streams, bw.seconds
+        ));
+        let mut forward = run_test(addr, &spec(false), &cfg.timeouts, should_stop);
+        if matches!(&forward, Err(e) if is_refused(e)) && addr.ip().is_loopback() {
+            match start_embedded(addr, embedded, scope) {
+                Ok(()) => {
+                    progress(&format!(
+                        "iperf3: nothing listens on {addr}; started an in-process responder for '{}'",
+                        host.hostname
+                    ));
+                    forward = run_test(addr, &spec(false), &cfg.timeouts, should_stop);
+                }
+                Err(e) => forward = Err(e),
+            }
+        }
+        let is_embedded = embedded
+            .started
+            .lock()
+            .map(|s| s.contains(&addr))
+            .unwrap_or(false);
+        host.peer = forward.as_ref().ok().map(|r| peer_name(r, is_embedded));
+        let forward_ok = forward.is_ok();
+        host.forward = Some(forward.map_err(|e| e.to_string()));
+        if bw.reverse && forward_ok && !should_stop() {
+            progress(&format!(
+                "iperf3: {} reverse ({} s)",
+                host.hostname, bw.seconds
+            ));
+            host.reverse = Some(
+                run_test(addr, &spec(true), &cfg.timeouts, should_stop).map_err(|e| e.to_string()),
+            );
+        }
+    }
+}
+
+fn peer_name(r: &TestReport, embedded: bool) -> String {
+    match (&r.peer_version, embedded) {
+        (Some(v), true) => format!("{v} (embedded)"),
+        (Some(v), false) => v.clone(),
+        (None, _) => "iperf3".to_string(),
+    }
+}
+
+fn start_embedded<'scope, 'env>(
+    addr: SocketAddr,
+    embedded: &'env Embedded,
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+) -> Result<(), ClientError> {
+    let responder = Responder::bind(&ServerConfig {
+        bind: Some(addr.ip()),
+        port: addr.port(),
+    })
+    .map_err(|e| ClientError::Connect { addr, source: e })?;
+    if let Ok(mut s) = embedded.started.lock() {
+        s.push(addr);
+    }
+    scope.spawn(move || {
+        let stop = || embedded.stop.load(Ordering::Relaxed);
+        responder.serve(&stop, None)
+    });
+    Ok(())
+}
+
+/// Forward tests to every client that passed its own, all at the same time.
+fn all_at_once(
+    hosts: &[HostResult],
+    bw: &BandwidthConfig,
+    cfg: &NetworkConfig,
+    should_stop: &(dyn Fn() -> bool + Sync),
+    progress: &dyn Fn(&str),
+) -> Option<Aggregate> {
+    // One test per distinct address: two names for one host would only take turns.
+    let mut ready: Vec<(&str, SocketAddr)> = Vec::new();
+    for h in hosts.iter().filter(|h| matches!(h.forward, Some(Ok(_)))) {
+        if let Ok(a) = h.address {
+            if !ready.iter().any(|(_, seen)| *seen == a) {
+                ready.push((h.hostname.as_str(), a));
+            }
+        }
+    }
+    if ready.len() < 2 {
+        return None;
+    }
+    progress(&format!(
+        "iperf3: all {} clients at once ({} s)",
+        ready.len(),
+        bw.seconds
+    ));
+    let spec = TestSpec {
+        streams: bw.streams,
+        seconds: bw.seconds,
+        reverse: false,
+        block: DEFAULT_BLOCK,
+    };
+    // Only a short wait for a busy client, or the tests would run one after another.
+    let timeouts = Timeouts {
+        busy: Some(Duration::from_secs(2)),
+        ..cfg.timeouts
+    };
+    let timeouts = &timeouts;
+    let outcomes = std::thread::scope(|scope| {
+        let handles: Vec<_> = ready
+            .iter()
+            .map(|(_, addr)| scope.spawn(move || run_test(*addr, &spec, timeouts, should_stop)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h.join() {
+                Ok(r) => r.map_err(|e| e.to_string()),
+                Err(_) => Err("internal error in the test thread".to_string()),
+            })
+            .collect()
+    });
+    Some(Aggregate {
+        clients: ready.iter().map(|(h, _)| h.to_string()).collect(),
+        outcomes,
+    })
+}

@@ -1,0 +1,158 @@
+//! The network section's results in the wire format: DCPerf's `ping` and `"iperf3 bandwidth"`
+//! lists (one entry per client, named exactly as given) and our `network_aggregate`.
+
+use super::schema::{AggregateEntry, BandwidthEntry, PingEntry};
+use crate::net::iperf3::client::TestReport;
+use crate::net::link::tcp_goodput_limit_gbps;
+use crate::net::ping::PingResult;
+use crate::net::{Aggregate, HostResult, NetworkResults};
+use crate::stats::{mdev, min_avg_max};
+use crate::units::round_to;
+
+/// Ping entries, one per client.
+pub fn ping_entries(results: &NetworkResults) -> Vec<PingEntry> {
+    results.hosts.iter().map(ping_entry).collect()
+}
+
+fn ping_entry(h: &HostResult) -> PingEntry {
+    let ms = |v: f64| round_to(v, 3);
+    let mut entry = PingEntry {
+        hostname: h.hostname.clone(),
+        latency: None,
+        unit: "ms",
+        min: None,
+        max: None,
+        mdev: None,
+        sent: 0,
+        received: 0,
+        loss_pct: None,
+        method: None,
+        address: h.address.as_ref().ok().map(|a| a.ip().to_string()),
+        error: h.address.as_ref().err().cloned(),
+    };
+    let Some(p) = &h.ping else {
+        return entry;
+    };
+    fill_ping(&mut entry, p, ms);
+    entry
+}
+
+fn fill_ping(entry: &mut PingEntry, p: &PingResult, ms: impl Fn(f64) -> f64) {
+    entry.method = Some(p.method.name());
+    entry.sent = p.sent;
+    entry.received = p.rtts_ms.len() as u32;
+    if p.sent > 0 {
+        let lost = p.sent.saturating_sub(entry.received);
+        entry.loss_pct = Some(round_to(100.0 * f64::from(lost) / f64::from(p.sent), 2));
+    }
+    if let Some((min, avg, max)) = min_avg_max(&p.rtts_ms) {
+        entry.min = Some(ms(min));
+        entry.latency = Some(ms(avg));
+        entry.max = Some(ms(max));
+        entry.mdev = mdev(&p.rtts_ms).map(&ms);
+    } else if p.sent > 0 {
+        entry.error = Some(format!(
+            "no reply to {} {} request(s)",
+            p.sent,
+            p.method.name()
+        ));
+    }
+    if let Some(e) = &p.error {
+        entry.error = Some(e.clone());
+    }
+}
+
+/// Bandwidth entries, one per client.
+pub fn bandwidth_entries(results: &NetworkResults, streams: u32) -> Vec<BandwidthEntry> {
+    results
+        .hosts
+        .iter()
+        .map(|h| bandwidth_entry(h, streams))
+        .collect()
+}
+
+fn gbps(v: f64) -> Option<f64> {
+    v.is_finite().then(|| round_to(v, 3))
+}
+
+fn bandwidth_entry(h: &HostResult, streams: u32) -> BandwidthEntry {
+    let mut e = BandwidthEntry {
+        hostname: h.hostname.clone(),
+        bandwidth: None,
+        unit: "Gbps",
+        sender_gbps: None,
+        retransmits: None,
+        streams,
+        seconds: None,
+        reverse_gbps: None,
+        reverse_sender_gbps: None,
+        reverse_retransmits: None,
+        link_speed_gbps: h.link.as_ref().and_then(|l| l.speed_gbps),
+        link_efficiency_pct: None,
+        interface: h.link.as_ref().map(|l| l.interface.clone()),
+        mtu: h.link.as_ref().and_then(|l| l.mtu),
+        peer: h.peer.clone(),
+        address: h.address.as_ref().ok().map(|a| a.to_string()),
+        interrupted: false,
+        error: None,
+        reverse_error: None,
+    };
+    match (&h.address, &h.forward) {
+        (Err(why), _) => e.error = Some(why.clone()),
+        (Ok(_), None) => {}
+        (Ok(_), Some(Err(why))) => e.error = Some(why.clone()),
+        (Ok(addr), Some(Ok(r))) => {
+            fill_forward(&mut e, r);
+            if let (Some(speed), Some(mtu), Some(bw)) = (e.link_speed_gbps, e.mtu, e.bandwidth) {
+                let limit = tcp_goodput_limit_gbps(speed, mtu, addr.is_ipv6());
+                e.link_efficiency_pct = Some(round_to(100.0 * bw / limit, 1));
+            }
+        }
+    }
+    match &h.reverse {
+        Some(Ok(r)) => {
+            e.reverse_gbps = gbps(r.receiver_gbps());
+            e.reverse_sender_gbps = gbps(r.sender_gbps());
+            e.reverse_retransmits = r.retransmits;
+            e.interrupted |= r.interrupted;
+        }
+        Some(Err(why)) => e.reverse_error = Some(why.clone()),
+        None => {}
+    }
+    e
+}
+
+fn fill_forward(e: &mut BandwidthEntry, r: &TestReport) {
+    e.bandwidth = gbps(r.receiver_gbps());
+    e.sender_gbps = gbps(r.sender_gbps());
+    e.retransmits = r.retransmits;
+    e.seconds = Some(round_to(r.receiver_seconds, 3));
+    e.interrupted = r.interrupted;
+}
+
+/// The all-at-once figure.
+pub fn aggregate_entry(agg: &Aggregate, streams: u32) -> AggregateEntry {
+    let per_client: Vec<Option<f64>> = agg
+        .outcomes
+        .iter()
+        .map(|o| o.as_ref().ok().and_then(|r| gbps(r.receiver_gbps())))
+        .collect();
+    let errors: Vec<String> = agg
+        .clients
+        .iter()
+        .zip(&agg.outcomes)
+        .filter_map(|(c, o)| o.as_ref().err().map(|e| format!("{c}: {e}")))
+        .collect();
+    let sum: f64 = per_client.iter().flatten().sum();
+    AggregateEntry {
+        bandwidth: per_client
+            .iter()
+            .any(Option::is_some)
+            .then(|| round_to(sum, 3)),
+        unit: "Gbps",
+        clients: agg.clients.clone(),
+        per_client_gbps: per_client,
+        streams,
+        errors,
+    }
+}

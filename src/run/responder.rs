@@ -1,0 +1,216 @@
+//! DCPerf's `-r client` (and `health_check serve`): answers a server's network tests with our
+//! iperf3 responder until it has been idle for `--idle-timeout` or is signalled, then prints its
+//! own document (what it served) and exits 0. `--daemon` detaches at once, so benchpress (or ssh)
+//! is never left waiting on our stdout. When the port is already served by a working iperf3
+//! server, that server is just as good: we say so and exit 0.
+
+use super::driver::Outcome;
+use crate::config::{Config, ResponderConfig};
+use crate::net::iperf3::protocol::{COOKIE_LEN, State, make_cookie, random_bytes};
+use crate::net::iperf3::server::{
+    Ended, Responder, ServeLog, ServedTest, ServerConfig, total_bytes,
+};
+use crate::os;
+use crate::report::schema::{Document, ResponderReport, RunInfo, SectionStatuses};
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Runs the client role and returns the exit code.
+pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
+    let started = Instant::now();
+    let rc = &config.responder;
+    let responder = match Responder::bind(&ServerConfig {
+        bind: rc.bind,
+        port: rc.port,
+    }) {
+        Ok(r) => r.on_test(log_test),
+        Err(e) => return not_started(config, e, started, options_from_env),
+    };
+    let listening = responder.local_addr().map(|a| a.to_string()).ok();
+    let mut report = empty_report(listening.clone());
+    if rc.daemon {
+        match os::daemonize() {
+            Ok(Some(pid)) => {
+                report.ended_by = "daemonized".into();
+                report.daemon_pid = Some(pid);
+                report.pid_file = Some(rc.pid_file.display().to_string());
+                if let Err(e) = std::fs::write(&rc.pid_file, format!("{pid}\n")) {
+                    report.note = Some(format!(
+                        "could not write the pid file '{}': {e}; stop it with 'kill {pid}'",
+                        rc.pid_file.display()
+                    ));
+                }
+                eprintln!(
+                    "health_check: responder detached as pid {pid}, listening on {}",
+                    listening.as_deref().unwrap_or("?")
+                );
+                return finish(config, report, started, options_from_env);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                report.ended_by = format!("could not detach: {e}");
+                finish(config, report, started, options_from_env);
+                return 1;
+            }
+        }
+    }
+    eprintln!(
+        "health_check: serving iperf3 tests on {} ({}); Ctrl-C ends it",
+        listening.as_deref().unwrap_or("?"),
+        rc.idle_timeout.map_or_else(
+            || "until signalled".to_string(),
+            |t| format!("stops after {} s without a test", t.as_secs_f64())
+        )
+    );
+    let (ended, log) = responder.serve(&|| os::interrupted().is_some(), rc.idle_timeout);
+    if rc.daemon {
+        remove_pid_file(rc);
+    }
+    report = fill_report(report, &log);
+    report.ended_by = match ended {
+        Ended::Idle => format!(
+            "idle timeout ({} s without a test)",
+            rc.idle_timeout.map_or(0.0, |t| t.as_secs_f64())
+        ),
+        Ended::Stopped => os::interrupted()
+            .map_or("stopped", |i| i.name())
+            .to_string(),
+    };
+    finish(config, report, started, options_from_env)
+}
+
+fn log_test(t: &ServedTest) {
+    eprintln!(
+        "health_check: served {} ({}, {} streams, {:.1} s, {} bytes in, {} bytes out): {}",
+        t.peer, t.mode, t.streams, t.seconds, t.bytes_received, t.bytes_sent, t.outcome
+    );
+}
+
+fn empty_report(listening: Option<String>) -> ResponderReport {
+    ResponderReport {
+        listening,
+        ended_by: String::new(),
+        tests_served: 0,
+        bytes_received: 0,
+        bytes_sent: 0,
+        refused_busy: 0,
+        dropped: 0,
+        tests: Vec::new(),
+        daemon_pid: None,
+        pid_file: None,
+        note: None,
+    }
+}
+
+fn fill_report(mut r: ResponderReport, log: &ServeLog) -> ResponderReport {
+    let (received, sent) = total_bytes(log);
+    r.tests_served = log.tests.len();
+    r.bytes_received = received;
+    r.bytes_sent = sent;
+    r.refused_busy = log.refused_busy;
+    r.dropped = log.dropped;
+    r.tests = log.tests.clone();
+    r
+}
+
+/// The port could not be bound: fine if a working iperf3 server holds it, an error otherwise.
+fn not_started(config: &Config, e: std::io::Error, started: Instant, env: Option<String>) -> u8 {
+    let rc = &config.responder;
+    let mut report = empty_report(None);
+    if e.kind() == std::io::ErrorKind::AddrInUse {
+        if let Some(addr) = working_iperf3_server(rc) {
+            report.ended_by = "port already served".into();
+            report.listening = Some(addr.to_string());
+            report.note = Some(format!(
+                "port {} is already served by a working iperf3 server at {addr}; it answers the \
+                 server role's tests just as well, so this responder did not start",
+                rc.port
+            ));
+            eprintln!(
+                "health_check: {}",
+                report.note.as_deref().unwrap_or_default()
+            );
+            return finish(config, report, started, env);
+        }
+        report.ended_by = format!(
+            "port {} is in use by a program that does not answer as an iperf3 server; stop it or \
+             choose another port with --port (and the same --port on the server role)",
+            rc.port
+        );
+    } else {
+        report.ended_by = format!("cannot listen on port {}: {e}", rc.port);
+    }
+    eprintln!("health_check: error: {}", report.ended_by);
+    finish(config, report, started, env);
+    1
+}
+
+/// Asks whoever holds the port whether it speaks iperf3: after our cookie, an iperf3 server
+/// answers PARAM_EXCHANGE (idle) or ACCESS_DENIED (busy).
+fn working_iperf3_server(rc: &ResponderConfig) -> Option<SocketAddr> {
+    let candidates: Vec<IpAddr> = match rc.bind {
+        Some(ip) if !ip.is_unspecified() => vec![ip],
+        _ => vec![
+            IpAddr::V4(Ipv4Addr::LOCALHOST),
+            IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ],
+    };
+    candidates
+        .into_iter()
+        .map(|ip| SocketAddr::new(ip, rc.port))
+        .find(|addr| {
+            let Ok(mut s) = TcpStream::connect_timeout(addr, Duration::from_secs(1)) else {
+                return false;
+            };
+            let cookie: [u8; COOKIE_LEN] = make_cookie(&random_bytes());
+            let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+            let mut b = [0u8; 1];
+            s.write_all(&cookie).is_ok()
+                && s.read_exact(&mut b).is_ok()
+                && (b[0] == State::ParamExchange.byte() || b[0] == State::AccessDenied.byte())
+        })
+}
+
+fn remove_pid_file(rc: &ResponderConfig) {
+    let ours = std::fs::read_to_string(&rc.pid_file)
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok())
+        == Some(std::process::id());
+    if ours {
+        let _ = std::fs::remove_file(&rc.pid_file);
+    }
+}
+
+/// Prints the client role's document.
+fn finish(
+    config: &Config,
+    report: ResponderReport,
+    started: Instant,
+    options_from_env: Option<String>,
+) -> u8 {
+    let doc = Document {
+        responder: Some(report),
+        health_check: RunInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            role: "client".into(),
+            clients: Vec::new(),
+            profile: config.profile.name().to_string(),
+            seconds: crate::units::round_to(started.elapsed().as_secs_f64(), 3),
+            started_unix: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+                .saturating_sub(started.elapsed().as_secs()),
+            sections: SectionStatuses::default(),
+            options_from_env,
+            interrupted_by: None,
+        },
+        ..Document::default()
+    };
+    let outcome = Outcome {
+        doc,
+        system: crate::system::collect_host(),
+        interrupted: None,
+    };
+    super::deliver(config, &outcome)
+}

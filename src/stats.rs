@@ -1,0 +1,67 @@
+//! Small statistics over samples: min/avg/max, ping's mdev, median and spread. Pure functions.
+
+/// min, mean and max of `samples`; `None` when empty.
+pub fn min_avg_max(samples: &[f64]) -> Option<(f64, f64, f64)> {
+    if samples.is_empty() {
+        return None;
+    }
+    let min = samples.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = samples.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let avg = samples.iter().sum::<f64>() / samples.len() as f64;
+    Some((min, avg, max))
+}
+
+/// ping's mdev: sqrt(mean(x^2) - mean(x)^2), the population standard deviation.
+pub fn mdev(samples: &[f64]) -> Option<f64> {
+    if samples.is_empty() {
+        return None;
+    }
+    let n = samples.len() as f64;
+    let mean = samples.iter().sum::<f64>() / n;
+    let mean_sq = samples.iter().map(|x| x * x).sum::<f64>() / n;
+    Some((mean_sq - mean * mean).max(0.0).sqrt())
+}
+
+/// The median; the mean of the middle two for an even count. `None` when empty.
+pub fn median(samples: &[f64]) -> Option<f64> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut v = samples.to_vec();
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    Some(if v.len() % 2 == 0 {
+        (v[mid - 1] + v[mid]) / 2.0
+    } else {
+        v[mid]
+    })
+}
+
+/// max / min of positive samples: how far apart repeats are (1.0 = identical).
+pub fn spread(samples: &[f64]) -> Option<f64> {
+    let (min, _, max) = min_avg_max(samples)?;
+    (min > 0.0).then(|| max / min)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries() {
+        assert_eq!(min_avg_max(&[2.0, 1.0, 3.0]), Some((1.0, 2.0, 3.0)));
+        assert_eq!(min_avg_max(&[]), None);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(spread(&[1.0, 1.1]), Some(1.1));
+        assert_eq!(spread(&[0.0, 1.0]), None);
+    }
+
+    #[test]
+    fn mdev_matches_ping() {
+        // ping: rtt 1, 2, 3 ms -> mdev 0.816 ms.
+        let m = mdev(&[1.0, 2.0, 3.0]).unwrap();
+        assert!((m - 0.816_496_58).abs() < 1e-6);
+        assert_eq!(mdev(&[5.0]), Some(0.0));
+    }
+}
