@@ -124,6 +124,26 @@ pub fn ping_one(
     }
 }
 
+/// RTTs by sequence number; a duplicate reply is ignored.
+#[derive(Default)]
+struct Replies {
+    answered: Vec<bool>,
+    rtts_ms: Vec<f64>,
+}
+
+impl Replies {
+    fn record(&mut self, seq: u16, rtt_ms: f64) {
+        let i = usize::from(seq);
+        if self.answered.len() <= i {
+            self.answered.resize(i + 1, false);
+        }
+        if !self.answered[i] {
+            self.answered[i] = true;
+            self.rtts_ms.push(rtt_ms);
+        }
+    }
+}
+
 struct IcmpPinger {
     socket: Socket,
     family: Family,
@@ -159,7 +179,7 @@ impl IcmpPinger {
 
     fn run(&self, cfg: &PingConfig, should_stop: &(dyn Fn() -> bool + Sync)) -> PingResult {
         let mut sent_at: Vec<Option<SystemTime>> = Vec::new();
-        let mut rtts = Vec::new();
+        let mut rtts = Replies::default();
         let start = Instant::now();
         let dest = SockAddr::from(SocketAddr::new(self.target.ip(), 0));
         let mut error = None;
@@ -188,7 +208,7 @@ impl IcmpPinger {
         PingResult {
             method: Method::Icmp,
             sent,
-            rtts_ms: rtts.into_iter().map(|(_, r)| r).collect(),
+            rtts_ms: rtts.rtts_ms,
             error: if sent == 0 { error } else { None },
         }
     }
@@ -199,16 +219,16 @@ impl IcmpPinger {
         &self,
         until: Instant,
         sent_at: &[Option<SystemTime>],
-        rtts: &mut Vec<(u16, f64)>,
+        rtts: &mut Replies,
         last: bool,
         should_stop: &(dyn Fn() -> bool + Sync),
     ) {
         let mut buf = [0u8; 1500];
-        let outstanding = |rtts: &Vec<(u16, f64)>| sent_at.iter().flatten().count() > rtts.len();
+        let sent = sent_at.iter().flatten().count();
         loop {
             let left = until.saturating_duration_since(Instant::now());
             // After the last request, stop as soon as every request has its reply.
-            if left.is_zero() || should_stop() || (last && !outstanding(rtts)) {
+            if left.is_zero() || should_stop() || (last && rtts.rtts_ms.len() >= sent) {
                 return;
             }
             let _ = self
@@ -224,12 +244,12 @@ impl IcmpPinger {
             else {
                 continue;
             };
-            if (self.check_id && echo.id != self.id) || rtts.iter().any(|(s, _)| *s == echo.seq) {
+            if self.check_id && echo.id != self.id {
                 continue;
             }
             if let Some(Some(sent)) = sent_at.get(usize::from(echo.seq)) {
                 if let Ok(rtt) = received.duration_since(*sent) {
-                    rtts.push((echo.seq, rtt.as_secs_f64() * 1e3));
+                    rtts.record(echo.seq, rtt.as_secs_f64() * 1e3);
                 }
             }
         }

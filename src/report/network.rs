@@ -9,15 +9,10 @@ use crate::net::{Aggregate, HostResult, NetworkResults};
 use crate::stats::{mdev, min_avg_max};
 use crate::units::round_to;
 
-/// Ping entries, one per client.
-pub fn ping_entries(results: &NetworkResults) -> Vec<PingEntry> {
-    results.hosts.iter().map(ping_entry).collect()
-}
-
-fn ping_entry(h: &HostResult) -> PingEntry {
-    let ms = |v: f64| round_to(v, 3);
-    let mut entry = PingEntry {
-        hostname: h.hostname.clone(),
+/// A ping entry for a client that could not be pinged at all.
+pub fn ping_error_entry(host: &str, why: &str) -> PingEntry {
+    PingEntry {
+        hostname: host.to_string(),
         latency: None,
         unit: "ms",
         min: None,
@@ -27,9 +22,46 @@ fn ping_entry(h: &HostResult) -> PingEntry {
         received: 0,
         loss_pct: None,
         method: None,
-        address: h.address.as_ref().ok().map(|a| a.ip().to_string()),
-        error: h.address.as_ref().err().cloned(),
-    };
+        address: None,
+        error: Some(why.to_string()),
+    }
+}
+
+/// A bandwidth entry for a client that could not be tested at all.
+pub fn bandwidth_error_entry(host: &str, why: &str, streams: u32) -> BandwidthEntry {
+    BandwidthEntry {
+        hostname: host.to_string(),
+        bandwidth: None,
+        unit: "Gbps",
+        sender_gbps: None,
+        retransmits: None,
+        streams: streams.max(1),
+        seconds: None,
+        reverse_gbps: None,
+        reverse_sender_gbps: None,
+        reverse_retransmits: None,
+        link_speed_gbps: None,
+        link_efficiency_pct: None,
+        interface: None,
+        mtu: None,
+        peer: None,
+        address: None,
+        interrupted: false,
+        error: Some(why.to_string()),
+        reverse_error: None,
+    }
+}
+
+/// Ping entries, one per client.
+pub fn ping_entries(results: &NetworkResults) -> Vec<PingEntry> {
+    results.hosts.iter().map(ping_entry).collect()
+}
+
+fn ping_entry(h: &HostResult) -> PingEntry {
+    let ms = |v: f64| round_to(v, 3);
+    let mut entry = ping_error_entry(&h.hostname, "");
+    entry.address = h.address.as_ref().ok().map(|a| a.ip().to_string());
+    entry.error = h.address.as_ref().err().cloned();
     let Some(p) = &h.ping else {
         return entry;
     };
@@ -76,27 +108,13 @@ fn gbps(v: f64) -> Option<f64> {
 }
 
 fn bandwidth_entry(h: &HostResult, streams: u32) -> BandwidthEntry {
-    let mut e = BandwidthEntry {
-        hostname: h.hostname.clone(),
-        bandwidth: None,
-        unit: "Gbps",
-        sender_gbps: None,
-        retransmits: None,
-        streams,
-        seconds: None,
-        reverse_gbps: None,
-        reverse_sender_gbps: None,
-        reverse_retransmits: None,
-        link_speed_gbps: h.link.as_ref().and_then(|l| l.speed_gbps),
-        link_efficiency_pct: None,
-        interface: h.link.as_ref().map(|l| l.interface.clone()),
-        mtu: h.link.as_ref().and_then(|l| l.mtu),
-        peer: h.peer.clone(),
-        address: h.address.as_ref().ok().map(|a| a.to_string()),
-        interrupted: false,
-        error: None,
-        reverse_error: None,
-    };
+    let mut e = bandwidth_error_entry(&h.hostname, "", streams);
+    e.error = None;
+    e.link_speed_gbps = h.link.as_ref().and_then(|l| l.speed_gbps);
+    e.interface = h.link.as_ref().map(|l| l.interface.clone());
+    e.mtu = h.link.as_ref().and_then(|l| l.mtu);
+    e.peer = h.peer.clone();
+    e.address = h.address.as_ref().ok().map(|a| a.to_string());
     match (&h.address, &h.forward) {
         (Err(why), _) => e.error = Some(why.clone()),
         (Ok(_), None) => {}

@@ -5,7 +5,9 @@
 use crate::checks;
 use crate::config::{Config, Section};
 use crate::os::{self, Interrupt};
-use crate::report::network::{aggregate_entry, bandwidth_entries, ping_entries};
+use crate::report::network::{
+    aggregate_entry, bandwidth_entries, bandwidth_error_entry, ping_entries, ping_error_entry,
+};
 use crate::report::schema::{Document, NotMeasured, Part, RunInfo, SectionStatuses, SleepBench};
 use crate::sched::sleepbench;
 use crate::system::SystemInfo;
@@ -43,7 +45,12 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
     for &section in &config.plan {
         if os::interrupted().is_some() {
             statuses.push((section, "skipped: interrupted".into()));
-            mark_not_measured(&mut doc, section, NotMeasured::skipped("interrupted"));
+            mark_not_measured(
+                &mut doc,
+                section,
+                NotMeasured::skipped("interrupted"),
+                config,
+            );
             continue;
         }
         let status = run_step(section, config, &system, &mut doc);
@@ -89,14 +96,14 @@ fn run_step(section: Section, config: &Config, system: &SystemInfo, doc: &mut Do
         Ok(Ok(StepEnd::Ok)) => return "ok".into(),
         Ok(Ok(StepEnd::Interrupted)) => return "interrupted".into(),
         Ok(Ok(StepEnd::Skipped(why))) => {
-            mark_not_measured(doc, section, NotMeasured::skipped(why.clone()));
+            mark_not_measured(doc, section, NotMeasured::skipped(why.clone()), config);
             return format!("skipped: {why}");
         }
         Ok(Err(e)) => format!("{e:#}"),
         Err(panic) => format!("internal error (panic): {}", panic_message(&panic)),
     };
     eprintln!("health_check: {} failed: {failure}", section.name());
-    mark_not_measured(doc, section, NotMeasured::error(failure.clone()));
+    mark_not_measured(doc, section, NotMeasured::error(failure.clone()), config);
     format!("failed: {failure}")
 }
 
@@ -156,14 +163,30 @@ fn measure_network(config: &Config, doc: &mut Document) -> StepEnd {
 }
 
 /// Records that `section` has no figures, under its document key.
-fn mark_not_measured(doc: &mut Document, section: Section, why: NotMeasured) {
+fn mark_not_measured(doc: &mut Document, section: Section, why: NotMeasured, config: &Config) {
     match section {
         Section::System => doc.system = Some(Part::NotMeasured(why)),
         Section::Sleep => doc.sleepbench = Some(Part::NotMeasured(why)),
-        // Per-host lists stay lists (DCPerf's skeleton); the reason is in health_check.sections.
+        // Per-host lists stay lists (DCPerf's skeleton), with the reason on every host.
         Section::Network => {
-            doc.ping.get_or_insert_with(Vec::new);
-            doc.iperf3_bandwidth.get_or_insert_with(Vec::new);
+            let reason = why.error.or(why.skipped).unwrap_or_default();
+            let streams = config.network.bandwidth.map_or(0, |b| b.streams);
+            if doc.ping.is_none() && config.network.ping.is_some() {
+                doc.ping = Some(
+                    config
+                        .clients
+                        .iter()
+                        .map(|h| ping_error_entry(h, &reason))
+                        .collect(),
+                );
+            }
+            if doc.iperf3_bandwidth.is_none() && config.network.bandwidth.is_some() {
+                let entries = config
+                    .clients
+                    .iter()
+                    .map(|h| bandwidth_error_entry(h, &reason, streams));
+                doc.iperf3_bandwidth = Some(entries.collect());
+            }
         }
         Section::Memory | Section::Storage => {}
     }

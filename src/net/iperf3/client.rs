@@ -13,6 +13,7 @@ use super::stream::{CpuClock, DataStream, Deadline, Direction, is_timeout};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsFd;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -116,12 +117,52 @@ impl TestReport {
     }
 }
 
+/// Connects within `timeout`, waiting in 100 ms slices so Ctrl-C ends the wait at once.
+pub fn connect_interruptible(addr: SocketAddr, timeout: Duration) -> std::io::Result<TcpStream> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use socket2::{Domain, Socket, Type};
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    sock.set_nonblocking(true)?;
+    match sock.connect(&addr.into()) {
+        Ok(()) => {}
+        Err(e)
+            if e.raw_os_error() == Some(libc::EINPROGRESS)
+                || e.kind() == std::io::ErrorKind::WouldBlock => {}
+        Err(e) => return Err(e),
+    }
+    let until = Instant::now() + timeout;
+    loop {
+        if crate::os::interrupted().is_some() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "interrupted",
+            ));
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "connect timed out",
+            ));
+        }
+        let ms = u16::try_from(left.min(Duration::from_millis(100)).as_millis()).unwrap_or(100);
+        let mut fds = [PollFd::new(sock.as_fd(), PollFlags::POLLOUT)];
+        if matches!(poll(&mut fds, PollTimeout::from(ms.max(1))), Ok(n) if n > 0) {
+            if let Some(e) = sock.take_error()? {
+                return Err(e);
+            }
+            sock.set_nonblocking(false)?;
+            return Ok(sock.into());
+        }
+    }
+}
+
 /// Connects with `timeout`, retrying a refused connection a few times for 1 s: a stock server
 /// closes and reopens its listener between tests.
 pub fn connect(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, ClientError> {
     let until = Instant::now() + Duration::from_secs(1);
     loop {
-        match TcpStream::connect_timeout(&addr, timeout) {
+        match connect_interruptible(addr, timeout) {
             Ok(s) => return Ok(s),
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
                 if Instant::now() >= until {
@@ -179,7 +220,8 @@ fn run_test_once(
         .write_all(&cookie)
         .map_err(|e| ProtocolError::from_io(e, "sending the cookie"))?;
     expect(&ctrl, timeouts, State::ParamExchange, "PARAM_EXCHANGE")?;
-    let params = Params::tcp_test(spec.streams, spec.seconds, spec.reverse);
+    let mut params = Params::tcp_test(spec.streams, spec.seconds, spec.reverse);
+    params.len = spec.block as i64;
     write_json(&mut Deadline::new(&ctrl, timeouts.control), &params)?;
     expect(&ctrl, timeouts, State::CreateStreams, "CREATE_STREAMS")?;
     let direction = if spec.reverse {
@@ -353,8 +395,13 @@ fn local_results(
     }
 }
 
+/// Sums non-negative counts without overflowing on a peer's absurd figures.
+fn saturating_total(values: impl Iterator<Item = i64>) -> u64 {
+    values.fold(0u64, |acc, v| acc.saturating_add(v.max(0) as u64))
+}
+
 fn sum_bytes(results: &Results) -> u64 {
-    results.streams.iter().map(|s| s.bytes.max(0) as u64).sum()
+    saturating_total(results.streams.iter().map(|s| s.bytes))
 }
 
 /// The first stream's time as the peer reports it (iperf3 uses stream 1's time for the sums).

@@ -10,34 +10,23 @@
 //! their cookie, the oldest is closed to make room, so a flood of silent connections cannot lock
 //! out a real client for long.
 
-use super::protocol::{
-    COOKIE_LEN, MAX_BLOCK, MAX_PARAMS_JSON, MAX_RESULTS_JSON, MAX_STREAMS, Params, ProtocolError,
-    Results, State, StreamResult, ierr, read_json, read_state, stream_id, write_json,
-    write_server_error, write_state,
-};
-use super::stream::{CpuClock, DataStream, Deadline, Direction, is_timeout};
+use super::protocol::{COOKIE_LEN, State};
+use super::session::{self, CONTROL_WAIT};
+use super::stream::Deadline;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Connections allowed to wait for their cookie at once; beyond that the oldest is closed.
 pub const MAX_PENDING: usize = 64;
-/// Deadline for each control-channel wait (iperf3 3.15+ uses 10 s).
-const CONTROL_WAIT: Duration = Duration::from_secs(10);
-/// Deadline for all data streams of a test to connect.
-const STREAMS_WAIT: Duration = Duration::from_secs(10);
-/// A receiving test with no new data for this long is aborted (iperf3's --rcv-timeout default).
-const RECEIVE_IDLE: Duration = Duration::from_secs(120);
-/// Slack after `time + omit` before a timed test is aborted (iperf3: 40 s).
-const DURATION_SLACK: Duration = Duration::from_secs(40);
-/// Stack of a greeter thread (cookie, parameters, control loop).
-const GREETER_STACK: usize = 256 * 1024;
+/// Stack of a greeter thread, which also runs the test's control loop and decodes peer JSON.
+const GREETER_STACK: usize = 1024 * 1024;
 
 /// Where the responder listens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,19 +69,27 @@ pub struct ServeLog {
     pub dropped: u64,
 }
 
-enum Phase {
+/// What the responder is doing, as the acceptor and the greeters see it.
+pub(super) enum Phase {
+    /// No test: the next connection with a cookie starts one.
     Idle,
+    /// A test runs: new connections are refused.
     Busy,
+    /// A test is connecting its data streams: connections with its cookie are handed over, with
+    /// their accept ticket so the test can number them in accept order.
     Streams {
+        /// The running test's cookie.
         cookie: [u8; COOKIE_LEN],
-        tx: Sender<TcpStream>,
+        /// Where the test takes its streams.
+        tx: Sender<(u64, TcpStream)>,
     },
 }
 
 /// Called after each test (the client role prints a line for it).
 type TestHook = Box<dyn Fn(&ServedTest) + Send + Sync>;
 
-struct Shared {
+/// State shared by the acceptor, the greeters and the running test.
+pub(super) struct Shared {
     phase: Mutex<Phase>,
     on_test: Option<TestHook>,
     /// Connections waiting for their cookie, oldest first: (ticket, a handle to shut it down).
@@ -100,11 +97,12 @@ struct Shared {
     next_ticket: AtomicU64,
     log: Mutex<ServeLog>,
     last_test_end: Mutex<Instant>,
-    stopping: AtomicBool,
+    /// Set when `serve` returns: a running test ends with SERVER_TERMINATE.
+    pub(super) stopping: AtomicBool,
 }
 
 impl Shared {
-    fn phase(&self) -> MutexGuard<'_, Phase> {
+    pub(super) fn phase(&self) -> MutexGuard<'_, Phase> {
         self.phase.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -298,425 +296,38 @@ fn greet(shared: &Shared, conn: TcpStream, peer: SocketAddr, ticket: u64) {
         return;
     }
     let mut phase = shared.phase();
-    match &*phase {
-        Phase::Streams { cookie: want, tx } => {
-            if *want == cookie {
-                let _ = tx.send(conn);
-            } else {
-                refuse(&conn);
-                drop(phase);
-                shared.log().refused_busy += 1;
-            }
+    let claimed = match &*phase {
+        Phase::Streams { cookie: want, tx } if *want == cookie => {
+            let _ = tx.send((ticket, conn));
+            return;
         }
-        Phase::Busy => {
-            refuse(&conn);
-            drop(phase);
-            shared.log().refused_busy += 1;
-        }
+        Phase::Streams { .. } | Phase::Busy => false,
         Phase::Idle => {
             *phase = Phase::Busy;
-            drop(phase);
-            let served = Session::new(shared, &conn, peer, cookie).run();
-            let _ = conn.shutdown(std::net::Shutdown::Both);
-            if let (Some(test), Some(hook)) = (&served, &shared.on_test) {
-                hook(test);
-            }
-            let mut log = shared.log();
-            match served {
-                Some(test) => log.tests.push(test),
-                None => log.dropped += 1,
-            }
-            drop(log);
-            if let Ok(mut t) = shared.last_test_end.lock() {
-                *t = Instant::now();
-            }
-            *shared.phase() = Phase::Idle;
+            true
         }
-    }
-}
-
-/// How a test's control loop ended.
-enum Stop {
-    TestEnd,
-    Abort(String),
-}
-
-struct Session<'a> {
-    shared: &'a Shared,
-    ctrl: &'a TcpStream,
-    peer: SocketAddr,
-    cookie: [u8; COOKIE_LEN],
-}
-
-impl<'a> Session<'a> {
-    fn new(
-        shared: &'a Shared,
-        ctrl: &'a TcpStream,
-        peer: SocketAddr,
-        cookie: [u8; COOKIE_LEN],
-    ) -> Self {
-        Self {
-            shared,
-            ctrl,
-            peer,
-            cookie,
-        }
-    }
-
-    /// Runs one test; `None` when it ended before the parameters were accepted.
-    fn run(&self) -> Option<ServedTest> {
-        let _ = self.ctrl.set_nodelay(true);
-        write_state(
-            &mut Deadline::new(self.ctrl, CONTROL_WAIT),
-            State::ParamExchange,
-        )
-        .ok()?;
-        let params: Params = match read_json(
-            &mut Deadline::new(self.ctrl, CONTROL_WAIT),
-            MAX_PARAMS_JSON,
-            "parameters",
-        ) {
-            Ok(p) => p,
-            Err(e) => {
-                if matches!(e, ProtocolError::Malformed { .. }) {
-                    self.server_error(ierr::RECV_PARAMS);
-                }
-                return None;
-            }
-        };
-        if let Err(code) = validate(&params) {
-            self.server_error(code);
-            return None;
-        }
-        let mut test = ServedTest {
-            peer: SocketAddr::new(self.peer.ip().to_canonical(), self.peer.port()).to_string(),
-            client_version: params.client_version.clone(),
-            streams: 0,
-            mode: if params.bidirectional {
-                "bidir"
-            } else if params.reverse {
-                "send"
-            } else {
-                "receive"
-            },
-            bytes_received: 0,
-            bytes_sent: 0,
-            seconds: 0.0,
-            outcome: "ok".into(),
-        };
-        if let Err(why) = self.run_test(&params, &mut test) {
-            test.outcome = why;
-        }
-        Some(test)
-    }
-
-    fn server_error(&self, code: i32) {
-        let _ = write_server_error(
-            &mut Deadline::new(self.ctrl, Duration::from_secs(1)),
-            code,
-            0,
-        );
-    }
-
-    fn run_test(&self, params: &Params, test: &mut ServedTest) -> Result<(), String> {
-        let streams = self.accept_streams(params)?;
-        test.streams = streams.len() as u32;
-        let block = params.len.clamp(1, MAX_BLOCK as i64) as usize;
-        apply_options(&streams, params);
-        let counting = AtomicBool::new(true);
-        let stop = AtomicBool::new(false);
-        write_state(
-            &mut Deadline::new(self.ctrl, CONTROL_WAIT),
-            State::TestStart,
-        )
-        .map_err(|e| e.to_string())?;
-        let mut t0 = Instant::now();
-        write_state(
-            &mut Deadline::new(self.ctrl, CONTROL_WAIT),
-            State::TestRunning,
-        )
-        .map_err(|e| e.to_string())?;
-        let cpu = CpuClock::start();
-        let pace = params.bandwidth.filter(|&b| b > 0).map(|b| b as u64);
-        let (ended, baseline) = std::thread::scope(|scope| {
-            for s in &streams {
-                let (counting, stop) = (&counting, &stop);
-                scope.spawn(move || s.run(block, counting, stop, pace));
-            }
-            let outcome = self.control_loop(params, &streams, &mut t0);
-            counting.store(false, Ordering::Relaxed);
-            stop.store(true, Ordering::Relaxed);
-            for s in &streams {
-                s.close();
-            }
-            outcome
-        });
-        let elapsed = t0.elapsed();
-        let baseline_of = |i: usize| baseline.get(i).copied().unwrap_or(0);
-        for (i, s) in streams.iter().enumerate() {
-            let bytes = s.bytes().saturating_sub(baseline_of(i));
-            match s.direction {
-                Direction::Send => test.bytes_sent += bytes,
-                Direction::Receive => test.bytes_received += bytes,
-            }
-        }
-        test.seconds = (elapsed.as_secs_f64() * 1000.0).round() / 1000.0;
-        match ended {
-            Stop::TestEnd => self.exchange_results(&streams, &baseline, elapsed, &cpu),
-            Stop::Abort(why) => Err(why),
-        }
-    }
-
-    /// Announces CREATE_STREAMS and takes the test's data connections as the acceptor hands them
-    /// over, numbered in arrival order. In bidir mode the first half carries client-to-server data.
-    fn accept_streams(&self, params: &Params) -> Result<Vec<DataStream>, String> {
-        let per_direction = params.parallel as usize;
-        let total = if params.bidirectional {
-            2 * per_direction
-        } else {
-            per_direction
-        };
-        let (tx, rx): (Sender<TcpStream>, Receiver<TcpStream>) = mpsc::channel();
-        *self.shared.phase() = Phase::Streams {
-            cookie: self.cookie,
-            tx,
-        };
-        let announced = write_state(
-            &mut Deadline::new(self.ctrl, CONTROL_WAIT),
-            State::CreateStreams,
-        );
-        let until = Instant::now() + STREAMS_WAIT;
-        let mut streams = Vec::with_capacity(total);
-        while announced.is_ok() && streams.len() < total {
-            let left = until.saturating_duration_since(Instant::now());
-            let Ok(sock) = rx.recv_timeout(left) else {
-                break;
-            };
-            let i = streams.len();
-            let direction = if params.bidirectional {
-                if i < per_direction {
-                    Direction::Receive
-                } else {
-                    Direction::Send
-                }
-            } else if params.reverse {
-                Direction::Send
-            } else {
-                Direction::Receive
-            };
-            streams.push(DataStream::new(stream_id(i), sock, direction));
-        }
-        *self.shared.phase() = Phase::Busy;
-        announced.map_err(|e| e.to_string())?;
-        if streams.len() < total {
-            return Err(format!(
-                "only {} of {total} data streams connected within {STREAMS_WAIT:?}",
-                streams.len()
-            ));
-        }
-        Ok(streams)
-    }
-
-    /// Waits for TEST_END while the streams run, enforcing the deadlines. Returns how it ended and
-    /// the per-stream byte counts at the end of the omit period (subtracted later).
-    fn control_loop(
-        &self,
-        params: &Params,
-        streams: &[DataStream],
-        t0: &mut Instant,
-    ) -> (Stop, Vec<u64>) {
-        let omit = Duration::from_secs(params.omit.max(0) as u64);
-        let time = Duration::from_secs(params.time.max(0) as u64);
-        let guard = (params.time > 0).then(|| *t0 + omit + time + DURATION_SLACK);
-        let receiving = streams.iter().any(|s| s.direction == Direction::Receive);
-        let mut baseline = vec![0u64; streams.len()];
-        let mut omitted = omit.is_zero();
-        let mut last_bytes = 0u64;
-        let mut last_progress = Instant::now();
-        loop {
-            if !omitted && t0.elapsed() >= omit {
-                baseline = streams.iter().map(|s| s.bytes()).collect();
-                *t0 = Instant::now();
-                omitted = true;
-            }
-            if self.shared.stopping.load(Ordering::Relaxed) {
-                let _ = write_state(
-                    &mut Deadline::new(self.ctrl, Duration::from_secs(1)),
-                    State::ServerTerminate,
-                );
-                return (
-                    Stop::Abort("the responder was stopped mid-test".into()),
-                    baseline,
-                );
-            }
-            if guard.is_some_and(|g| Instant::now() >= g) {
-                self.server_error(ierr::DURATION_EXPIRED);
-                return (
-                    Stop::Abort("the client did not end the test in time".into()),
-                    baseline,
-                );
-            }
-            let total: u64 = streams.iter().map(|s| s.bytes()).sum();
-            if total != last_bytes {
-                last_bytes = total;
-                last_progress = Instant::now();
-            } else if receiving && last_progress.elapsed() >= RECEIVE_IDLE {
-                self.server_error(ierr::NO_MESSAGE);
-                return (Stop::Abort("no data received for 120 s".into()), baseline);
-            }
-            match self.poll_state() {
-                Ok(Some(State::TestEnd)) => return (Stop::TestEnd, baseline),
-                Ok(Some(State::TestStart)) | Ok(None) => continue,
-                Ok(Some(State::ClientTerminate)) => {
-                    return (
-                        Stop::Abort("the client terminated the test".into()),
-                        baseline,
-                    );
-                }
-                Ok(Some(s)) => {
-                    return (
-                        Stop::Abort(format!("unexpected state {} from the client", s.byte())),
-                        baseline,
-                    );
-                }
-                Err(e) => return (Stop::Abort(e.to_string()), baseline),
-            }
-        }
-    }
-
-    /// One state byte if it arrives within 250 ms.
-    fn poll_state(&self) -> Result<Option<State>, ProtocolError> {
-        self.ctrl
-            .set_read_timeout(Some(Duration::from_millis(250)))
-            .map_err(|e| ProtocolError::from_io(e, "TEST_END"))?;
-        let mut b = [0u8; 1];
-        match (&mut &*self.ctrl).read(&mut b) {
-            Ok(0) => Err(ProtocolError::Closed("TEST_END")),
-            Ok(_) => State::from_byte(b[0])
-                .map(Some)
-                .ok_or(ProtocolError::UnexpectedState(b[0])),
-            Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => Ok(None),
-            Err(e) => Err(ProtocolError::from_io(e, "TEST_END")),
-        }
-    }
-
-    /// EXCHANGE_RESULTS: read the client's results first, then send ours, then DISPLAY_RESULTS,
-    /// and wait (bounded) for IPERF_DONE before the caller closes.
-    fn exchange_results(
-        &self,
-        streams: &[DataStream],
-        baseline: &[u64],
-        elapsed: Duration,
-        cpu: &CpuClock,
-    ) -> Result<(), String> {
-        let io = |e: ProtocolError| e.to_string();
-        write_state(
-            &mut Deadline::new(self.ctrl, CONTROL_WAIT),
-            State::ExchangeResults,
-        )
-        .map_err(io)?;
-        let _client: Results = read_json(
-            &mut Deadline::new(self.ctrl, CONTROL_WAIT),
-            MAX_RESULTS_JSON,
-            "the client's results",
-        )
-        .map_err(io)?;
-        let ours = server_results(streams, baseline, elapsed, cpu);
-        write_json(&mut Deadline::new(self.ctrl, CONTROL_WAIT), &ours).map_err(io)?;
-        write_state(
-            &mut Deadline::new(self.ctrl, CONTROL_WAIT),
-            State::DisplayResults,
-        )
-        .map_err(io)?;
-        match read_state(&mut Deadline::new(self.ctrl, CONTROL_WAIT), "IPERF_DONE") {
-            Ok(_) | Err(ProtocolError::Closed(_)) => Ok(()),
-            Err(e) => Err(e.to_string()),
-        }
-    }
-}
-
-/// Parameters we cannot serve, as the iperf3 error number to answer with.
-fn validate(p: &Params) -> Result<(), i32> {
-    if p.udp || p.sctp {
-        return Err(ierr::UNIMPLEMENTED);
-    }
-    if p.parallel < 1 || p.parallel > i64::from(MAX_STREAMS) {
-        return Err(ierr::NUM_STREAMS);
-    }
-    if p.len < 1 || p.len > MAX_BLOCK as i64 {
-        return Err(ierr::BLOCK_SIZE);
-    }
-    if p.time < 0 || p.omit < 0 || p.omit > 600 || p.time > 86_400 {
-        return Err(ierr::RECV_PARAMS);
-    }
-    Ok(())
-}
-
-/// Applies the client's socket options to the data connections (best effort, as iperf3 warns).
-fn apply_options(streams: &[DataStream], p: &Params) {
-    for s in streams {
-        let sock = socket2::SockRef::from(&s.socket);
-        if let Some(w) = p.window.filter(|&w| w > 0) {
-            let _ = sock.set_send_buffer_size(w as usize);
-            let _ = sock.set_recv_buffer_size(w as usize);
-        }
-        if let Some(cc) = &p.congestion {
-            let _ = sock.set_tcp_congestion(cc.as_bytes());
-        }
-    }
-}
-
-fn server_results(
-    streams: &[DataStream],
-    baseline: &[u64],
-    elapsed: Duration,
-    cpu: &CpuClock,
-) -> Results {
-    let (total, user, system) = cpu.percent();
-    let any_sender = streams.iter().any(|s| s.direction == Direction::Send);
-    let entries: Vec<StreamResult> = streams
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let bytes = s
-                .bytes()
-                .saturating_sub(baseline.get(i).copied().unwrap_or(0));
-            let retransmits = match s.direction {
-                Direction::Send => {
-                    crate::os::tcp_total_retransmits(s.socket.as_fd()).map_or(-1, |r| r as i64)
-                }
-                Direction::Receive => -1,
-            };
-            StreamResult {
-                id: s.id,
-                bytes: i64::try_from(bytes).unwrap_or(i64::MAX),
-                retransmits,
-                jitter: 0.0,
-                errors: 0,
-                omitted_errors: 0,
-                packets: 0,
-                omitted_packets: 0,
-                start_time: 0.0,
-                end_time: elapsed.as_secs_f64(),
-            }
-        })
-        .collect();
-    let has_retransmits = if !any_sender {
-        -1
-    } else if entries.iter().filter(|e| e.retransmits >= 0).count() > 0 {
-        1
-    } else {
-        0
     };
-    Results {
-        cpu_util_total: total,
-        cpu_util_user: user,
-        cpu_util_system: system,
-        sender_has_retransmits: has_retransmits,
-        congestion_used: None,
-        streams: entries,
-        health_check_version: Some(super::protocol::our_version()),
+    drop(phase);
+    if !claimed {
+        refuse(&conn);
+        shared.log().refused_busy += 1;
+        return;
     }
+    let served = session::run(shared, &conn, peer, cookie);
+    let _ = conn.shutdown(std::net::Shutdown::Both);
+    if let (Some(test), Some(hook)) = (&served, &shared.on_test) {
+        hook(test);
+    }
+    let mut log = shared.log();
+    match served {
+        Some(test) => log.tests.push(test),
+        None => log.dropped += 1,
+    }
+    drop(log);
+    if let Ok(mut t) = shared.last_test_end.lock() {
+        *t = Instant::now();
+    }
+    *shared.phase() = Phase::Idle;
 }
 
 /// Bytes moved by the responder over its life (for the client role's document).

@@ -140,8 +140,12 @@ pub fn is_timeout(e: &io::Error) -> bool {
     )
 }
 
-/// Reads and writes on a control connection that give up at a fixed instant: every call sets the
-/// socket timeout to the time left, so a peer that trickles bytes cannot stretch the wait.
+/// How long control I/O may still take once SIGINT/SIGTERM has arrived.
+pub const AFTER_INTERRUPT: Duration = Duration::from_secs(1);
+
+/// Reads and writes on a control connection that give up at a fixed instant: every call waits
+/// in slices of at most 200 ms up to the time left, so a peer that trickles bytes cannot stretch
+/// the wait, and a Ctrl-C cuts what is left to [`AFTER_INTERRUPT`].
 pub struct Deadline<'a> {
     socket: &'a TcpStream,
     until: Instant,
@@ -156,27 +160,42 @@ impl<'a> Deadline<'a> {
         }
     }
 
-    fn left(&self) -> io::Result<Duration> {
-        let left = self.until.saturating_duration_since(Instant::now());
+    /// The next wait: the time left, at most 200 ms; an error once the deadline has passed.
+    fn slice(&mut self) -> io::Result<Duration> {
+        let now = Instant::now();
+        if crate::os::interrupted().is_some() {
+            self.until = self.until.min(now + AFTER_INTERRUPT);
+        }
+        let left = self.until.saturating_duration_since(now);
         if left.is_zero() {
             Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"))
         } else {
-            Ok(left)
+            Ok(left.min(Duration::from_millis(200)))
         }
     }
 }
 
 impl Read for Deadline<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.socket.set_read_timeout(Some(self.left()?))?;
-        (&mut &*self.socket).read(buf)
+        loop {
+            self.socket.set_read_timeout(Some(self.slice()?))?;
+            match (&mut &*self.socket).read(buf) {
+                Err(e) if is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => continue,
+                other => return other,
+            }
+        }
     }
 }
 
 impl Write for Deadline<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.socket.set_write_timeout(Some(self.left()?))?;
-        (&mut &*self.socket).write(buf)
+        loop {
+            self.socket.set_write_timeout(Some(self.slice()?))?;
+            match (&mut &*self.socket).write(buf) {
+                Err(e) if is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => continue,
+                other => return other,
+            }
+        }
     }
 
     fn flush(&mut self) -> io::Result<()> {
