@@ -45,6 +45,9 @@ pub struct Cli {
     /// Client-role (responder) knobs.
     #[command(flatten)]
     pub responder: ResponderArgs,
+    /// Memory-section knobs.
+    #[command(flatten)]
+    pub memory: MemoryArgs,
 }
 
 /// The role DCPerf passes with `-r`.
@@ -157,6 +160,20 @@ pub enum PingMethodArg {
     Tcp,
 }
 
+/// Memory-section knobs.
+#[derive(Debug, Args)]
+pub struct MemoryArgs {
+    /// Size of the idle-latency chain in MiB (mm-mem: 512).
+    #[arg(long, value_name = "MIB", allow_negative_numbers = true)]
+    pub memory_size: Option<i64>,
+    /// Measurements per memory figure (min/avg/max are reported).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub memory_repeats: Option<i64>,
+    /// Grow the hugetlb pools for the run so the chains get huge pages (root; restored after).
+    #[arg(long)]
+    pub memory_reserve_hugepages: bool,
+}
+
 /// Client-role (responder) knobs.
 #[derive(Debug, Args)]
 pub struct ResponderArgs {
@@ -227,6 +244,15 @@ pub enum Command {
         #[command(flatten)]
         net: NetArgs,
     },
+    /// Measure memory latency and bandwidth (memory section only).
+    Memory {
+        /// Shared options.
+        #[command(flatten)]
+        common: CommonArgs,
+        /// Memory knobs.
+        #[command(flatten)]
+        memory: MemoryArgs,
+    },
     /// Serve iperf3 tests in the foreground (the client role).
     Serve {
         /// Shared options.
@@ -294,7 +320,7 @@ pub fn with_env_options(mut args: Vec<String>, env: Option<&str>) -> Vec<String>
     if extra.is_empty() || args.is_empty() {
         return args;
     }
-    let subcommands = ["system", "sleep", "ping", "iperf", "serve"];
+    let subcommands = ["system", "sleep", "ping", "iperf", "memory", "serve"];
     let at = if args
         .get(1)
         .is_some_and(|a| subcommands.contains(&a.as_str()))

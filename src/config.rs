@@ -2,9 +2,11 @@
 //! profile defaults settled. Measurement code takes these types, never clap's.
 
 use crate::cli::{
-    Cli, Command, CommonArgs, NetArgs, ProfileArg, ResponderArgs, RoleArg, SectionArg, SleepArgs,
+    Cli, Command, CommonArgs, MemoryArgs, NetArgs, ProfileArg, ResponderArgs, RoleArg, SectionArg,
+    SleepArgs,
 };
 use crate::error::ConfigError;
+use crate::memory::MemoryConfig;
 use crate::net::iperf3::client::Timeouts;
 use crate::net::ping::{MethodChoice, PingConfig};
 use crate::net::{BandwidthConfig, NetworkConfig};
@@ -120,6 +122,32 @@ impl Profile {
     }
 }
 
+impl Profile {
+    /// Memory-section settings of the profile. Standard keeps mm-mem's sizes (512 MiB chain,
+    /// 128 MiB per thread) with shorter, repeated measurements so the section takes under a
+    /// minute on a small machine; thorough comes close to mm-mem's 2 s points.
+    pub fn memory(self) -> MemoryConfig {
+        let ms = Duration::from_millis;
+        let (region_mib, thread_mib, repeats, idle, bw, sweep, curve, warmup) = match self {
+            Profile::Standard => (512, 128, 3, ms(500), ms(500), ms(400), ms(100), ms(200)),
+            Profile::Quick => (128, 64, 1, ms(200), ms(200), ms(40), ms(20), ms(50)),
+            Profile::Thorough => (1024, 128, 5, ms(1000), ms(1000), ms(1000), ms(200), ms(500)),
+        };
+        MemoryConfig {
+            region_bytes: region_mib << 20,
+            thread_region_bytes: thread_mib << 20,
+            repeats,
+            idle_time: idle,
+            bandwidth_time: bw,
+            sweep_time: sweep,
+            curve_time: curve,
+            warmup,
+            reserve_hugepages: false,
+            curve_fine: self != Profile::Quick,
+        }
+    }
+}
+
 /// iperf3 streams per test (DCPerf: -P4).
 pub const IPERF_STREAMS: u32 = 4;
 
@@ -202,6 +230,8 @@ pub struct Config {
     pub network: NetworkConfig,
     /// Client-role settings.
     pub responder: ResponderConfig,
+    /// Memory-section settings.
+    pub memory: MemoryConfig,
     /// Notes for the person running it (ignored options and the like), printed on stderr.
     pub notes: Vec<String>,
 }
@@ -221,9 +251,14 @@ pub fn split_clients(values: &[String]) -> Vec<String> {
 impl Config {
     /// Validates the command line. `usable_cpus` sets the default sleep thread count.
     pub fn from_cli(cli: &Cli, usable_cpus: usize) -> Result<Config, ConfigError> {
-        let none = (SleepArgs::none(), NetArgs::none(), ResponderArgs::none());
+        let none = (
+            SleepArgs::none(),
+            NetArgs::none(),
+            ResponderArgs::none(),
+            MemoryArgs::none(),
+        );
         let base = |mode, common, sleep, net, responder| {
-            Self::base(mode, common, sleep, net, responder, usable_cpus)
+            Self::base(mode, common, sleep, net, responder, &none.3, usable_cpus)
         };
         match &cli.command {
             Some(Command::System { common }) => {
@@ -270,6 +305,13 @@ impl Config {
                 c.network.ping = None;
                 c.with_hosts(hosts)
             }
+            Some(Command::Memory { common, memory }) => {
+                let mode = debug(Section::Memory, "memory");
+                let mut c =
+                    Self::base(mode, common, &none.0, &none.1, &none.2, memory, usable_cpus)?;
+                c.plan = vec![Section::Memory];
+                Ok(c)
+            }
             Some(Command::Serve { common, responder }) => {
                 base(Mode::Client, common, &none.0, &none.1, responder)
             }
@@ -306,6 +348,7 @@ impl Config {
             &cli.sleep,
             &cli.net,
             &cli.responder,
+            &cli.memory,
             usable_cpus,
         )?;
         config.clients = split_clients(&cli.role.clients);
@@ -332,6 +375,7 @@ impl Config {
         sleep: &SleepArgs,
         net: &NetArgs,
         responder: &ResponderArgs,
+        memory: &MemoryArgs,
         usable_cpus: usize,
     ) -> Result<Config, ConfigError> {
         let profile: Profile = common.profile.into();
@@ -348,6 +392,7 @@ impl Config {
             sleep: sleep_config(sleep, profile, usable_cpus)?,
             network: network_config(net, profile, common.port)?,
             responder: responder_config(responder, common.port)?,
+            memory: memory_config(memory, profile)?,
             notes: Vec::new(),
         })
     }
@@ -369,6 +414,32 @@ impl NetArgs {
             ping_method: crate::cli::PingMethodArg::Auto,
         }
     }
+}
+
+impl MemoryArgs {
+    fn none() -> Self {
+        MemoryArgs {
+            memory_size: None,
+            memory_repeats: None,
+            memory_reserve_hugepages: false,
+        }
+    }
+}
+
+fn memory_config(args: &MemoryArgs, profile: Profile) -> Result<MemoryConfig, ConfigError> {
+    let mut m = profile.memory();
+    if let Some(mib) = args.memory_size {
+        let mib = int_in(Some(mib), "--memory-size", 1..=1 << 20, 0)?;
+        m.region_bytes = (mib as usize) << 20;
+    }
+    m.repeats = int_in(
+        args.memory_repeats,
+        "--memory-repeats",
+        1..=100,
+        m.repeats as u32,
+    )? as usize;
+    m.reserve_hugepages = args.memory_reserve_hugepages;
+    Ok(m)
 }
 
 impl ResponderArgs {

@@ -80,7 +80,52 @@ fn key_figures(doc: &Document, section: &str) -> String {
                 )
             })
             .unwrap_or_default(),
+        "network" => network_figures(doc),
+        "memory" => doc
+            .memory
+            .as_ref()
+            .and_then(|p| p.measured())
+            .map(|m| {
+                let mut parts = Vec::new();
+                for (pattern, matrix) in &m.idle_latency {
+                    if let Some(ns) = matrix.values().next().and_then(|row| row.values().next()) {
+                        parts.push(format!("idle {pattern} {ns} ns"));
+                    }
+                }
+                if let Some(v) = m.peak_bandwidth_mb_s.get("all reads") {
+                    parts.push(format!("all reads {v:.0} MiB/s"));
+                }
+                if let Some(v) = m.peak_read_simd_mb_s {
+                    parts.push(format!("vector reads {v:.0} MiB/s"));
+                }
+                format!("({})", parts.join(", "))
+            })
+            .unwrap_or_default(),
         _ => String::new(),
+    }
+}
+
+fn network_figures(doc: &Document) -> String {
+    let mut parts = Vec::new();
+    for b in doc.iperf3_bandwidth.iter().flatten() {
+        match (b.bandwidth, b.reverse_gbps) {
+            (Some(f), Some(r)) => parts.push(format!("{} {f}/{r} Gbit/s", b.hostname)),
+            (Some(f), None) => parts.push(format!("{} {f} Gbit/s", b.hostname)),
+            _ => parts.push(format!("{} no bandwidth", b.hostname)),
+        }
+    }
+    if parts.is_empty() {
+        for p in doc.ping.iter().flatten() {
+            parts.push(match p.latency {
+                Some(ms) => format!("{} {ms} ms", p.hostname),
+                None => format!("{} no reply", p.hostname),
+            });
+        }
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("({})", parts.join(", "))
     }
 }
 

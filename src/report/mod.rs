@@ -6,6 +6,7 @@
 
 pub mod envelope;
 pub mod human;
+pub mod memory;
 pub mod network;
 pub mod schema;
 

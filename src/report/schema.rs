@@ -28,6 +28,9 @@ pub struct Document {
     /// DCPerf's nanosleep benchmark.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sleepbench: Option<Part<SleepBench>>,
+    /// Memory latency and bandwidth.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Part<super::memory::MemoryPart>>,
     /// What the machine is and how it is set up.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system: Option<Part<SystemInfo>>,

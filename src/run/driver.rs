@@ -5,6 +5,7 @@
 use crate::checks;
 use crate::config::{Config, Section};
 use crate::os::{self, Interrupt};
+use crate::report::memory::MemoryPart;
 use crate::report::network::{
     aggregate_entry, bandwidth_entries, bandwidth_error_entry, ping_entries, ping_error_entry,
 };
@@ -135,10 +136,48 @@ fn measure(
             }))
         }
         Section::Network => Ok(measure_network(config, doc)),
-        Section::Memory | Section::Storage => {
-            Ok(StepEnd::Skipped("not available in this build".into()))
-        }
+        Section::Memory => measure_memory(config, system, doc),
+        Section::Storage => Ok(StepEnd::Skipped("not available in this build".into())),
     }
+}
+
+fn measure_memory(
+    config: &Config,
+    system: &SystemInfo,
+    doc: &mut Document,
+) -> anyhow::Result<StepEnd> {
+    let online: Vec<usize> = system.topology.cpus.iter().map(|c| c.id).collect();
+    let usable: Vec<usize> = match crate::os::allowed_cpus() {
+        Some(allowed) => online.into_iter().filter(|c| allowed.contains(c)).collect(),
+        None => online,
+    };
+    let stop = || os::interrupted().is_some();
+    let results = crate::memory::run(
+        &config.memory,
+        &system.topology,
+        &usable,
+        system.mem_available_kib.map(|k| k * 1024),
+        &stop,
+        &|line| eprintln!("health_check: {line}"),
+    );
+    let part = MemoryPart::from_results(
+        &results,
+        config.memory.region_bytes,
+        config.memory.repeats,
+        &system.topology.caches,
+    );
+    if part.is_empty() && !stop() {
+        anyhow::bail!(
+            "no memory figure could be measured: {}",
+            results.errors.join("; ")
+        );
+    }
+    doc.memory = Some(Part::Measured(part));
+    Ok(if stop() {
+        StepEnd::Interrupted
+    } else {
+        StepEnd::Ok
+    })
 }
 
 fn measure_network(config: &Config, doc: &mut Document) -> StepEnd {
@@ -188,7 +227,8 @@ fn mark_not_measured(doc: &mut Document, section: Section, why: NotMeasured, con
                 doc.iperf3_bandwidth = Some(entries.collect());
             }
         }
-        Section::Memory | Section::Storage => {}
+        Section::Memory => doc.memory = Some(Part::NotMeasured(why)),
+        Section::Storage => {}
     }
 }
 

@@ -7,6 +7,7 @@
 //! - `json_contract`: every document validates against the schema and reads back into test types.
 //! - `interrupt`: SIGINT/SIGTERM mid-run still give a valid document.
 //! - `jobs_yaml`: our jobs/ files hold DCPerf's exact entries.
+//! - `memory`: the memory section end to end.
 //! - `netns`: two-host test networks in namespaces (helper).
 //! - `network`: ping and iperf3 against real peers, shaped links, hostile peers, the client role.
 //! - `protocol_props`: property tests over the iperf3 control-message decoder.
@@ -17,6 +18,7 @@ mod cli;
 mod interrupt;
 mod jobs_yaml;
 mod json_contract;
+mod memory;
 mod netns;
 mod network;
 mod protocol_props;

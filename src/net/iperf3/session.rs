@@ -237,7 +237,10 @@ impl Session<'_> {
                         break Stop::Abort("the client terminated the test".into());
                     }
                     Ok(Some(s)) => {
-                        break Stop::Abort(format!("unexpected state {} from the client", s.byte()));
+                        break Stop::Abort(format!(
+                            "unexpected state {} from the client",
+                            s.byte()
+                        ));
                     }
                     Err(e) => break Stop::Abort(e.to_string()),
                 }

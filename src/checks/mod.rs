@@ -3,6 +3,8 @@
 //! CPU under 50 % and IRQ under 30 % during the nanosleep benchmark, and more than 15 000 calls per
 //! second per thread. Per-client rules are named `rule:hostname`.
 
+mod memory;
+
 use crate::report::schema::{BandwidthEntry, Check, Document, PingEntry, SleepBench, Status};
 
 /// Limits the rules judge against.
@@ -20,6 +22,10 @@ pub struct Thresholds {
     pub link_efficiency_pct: f64,
     /// forward and reverse bandwidth differing by more than this warns, % of the larger.
     pub reverse_asymmetry_pct: f64,
+    /// memory: repeats whose max/min exceeds this warn.
+    pub repeat_spread: f64,
+    /// memory: latency must rise by at least this factor across each cache size.
+    pub cache_step: f64,
 }
 
 impl Default for Thresholds {
@@ -31,6 +37,8 @@ impl Default for Thresholds {
             ping_loss_pct: 1.0,
             link_efficiency_pct: 90.0,
             reverse_asymmetry_pct: 20.0,
+            repeat_spread: 1.10,
+            cache_step: 1.2,
         }
     }
 }
@@ -54,6 +62,11 @@ pub fn evaluate(doc: &Document, t: &Thresholds) -> Vec<Check> {
         checks.push(sleep_total_cpu(s, t));
         checks.push(sleep_irq(s, t));
         checks.push(sleep_calls_per_thread(s, t));
+    }
+    if let Some(m) = doc.memory.as_ref().and_then(|p| p.measured()) {
+        checks.extend(memory::numa_ratios(m));
+        checks.extend(memory::repeat_spreads(m, t));
+        checks.extend(memory::cache_steps(m, t));
     }
     checks
 }

@@ -1,0 +1,241 @@
+//! Memory rules: the remote/local latency ratio of each node pair (reported), repeats that
+//! disagree by more than 10 % (warn: the machine was busy, or the figure is unstable), and the
+//! latency steps of the cache curve against the cache sizes the kernel reports.
+
+use super::{Thresholds, check};
+use crate::report::memory::{MemoryPart, MinAvgMax};
+use crate::report::schema::{Check, Status};
+use crate::units::format_binary_size;
+
+/// Remote over local idle latency for every off-diagonal pair (FullRandom, else RandomInChunk).
+pub fn numa_ratios(m: &MemoryPart) -> Vec<Check> {
+    let matrix = m
+        .idle_latency
+        .get("FullRandom")
+        .or_else(|| m.idle_latency.get("RandomInChunk"));
+    let Some(matrix) = matrix else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (cpu, row) in matrix {
+        let Some(&local) = row.get(cpu) else { continue };
+        for (mem, &ns) in row.iter().filter(|(mem, _)| *mem != cpu) {
+            let ratio = crate::units::round_to(ns / local, 2);
+            let mut c = check(
+                &format!("memory.numa_ratio:{cpu}>{mem}"),
+                Status::Pass,
+                Some(ratio),
+                0.0,
+                format!("{cpu} reaches {mem}'s memory in {ns} ns, {ratio}x its local {local} ns"),
+            );
+            c.limit = None;
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn spread_check(figure: &str, s: &MinAvgMax, unit: &str, t: &Thresholds) -> Option<Check> {
+    if s.min <= 0.0 {
+        return None;
+    }
+    let ratio = crate::units::round_to(s.max / s.min, 3);
+    let name = format!("memory.repeat_spread:{figure}");
+    let range = format!("{figure}: repeats {}..{} {unit}", s.min, s.max);
+    Some(if ratio > t.repeat_spread {
+        check(
+            &name,
+            Status::Warn,
+            Some(ratio),
+            t.repeat_spread,
+            format!(
+                "{range} (max/min {ratio}): the figure moved between repeats; something else was running, \
+             or the machine (or its VM host) is noisy; rerun before trusting it"
+            ),
+        )
+    } else {
+        check(
+            &name,
+            Status::Pass,
+            Some(ratio),
+            t.repeat_spread,
+            format!("{range} (max/min {ratio})"),
+        )
+    })
+}
+
+/// A check per repeated figure (only when there were several repeats).
+pub fn repeat_spreads(m: &MemoryPart, t: &Thresholds) -> Vec<Check> {
+    if m.repeats.count < 2 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (pattern, matrix) in &m.repeats.idle_latency {
+        for (cpu, row) in matrix {
+            for (mem, s) in row {
+                out.extend(spread_check(
+                    &format!("idle {pattern} {cpu}>{mem}"),
+                    s,
+                    "ns",
+                    t,
+                ));
+            }
+        }
+    }
+    for (mix, s) in &m.repeats.peak_bandwidth_mb_s {
+        out.extend(spread_check(&format!("peak {mix}"), s, "MiB/s", t));
+    }
+    let others = [
+        ("peak_read_simd", &m.repeats.peak_read_simd_mb_s),
+        ("memcpy_medium", &m.repeats.memcpy_medium_mb_s),
+        ("memcpy_large", &m.repeats.memcpy_large_mb_s),
+    ];
+    for (name, s) in others {
+        if let Some(s) = s {
+            out.extend(spread_check(name, s, "MiB/s", t));
+        }
+    }
+    out
+}
+
+/// For each data or unified cache of size S: latency at the largest working set <= S/2 against
+/// the smallest >= 2S. A cache that works shows a step; none suggests a smaller, shared or
+/// misreported cache (common in VMs, whose reported L3 may be the host's, shared by tenants).
+pub fn cache_steps(m: &MemoryPart, t: &Thresholds) -> Vec<Check> {
+    let curve = &m.cache_latency_ns;
+    let mut out = Vec::new();
+    for (name, &size) in &m.cache_sizes_bytes {
+        let check_name = format!("memory.cache_step:{name}");
+        let size = size as usize;
+        let below = curve.iter().rev().find(|(ws, _)| *ws <= size / 2);
+        let above = curve.iter().find(|(ws, _)| *ws >= size * 2);
+        let (Some(&(ws_in, ns_in)), Some(&(ws_out, ns_out))) = (below, above) else {
+            out.push(check(
+                &check_name,
+                Status::Skip,
+                None,
+                t.cache_step,
+                format!(
+                    "{name} ({}): the curve has no working sets on both sides of it",
+                    format_binary_size(size as u64)
+                ),
+            ));
+            continue;
+        };
+        let ratio = crate::units::round_to(ns_out / ns_in, 2);
+        let detail = format!(
+            "{name} ({}): {ns_in} ns at {} and {ns_out} ns at {}",
+            format_binary_size(size as u64),
+            format_binary_size(ws_in as u64),
+            format_binary_size(ws_out as u64)
+        );
+        out.push(if ratio >= t.cache_step {
+            check(&check_name, Status::Pass, Some(ratio), t.cache_step, format!("{detail}: a {ratio}x step"))
+        } else {
+            check(&check_name, Status::Warn, Some(ratio), t.cache_step, format!(
+                "{detail}: no step ({ratio}x) where the cache ends; it may be smaller than reported, \
+                 shared with other work, or partly disabled"
+            ))
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::memory::{PageSizes, Repeats};
+    use std::collections::BTreeMap;
+
+    fn part() -> MemoryPart {
+        let mut fr = BTreeMap::new();
+        let row =
+            |a: f64, b: f64| BTreeMap::from([("Node-0".to_string(), a), ("Node-1".to_string(), b)]);
+        fr.insert("Node-0".to_string(), row(100.0, 180.0));
+        fr.insert("Node-1".to_string(), row(185.0, 102.0));
+        MemoryPart {
+            idle_latency: BTreeMap::from([("FullRandom".to_string(), fr)]),
+            delay_latency_bandwidth: BTreeMap::new(),
+            peak_bandwidth_mb_s: BTreeMap::new(),
+            peak_read_simd_mb_s: None,
+            simd_kernel: None,
+            memcpy_medium_mb_s: None,
+            memcpy_large_mb_s: None,
+            cache_latency_ns: vec![
+                (16 << 10, 1.5),
+                (24 << 10, 1.5),
+                (96 << 10, 4.0),
+                (1 << 20, 5.0),
+                (4 << 20, 5.2),
+            ],
+            cache_sizes_bytes: BTreeMap::from([
+                ("L1d".to_string(), 48 << 10),
+                ("L2".to_string(), 2 << 20),
+            ]),
+            page_size: PageSizes {
+                idle_latency: BTreeMap::new(),
+                delay_latency_bandwidth: BTreeMap::new(),
+                cache_latency_ns: None,
+            },
+            repeats: Repeats {
+                count: 3,
+                idle_latency: BTreeMap::new(),
+                peak_bandwidth_mb_s: BTreeMap::from([
+                    (
+                        "all reads".to_string(),
+                        MinAvgMax {
+                            min: 100.0,
+                            avg: 105.0,
+                            max: 109.0,
+                        },
+                    ),
+                    (
+                        "1:1 read/write".to_string(),
+                        MinAvgMax {
+                            min: 100.0,
+                            avg: 110.0,
+                            max: 125.0,
+                        },
+                    ),
+                ]),
+                peak_read_simd_mb_s: None,
+                memcpy_medium_mb_s: None,
+                memcpy_large_mb_s: None,
+            },
+            region_mib: 512,
+            thread_region_mib: 128,
+            threads: 2,
+            errors: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn numa_ratios_cover_the_off_diagonal() {
+        let c = numa_ratios(&part());
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].name, "memory.numa_ratio:Node-0>Node-1");
+        assert_eq!(c[0].value, Some(1.8));
+        assert_eq!(c[1].value, Some(1.81));
+    }
+
+    #[test]
+    fn spreads_over_ten_percent_warn() {
+        let c = repeat_spreads(&part(), &Thresholds::default());
+        let by = |n: &str| c.iter().find(|c| c.name.ends_with(n)).unwrap().status;
+        assert_eq!(by("peak all reads"), Status::Pass);
+        assert_eq!(by("peak 1:1 read/write"), Status::Warn);
+    }
+
+    #[test]
+    fn cache_steps_compare_both_sides_of_each_size() {
+        let c = cache_steps(&part(), &Thresholds::default());
+        let l1 = c
+            .iter()
+            .find(|c| c.name == "memory.cache_step:L1d")
+            .unwrap();
+        assert_eq!((l1.status, l1.value), (Status::Pass, Some(2.67)));
+        let l2 = c.iter().find(|c| c.name == "memory.cache_step:L2").unwrap();
+        assert_eq!(l2.status, Status::Warn, "{}", l2.message);
+    }
+}

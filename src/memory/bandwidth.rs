@@ -1,0 +1,223 @@
+//! Peak memory bandwidth as mm-mem measures it: one thread per usable CPU, each walking its own
+//! region (first-touched by that thread) sequentially in 8 KiB blocks with a read/write mix;
+//! bytes counted as range walked x (1 + share of lines written back); the aggregate is all
+//! threads' bytes over the mean thread time, in MiB/s. Plus a wide-vector read kernel, which
+//! shows what a core's load units can pull when the scalar mix kernels are core-bound, and
+//! memcpy of 16 KiB and 128 MiB pieces (bytes copied counted once).
+
+use super::arch::{self, Mix};
+use super::buffer::{BLOCK, Pages, Region};
+use super::crew::{self, Sample};
+use std::time::Duration;
+
+/// Blocks a kernel handles between two clock readings (512 KiB).
+const BATCH_BLOCKS: usize = 64;
+/// mm-mem's medium memcpy fragment.
+pub const MEDIUM_COPY: usize = 16 * 1024;
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Settings shared by the bandwidth tests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BandwidthConfig {
+    /// One thread per CPU, in this order.
+    pub cpus: Vec<usize>,
+    /// Each thread's region (memcpy: each of its two buffers).
+    pub region_bytes: usize,
+    /// Length of each measured phase.
+    pub phase_time: Duration,
+    /// Length of the unmeasured first phase (warms caches, TLBs and page tables).
+    pub warmup: Duration,
+    /// How many times each figure is measured.
+    pub repeats: usize,
+}
+
+/// Peak bandwidth per mix, MiB/s, one value per repeat.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PeakResults {
+    /// (mix, MiB/s per repeat).
+    pub mixes: Vec<(Mix, Vec<f64>)>,
+    /// The vector kernel's name and its read MiB/s per repeat.
+    pub simd: Option<(&'static str, Vec<f64>)>,
+}
+
+#[derive(Clone, Copy)]
+enum PeakPhase {
+    Warmup,
+    Mix(Mix),
+    Simd,
+}
+
+/// Runs the mixes and the vector read kernel, repeats interleaved (all mixes, then again).
+pub fn measure_peak(
+    cfg: &BandwidthConfig,
+    should_stop: &(dyn Fn() -> bool + Sync),
+) -> Result<PeakResults, String> {
+    let mut phases = vec![PeakPhase::Warmup];
+    for _ in 0..cfg.repeats {
+        phases.extend(Mix::ALL.iter().map(|&m| PeakPhase::Mix(m)));
+        phases.push(PeakPhase::Simd);
+    }
+    let (simd_kernel, simd_name) = arch::read_wide_kernel();
+    let setup = |_| -> Result<(Region, usize), String> {
+        let mut r = Region::map(cfg.region_bytes, Pages::Default, None)
+            .map_err(|e| format!("cannot map {} MiB per thread: {e}", cfg.region_bytes >> 20))?;
+        r.touch();
+        Ok((r, 0))
+    };
+    let work = |_: usize, state: &mut (Region, usize), phase: &PeakPhase| -> Sample {
+        let (kernel, factor, time) = match *phase {
+            PeakPhase::Warmup => (arch::mix_kernel(Mix::AllReads), 1.0, cfg.warmup),
+            PeakPhase::Mix(m) => (arch::mix_kernel(m), m.traffic_factor(), cfg.phase_time),
+            PeakPhase::Simd => (simd_kernel, 1.0, cfg.phase_time),
+        };
+        let (region, next) = state;
+        crew::timed(time, should_stop, || {
+            std::hint::black_box(region.run_blocks(kernel, *next, BATCH_BLOCKS));
+            *next += BATCH_BLOCKS;
+            (BATCH_BLOCKS * BLOCK) as f64 * factor
+        })
+    };
+    let samples = crew::run(&cfg.cpus, &phases, setup, work, should_stop)?;
+    let mut out = PeakResults {
+        mixes: Mix::ALL.iter().map(|&m| (m, Vec::new())).collect(),
+        simd: Some((simd_name, Vec::new())),
+    };
+    for (i, phase) in phases.iter().enumerate() {
+        let Some(rate) = crew::aggregate_rate(&samples, i) else {
+            continue;
+        };
+        let mib_s = rate / MIB;
+        match phase {
+            PeakPhase::Warmup => {}
+            PeakPhase::Mix(m) => {
+                if let Some((_, v)) = out.mixes.iter_mut().find(|(x, _)| x == m) {
+                    v.push(mib_s);
+                }
+            }
+            PeakPhase::Simd => {
+                if let Some((_, v)) = &mut out.simd {
+                    v.push(mib_s);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// memcpy bandwidth, MiB/s per repeat.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CopyResults {
+    /// Whole-region copies (mm-mem "Large", 128 MiB).
+    pub large: Vec<f64>,
+    /// 16 KiB copies walking the region (mm-mem "Medium").
+    pub medium: Vec<f64>,
+}
+
+#[derive(Clone, Copy)]
+enum CopyPhase {
+    Warmup,
+    Large,
+    Medium,
+}
+
+/// Runs the memcpy tests. Copies go through the C library's memcpy (what `copy_from_slice`
+/// lowers to on Linux), as mm-mem's do, so the same non-temporal-store threshold applies.
+pub fn measure_memcpy(
+    cfg: &BandwidthConfig,
+    should_stop: &(dyn Fn() -> bool + Sync),
+) -> Result<CopyResults, String> {
+    let mut phases = vec![CopyPhase::Warmup];
+    for _ in 0..cfg.repeats {
+        phases.extend([CopyPhase::Large, CopyPhase::Medium]);
+    }
+    let setup = |_| -> Result<(Region, Region, usize), String> {
+        let map = || {
+            Region::map(cfg.region_bytes, Pages::Default, None).map_err(|e| {
+                format!(
+                    "cannot map 2 x {} MiB per thread: {e}",
+                    cfg.region_bytes >> 20
+                )
+            })
+        };
+        let (mut src, mut dst) = (map()?, map()?);
+        src.touch();
+        dst.touch();
+        Ok((src, dst, 0))
+    };
+    let work = |_: usize, state: &mut (Region, Region, usize), phase: &CopyPhase| -> Sample {
+        let (src, dst, offset) = state;
+        let len = src.len();
+        match phase {
+            CopyPhase::Warmup | CopyPhase::Large => {
+                let time = if matches!(phase, CopyPhase::Warmup) {
+                    cfg.warmup
+                } else {
+                    cfg.phase_time
+                };
+                crew::timed(time, should_stop, || {
+                    dst.as_mut_slice().copy_from_slice(src.as_slice());
+                    std::hint::black_box(dst.as_slice()[len - 1]);
+                    len as f64
+                })
+            }
+            CopyPhase::Medium => crew::timed(cfg.phase_time, should_stop, || {
+                for _ in 0..BATCH_BLOCKS {
+                    let at = *offset;
+                    dst.as_mut_slice()[at..at + MEDIUM_COPY]
+                        .copy_from_slice(&src.as_slice()[at..at + MEDIUM_COPY]);
+                    *offset = (at + MEDIUM_COPY) % (len - len % MEDIUM_COPY);
+                }
+                std::hint::black_box(dst.as_slice()[*offset]);
+                (BATCH_BLOCKS * MEDIUM_COPY) as f64
+            }),
+        }
+    };
+    let samples = crew::run(&cfg.cpus, &phases, setup, work, should_stop)?;
+    let mut out = CopyResults::default();
+    for (i, phase) in phases.iter().enumerate() {
+        let Some(rate) = crew::aggregate_rate(&samples, i) else {
+            continue;
+        };
+        match phase {
+            CopyPhase::Warmup => {}
+            CopyPhase::Large => out.large.push(rate / MIB),
+            CopyPhase::Medium => out.medium.push(rate / MIB),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> BandwidthConfig {
+        BandwidthConfig {
+            cpus: crate::os::allowed_cpus().unwrap_or_else(|| vec![0]),
+            region_bytes: 8 << 20,
+            phase_time: Duration::from_millis(30),
+            warmup: Duration::from_millis(10),
+            repeats: 2,
+        }
+    }
+
+    #[test]
+    fn peak_gives_every_mix_and_the_vector_read_per_repeat() {
+        let r = measure_peak(&cfg(), &|| false).unwrap();
+        assert_eq!(r.mixes.len(), 4);
+        assert!(
+            r.mixes
+                .iter()
+                .all(|(_, v)| v.len() == 2 && v.iter().all(|&x| x > 100.0))
+        );
+        let (_, simd) = r.simd.unwrap();
+        assert_eq!(simd.len(), 2);
+    }
+
+    #[test]
+    fn memcpy_gives_both_sizes() {
+        let r = measure_memcpy(&cfg(), &|| false).unwrap();
+        assert_eq!((r.large.len(), r.medium.len()), (2, 2));
+        assert!(r.large.iter().chain(&r.medium).all(|&x| x > 10.0));
+    }
+}

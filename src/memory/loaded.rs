@@ -1,0 +1,205 @@
+//! The loaded-latency sweep (mm-mem's `cpu_loaded_latency`): the first usable CPU chases a
+//! 128 MiB chain while every other usable CPU generates 2:1 read/write traffic, throttled by the
+//! NOPs the delay label stands for (see `arch::nops_per_group`). Per delay:
+//! latency = the chaser's ns per load; bandwidth = (chased lines x 128 B + generators' bytes x
+//! 1.5) over the mean thread time, in GiB/s, so the chaser's own traffic is included.
+
+use super::arch::{self, DELAYS, Mix};
+use super::buffer::{BLOCK, Chain, Pages, Position, Region};
+use super::chase::{self, Pattern, STRIDE};
+use super::crew::{self, Sample};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Chase calls between clock readings (16 Ki loads).
+const CHASE_BATCH: usize = 64;
+/// Generator blocks between clock readings.
+const GEN_BATCH: usize = 8;
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// Sweep settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedConfig {
+    /// The chaser's CPU first, then the generators'.
+    pub cpus: Vec<usize>,
+    /// The chaser's chain and each generator's region.
+    pub region_bytes: usize,
+    /// Length of each delay point.
+    pub point_time: Duration,
+    /// Length of the unmeasured first point of each pattern.
+    pub warmup: Duration,
+    /// Chain patterns to sweep, in order.
+    pub patterns: Vec<Pattern>,
+}
+
+/// One row of the sweep.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SweepRow {
+    /// The delay label.
+    pub delay: u32,
+    /// All threads' traffic, GiB/s.
+    pub gib_s: f64,
+    /// The chaser's latency, ns.
+    pub ns: f64,
+}
+
+/// A sweep per pattern, with the chain's page size.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LoadedResults {
+    /// (pattern, rows, page size of the chain).
+    pub sweeps: Vec<(Pattern, Vec<SweepRow>, String)>,
+}
+
+#[derive(Clone, Copy)]
+struct Point {
+    pattern: usize,
+    delay: u32,
+    warmup: bool,
+}
+
+enum Role {
+    Chaser(Vec<(Chain, Position)>),
+    Generator(Region, usize),
+}
+
+/// Runs the sweep.
+pub fn measure(
+    cfg: &LoadedConfig,
+    should_stop: &(dyn Fn() -> bool + Sync),
+) -> Result<LoadedResults, String> {
+    let mut phases = Vec::new();
+    for p in 0..cfg.patterns.len() {
+        phases.push(Point {
+            pattern: p,
+            delay: DELAYS[0],
+            warmup: true,
+        });
+        phases.extend(DELAYS.iter().map(|&delay| Point {
+            pattern: p,
+            delay,
+            warmup: false,
+        }));
+    }
+    let pages = Mutex::new(Vec::new());
+    let setup = |i: usize| -> Result<Role, String> {
+        if i > 0 {
+            let mut r = Region::map(cfg.region_bytes, Pages::Default, None).map_err(|e| {
+                format!(
+                    "cannot map {} MiB per generator: {e}",
+                    cfg.region_bytes >> 20
+                )
+            })?;
+            r.touch();
+            return Ok(Role::Generator(r, 0));
+        }
+        let mut chains = Vec::new();
+        for &p in &cfg.patterns {
+            let chain = chase::build(cfg.region_bytes, p, None, should_stop)?;
+            if let Ok(mut v) = pages.lock() {
+                v.push(chain.page_size());
+            }
+            let head = chain.head();
+            chains.push((chain, head));
+        }
+        Ok(Role::Chaser(chains))
+    };
+    let work = |_: usize, role: &mut Role, point: &Point| -> Sample {
+        let time = if point.warmup {
+            cfg.warmup
+        } else {
+            cfg.point_time
+        };
+        match role {
+            Role::Chaser(chains) => {
+                let (chain, pos) = &mut chains[point.pattern];
+                crew::timed(time, should_stop, || {
+                    chain.walk(pos, CHASE_BATCH);
+                    (CHASE_BATCH * arch::CHASE_LOADS) as f64
+                })
+            }
+            Role::Generator(region, next) => {
+                let kernel =
+                    arch::loaded_kernel(point.delay).unwrap_or(arch::mix_kernel(Mix::TwoToOne));
+                crew::timed(time, should_stop, || {
+                    std::hint::black_box(region.run_blocks(kernel, *next, GEN_BATCH));
+                    *next += GEN_BATCH;
+                    (GEN_BATCH * BLOCK) as f64 * Mix::TwoToOne.traffic_factor()
+                })
+            }
+        }
+    };
+    let samples = crew::run(&cfg.cpus, &phases, setup, work, should_stop)?;
+    let pages = pages.into_inner().unwrap_or_default();
+    let mut out = LoadedResults {
+        sweeps: cfg
+            .patterns
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| (p, Vec::new(), pages.get(i).cloned().unwrap_or_default()))
+            .collect(),
+    };
+    for (i, point) in phases.iter().enumerate().filter(|(_, p)| !p.warmup) {
+        if let Some(row) = sweep_row(&samples, i, point.delay) {
+            out.sweeps[point.pattern].1.push(row);
+        }
+    }
+    Ok(out)
+}
+
+/// One delay's row from the threads' samples (thread 0 is the chaser).
+fn sweep_row(samples: &[Vec<Option<Sample>>], phase: usize, delay: u32) -> Option<SweepRow> {
+    let chaser = samples.first()?.get(phase).copied().flatten()?;
+    let all: Vec<Sample> = samples
+        .iter()
+        .filter_map(|t| t.get(phase).copied().flatten())
+        .collect();
+    let mean_secs = all.iter().map(|s| s.elapsed.as_secs_f64()).sum::<f64>() / all.len() as f64;
+    let bytes = chaser.work * STRIDE as f64 + all[1..].iter().map(|s| s.work).sum::<f64>();
+    Some(SweepRow {
+        delay,
+        gib_s: bytes / mean_secs / GIB,
+        ns: chaser.elapsed.as_nanos() as f64 / chaser.work.max(1.0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sweep_has_every_delay_for_every_pattern() {
+        let cfg = LoadedConfig {
+            cpus: crate::os::allowed_cpus().unwrap_or_else(|| vec![0]),
+            region_bytes: 8 << 20,
+            point_time: Duration::from_millis(5),
+            warmup: Duration::from_millis(5),
+            patterns: vec![
+                Pattern::RandomInChunk(chase::LOADED_CHUNK),
+                Pattern::FullRandom,
+            ],
+        };
+        let r = measure(&cfg, &|| false).unwrap();
+        assert_eq!(r.sweeps.len(), 2);
+        for (_, rows, page) in &r.sweeps {
+            assert_eq!(rows.len(), 24);
+            assert_eq!(rows[0].delay, 1);
+            assert!(rows.iter().all(|r| r.ns > 0.0 && r.gib_s > 0.0));
+            assert!(!page.is_empty());
+        }
+    }
+
+    #[test]
+    fn rows_count_the_chasers_lines_and_the_generators_bytes() {
+        let s = |work: f64, ms: u64| {
+            Some(Sample {
+                work,
+                elapsed: Duration::from_millis(ms),
+            })
+        };
+        // Chaser: 1 Mi loads in 100 ms; generator: 1 GiB in 100 ms.
+        let samples = vec![vec![s(1048576.0, 100)], vec![s(GIB, 100)]];
+        let row = sweep_row(&samples, 0, 8).unwrap();
+        assert!((row.ns - 95.367).abs() < 0.01);
+        assert!((row.gib_s - (1.0 + 0.125) * 10.0).abs() < 1e-9);
+    }
+}

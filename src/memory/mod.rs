@@ -1,0 +1,198 @@
+//! The memory section, with mm-mem's methods (`notes/memory-methods.md`) so the figures compare
+//! with DCPerf's: idle latency per (CPU node, memory node) pair for FullRandom and RandomInChunk
+//! chains (ns), the loaded-latency delay sweep ([delay, GiB/s, ns]), peak bandwidth for four
+//! read/write mixes and a vector read kernel (MiB/s), memcpy of 16 KiB and 128 MiB pieces (MiB/s),
+//! and a cache-latency curve ([bytes, ns]). Every part is time-boxed; a part that fails is
+//! recorded and the others still run.
+
+pub mod arch;
+pub mod bandwidth;
+pub mod buffer;
+pub mod chase;
+pub mod crew;
+pub mod curve;
+pub mod hugepages;
+pub mod latency;
+pub mod loaded;
+pub mod plan;
+
+use crate::system::topology::Topology;
+use bandwidth::{BandwidthConfig, CopyResults, PeakResults};
+use chase::Pattern;
+use curve::{CurveConfig, CurveResults};
+use latency::{IdleConfig, IdleFigure};
+use loaded::{LoadedConfig, LoadedResults};
+use std::time::Duration;
+
+/// Validated memory-section settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryConfig {
+    /// Idle-latency chain size (mm-mem: 512 MiB).
+    pub region_bytes: usize,
+    /// Per-thread region of the bandwidth, memcpy and loaded tests (mm-mem: 128 MiB).
+    pub thread_region_bytes: usize,
+    /// Measurements per idle-latency cell and per bandwidth figure.
+    pub repeats: usize,
+    /// Measured time per idle-latency repeat.
+    pub idle_time: Duration,
+    /// Measured time per bandwidth and memcpy phase.
+    pub bandwidth_time: Duration,
+    /// Measured time per loaded-latency delay.
+    pub sweep_time: Duration,
+    /// Measured time per cache-curve working set.
+    pub curve_time: Duration,
+    /// Unmeasured warm-up before each test.
+    pub warmup: Duration,
+    /// Grow the hugetlb pools for the run (and restore them).
+    pub reserve_hugepages: bool,
+    /// Measure the cache curve at 1.5 x 2^k bytes too, not only at 2^k.
+    pub curve_fine: bool,
+}
+
+/// Everything the section measured.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MemoryResults {
+    /// Idle latency cells.
+    pub idle: Vec<IdleFigure>,
+    /// The loaded-latency sweeps.
+    pub loaded: LoadedResults,
+    /// Peak bandwidth.
+    pub peak: PeakResults,
+    /// memcpy bandwidth.
+    pub memcpy: CopyResults,
+    /// The cache-latency curve.
+    pub curve: CurveResults,
+    /// Per-thread region used by the bandwidth tests, bytes.
+    pub thread_region_bytes: usize,
+    /// Threads of the bandwidth tests.
+    pub threads: usize,
+    /// Parts that failed, and why.
+    pub errors: Vec<String>,
+    /// Huge-page reservation notes.
+    pub notes: Vec<String>,
+}
+
+/// Runs the section on the CPUs in `usable`. `available` is MemAvailable in bytes (regions
+/// shrink to fit); `progress` gets one line per part.
+pub fn run(
+    cfg: &MemoryConfig,
+    topo: &Topology,
+    usable: &[usize],
+    available: Option<u64>,
+    should_stop: &(dyn Fn() -> bool + Sync),
+    progress: &dyn Fn(&str),
+) -> MemoryResults {
+    let mut out = MemoryResults::default();
+    let pairs = plan::latency_pairs(topo, usable);
+    let curve_sizes = plan::curve_sizes(
+        topo.caches.iter().map(|c| c.size_bytes).max(),
+        available.map_or(usize::MAX, |a| (a / 4) as usize),
+        cfg.curve_fine,
+    );
+    let _reservation = cfg.reserve_hugepages.then(|| {
+        let mut nodes: Vec<usize> = pairs.iter().map(|p| p.mem_node).collect();
+        nodes.dedup();
+        let largest = curve_sizes
+            .last()
+            .copied()
+            .unwrap_or(0)
+            .max(cfg.region_bytes) as u64;
+        let r = hugepages::Reservation::reserve(std::path::Path::new("/"), &nodes, largest);
+        out.notes.extend(r.notes.iter().cloned());
+        r
+    });
+    out.threads = usable.len();
+    out.thread_region_bytes =
+        plan::region_per_thread(cfg.thread_region_bytes, usable.len(), 2, available);
+    let bw = BandwidthConfig {
+        cpus: usable.to_vec(),
+        region_bytes: out.thread_region_bytes,
+        phase_time: cfg.bandwidth_time,
+        warmup: cfg.warmup,
+        repeats: cfg.repeats,
+    };
+    progress(&format!(
+        "memory: idle latency, {} node pair(s)",
+        pairs.len()
+    ));
+    let idle = IdleConfig {
+        pairs,
+        bind: topo.nodes.len() > 1,
+        region_bytes: cfg.region_bytes,
+        point_time: cfg.idle_time,
+        warmup: cfg.warmup,
+        repeats: cfg.repeats,
+        patterns: vec![
+            Pattern::RandomInChunk(chase::IDLE_CHUNK),
+            Pattern::FullRandom,
+        ],
+    };
+    let (figures, errors) = latency::measure(&idle, should_stop);
+    out.idle = figures;
+    out.errors.extend(errors);
+    if !should_stop() {
+        progress(&format!("memory: peak bandwidth, {} threads", usable.len()));
+        match bandwidth::measure_peak(&bw, should_stop) {
+            Ok(p) => out.peak = p,
+            Err(e) => out.errors.push(format!("peak bandwidth: {e}")),
+        }
+    }
+    if !should_stop() {
+        progress("memory: memcpy");
+        match bandwidth::measure_memcpy(&bw, should_stop) {
+            Ok(c) => out.memcpy = c,
+            Err(e) => out.errors.push(format!("memcpy: {e}")),
+        }
+    }
+    if !should_stop() {
+        progress("memory: loaded latency sweep");
+        run_loaded(cfg, usable, &bw, should_stop, &mut out);
+    }
+    if !should_stop() {
+        progress(&format!(
+            "memory: cache latency curve, {} working sets",
+            curve_sizes.len()
+        ));
+        let curve = CurveConfig {
+            cpu: plan::idle_cpu(usable).unwrap_or(0),
+            sizes: curve_sizes,
+            point_time: cfg.curve_time,
+        };
+        match curve::measure(&curve, should_stop) {
+            Ok(c) => out.curve = c,
+            Err(_) if should_stop() => {}
+            Err(e) => out.errors.push(format!("cache latency curve: {e}")),
+        }
+    }
+    out
+}
+
+fn run_loaded(
+    cfg: &MemoryConfig,
+    usable: &[usize],
+    bw: &BandwidthConfig,
+    should_stop: &(dyn Fn() -> bool + Sync),
+    out: &mut MemoryResults,
+) {
+    let Some(roles) = plan::loaded_roles(usable) else {
+        out.errors.push("loaded latency: no usable CPU".into());
+        return;
+    };
+    let mut cpus = vec![roles.chaser];
+    cpus.extend(roles.generators);
+    let loaded = LoadedConfig {
+        cpus,
+        region_bytes: bw.region_bytes,
+        point_time: cfg.sweep_time,
+        warmup: cfg.warmup,
+        patterns: vec![
+            Pattern::RandomInChunk(chase::LOADED_CHUNK),
+            Pattern::FullRandom,
+        ],
+    };
+    match loaded::measure(&loaded, should_stop) {
+        Ok(l) => out.loaded = l,
+        Err(_) if should_stop() => {}
+        Err(e) => out.errors.push(format!("loaded latency: {e}")),
+    }
+}

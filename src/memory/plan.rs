@@ -1,0 +1,235 @@
+//! Where the memory section runs what, decided from the topology alone (pure, so tests drive it
+//! with fake machines of 384 CPUs and eight nodes): the (CPU node, memory node) pairs of the idle
+//! latency matrix and the CPU each is measured from, the chaser and load generators of the loaded
+//! sweep, how big each thread's region may be, and the working sets of the cache curve.
+
+use crate::system::topology::Topology;
+
+/// Nodes with less memory than this are not measured as latency targets (mm-mem: 1 GiB).
+pub const MIN_TARGET_NODE_KIB: u64 = 1024 * 1024;
+
+/// One cell of the idle latency matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LatencyPair {
+    /// The node whose CPU chases.
+    pub cpu_node: usize,
+    /// The CPU the chasing thread is pinned to.
+    pub cpu: usize,
+    /// The node the chain's memory is bound to.
+    pub mem_node: usize,
+}
+
+/// The CPU a single measuring thread uses on a node: index len/4 of its CPU list, as mm-mem
+/// does (away from CPU 0, where interrupts and housekeeping tend to land).
+pub fn idle_cpu(cpus: &[usize]) -> Option<usize> {
+    cpus.get(cpus.len() / 4).copied()
+}
+
+/// Every (CPU node, memory node) pair to measure: rows are nodes with usable CPUs, columns are
+/// nodes with enough memory (memory-only CXL nodes included, CPU-less rows left out).
+pub fn latency_pairs(topo: &Topology, usable: &[usize]) -> Vec<LatencyPair> {
+    let targets: Vec<usize> = topo
+        .nodes
+        .iter()
+        .filter(|n| n.mem_total_kib.is_none_or(|kib| kib >= MIN_TARGET_NODE_KIB))
+        .map(|n| n.id)
+        .collect();
+    let mut pairs = Vec::new();
+    for node in &topo.nodes {
+        let cpus: Vec<usize> = node
+            .cpu_ids
+            .iter()
+            .copied()
+            .filter(|c| usable.contains(c))
+            .collect();
+        let Some(cpu) = idle_cpu(&cpus) else { continue };
+        for &mem_node in &targets {
+            pairs.push(LatencyPair {
+                cpu_node: node.id,
+                cpu,
+                mem_node,
+            });
+        }
+    }
+    pairs
+}
+
+/// Roles in the loaded-latency sweep: the first usable CPU chases, every other usable CPU
+/// (SMT siblings included) generates load, as mm-mem does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadedRoles {
+    /// CPU of the chasing thread.
+    pub chaser: usize,
+    /// CPUs of the load generators.
+    pub generators: Vec<usize>,
+}
+
+/// The sweep's roles, or `None` without a usable CPU.
+pub fn loaded_roles(usable: &[usize]) -> Option<LoadedRoles> {
+    let (&chaser, rest) = usable.split_first()?;
+    Some(LoadedRoles {
+        chaser,
+        generators: rest.to_vec(),
+    })
+}
+
+/// Bytes per thread region: `wanted` (mm-mem: 128 MiB), shrunk so that all threads' buffers take
+/// at most half the available memory, rounded down to 2 MiB, and at least 8 MiB. A 384-CPU
+/// machine with 128 MiB per thread and two buffers each would otherwise need 96 GiB.
+pub fn region_per_thread(
+    wanted: usize,
+    threads: usize,
+    buffers: usize,
+    available: Option<u64>,
+) -> usize {
+    const TWO_MIB: usize = 2 << 20;
+    const FLOOR: usize = 8 << 20;
+    let budget = available
+        .map(|a| (a / 2) as usize / (threads.max(1) * buffers.max(1)))
+        .unwrap_or(wanted);
+    (wanted.min(budget) / TWO_MIB * TWO_MIB).max(FLOOR)
+}
+
+/// Working sets of the cache-latency curve: 16 KiB up to at least 4x the largest cache instance,
+/// on a grid of 2^k bytes (and 1.5 x 2^k when `fine`), capped at `max_bytes`.
+pub fn curve_sizes(largest_cache: Option<u64>, max_bytes: usize, fine: bool) -> Vec<usize> {
+    let top = largest_cache
+        .map_or(256 << 20, |c| (c as usize).saturating_mul(4))
+        .max(1 << 20);
+    let top = top.min(max_bytes.max(16 << 10));
+    let mut sizes = Vec::new();
+    let mut s: usize = 16 << 10;
+    while s < top {
+        sizes.push(s);
+        if fine {
+            sizes.push(s + s / 2);
+        }
+        s *= 2;
+    }
+    sizes.retain(|&x| x < top);
+    let two_mib = 2 << 20;
+    sizes.push(
+        top.div_ceil(two_mib)
+            .saturating_mul(two_mib)
+            .min(max_bytes)
+            .max(top),
+    );
+    sizes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::{fake, topology::read_topology};
+
+    fn all(topo: &Topology) -> Vec<usize> {
+        topo.cpus.iter().map(|c| c.id).collect()
+    }
+
+    #[test]
+    fn two_sockets_give_a_two_by_two_matrix_pinned_at_a_quarter() {
+        let t = read_topology(&fake::two_socket_384());
+        let pairs = latency_pairs(&t, &all(&t));
+        assert_eq!(pairs.len(), 4);
+        // Node 0 owns 0-95,192-287 (192 CPUs): index 48 is CPU 48. Node 1: 96-191,288-383 -> 144.
+        assert_eq!(
+            pairs[0],
+            LatencyPair {
+                cpu_node: 0,
+                cpu: 48,
+                mem_node: 0
+            }
+        );
+        assert_eq!(
+            pairs[3],
+            LatencyPair {
+                cpu_node: 1,
+                cpu: 144,
+                mem_node: 1
+            }
+        );
+    }
+
+    #[test]
+    fn eight_nodes_give_sixty_four_pairs() {
+        let t = read_topology(&fake::eight_nodes_384());
+        let pairs = latency_pairs(&t, &all(&t));
+        assert_eq!(pairs.len(), 64);
+        // Node 5: cores 120-143 and their siblings 312-335; index 12 of 48 CPUs is CPU 132.
+        assert!(pairs.contains(&LatencyPair {
+            cpu_node: 5,
+            cpu: 132,
+            mem_node: 2
+        }));
+    }
+
+    #[test]
+    fn memory_only_nodes_are_columns_not_rows() {
+        let t = read_topology(&fake::eight_nodes_with_cxl());
+        let pairs = latency_pairs(&t, &all(&t));
+        assert_eq!(pairs.len(), 6 * 8);
+        assert!(pairs.iter().all(|p| p.cpu_node < 6));
+        assert!(pairs.iter().any(|p| p.mem_node == 7));
+    }
+
+    #[test]
+    fn taskset_limits_which_cpus_measure() {
+        let t = read_topology(&fake::two_socket_384());
+        let usable: Vec<usize> = (100..110).collect();
+        let pairs = latency_pairs(&t, &usable);
+        assert_eq!(pairs.len(), 2, "only node 1 has usable CPUs");
+        assert_eq!(pairs[0].cpu, 102);
+    }
+
+    #[test]
+    fn single_cpu_and_two_cpu_machines() {
+        assert_eq!(
+            idle_cpu(&[0, 1]),
+            Some(0),
+            "a 2-CPU VM measures from CPU 0, as mm-mem"
+        );
+        assert_eq!(idle_cpu(&(0..36).collect::<Vec<_>>()), Some(9));
+        assert_eq!(idle_cpu(&[]), None);
+        let r = loaded_roles(&[0, 1]).unwrap();
+        assert_eq!((r.chaser, r.generators.as_slice()), (0, &[1][..]));
+        let big = loaded_roles(&(0..384).collect::<Vec<_>>()).unwrap();
+        assert_eq!(big.generators.len(), 383);
+        assert!(loaded_roles(&[]).is_none());
+    }
+
+    #[test]
+    fn regions_shrink_to_fit_memory() {
+        let mib = 1 << 20;
+        assert_eq!(
+            region_per_thread(128 * mib, 2, 2, Some(24 << 30)),
+            128 * mib
+        );
+        // 384 threads x 2 buffers in 64 GiB: half of it is 32 GiB / 768 = 42.67 MiB -> 42 MiB.
+        assert_eq!(
+            region_per_thread(128 * mib, 384, 2, Some(64 << 30)),
+            42 * mib
+        );
+        assert_eq!(region_per_thread(128 * mib, 384, 2, Some(1 << 30)), 8 * mib);
+        assert_eq!(region_per_thread(128 * mib, 4, 1, None), 128 * mib);
+    }
+
+    #[test]
+    fn curve_reaches_four_times_the_largest_cache() {
+        let coarse = curve_sizes(Some(32 << 20), 1 << 40, false);
+        assert_eq!(coarse[1], 32 << 10);
+        let s = curve_sizes(Some(32 << 20), 1 << 40, true);
+        assert_eq!(s[0], 16 << 10);
+        assert_eq!(s[1], 24 << 10);
+        assert_eq!(*s.last().unwrap(), 128 << 20);
+        assert!(s.windows(2).all(|w| w[0] < w[1]));
+        // A VM reporting a 260 MiB L3 needs more than 1 GiB.
+        assert!(*curve_sizes(Some(260 << 20), 1 << 40, true).last().unwrap() >= 1040 << 20);
+        // Capped by memory.
+        assert_eq!(
+            *curve_sizes(Some(260 << 20), 256 << 20, true)
+                .last()
+                .unwrap(),
+            256 << 20
+        );
+    }
+}

@@ -1,0 +1,134 @@
+//! The memory section end to end: every DCPerf key and ours filled, valid against the schema, and
+//! a Ctrl-C mid-section that still gives a document.
+
+use crate::util::{assert_valid, bin_path, run};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[test]
+fn quick_memory_run_fills_every_figure() {
+    let r = run(&["memory", "--profile", "quick", "--memory-size", "32"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = r.json();
+    assert_valid(&doc);
+    let m = &doc["memory"];
+    for pattern in ["FullRandom", "RandomInChunk"] {
+        let ns = m["idle_latency"][pattern]["Node-0"]["Node-0"].as_f64();
+        assert!(ns.is_some_and(|v| v > 0.0), "{pattern}: {m}");
+        let rows = m["delay_latency_bandwidth"][pattern].as_array().unwrap();
+        assert_eq!(rows.len(), 24, "DCPerf's 24 delays");
+        assert_eq!(rows[8][0], 104);
+        assert!(m["page_size"]["idle_latency"][pattern].is_string());
+    }
+    for mix in [
+        "all reads",
+        "3:1 read/write",
+        "2:1 read/write",
+        "1:1 read/write",
+    ] {
+        assert!(
+            m["peak_bandwidth_mb_s"][mix].as_f64().unwrap() > 0.0,
+            "{mix}"
+        );
+    }
+    assert!(m["peak_read_simd_mb_s"].as_f64().unwrap() > 0.0);
+    assert!(m["memcpy_medium_mb_s"].as_f64().unwrap() > 0.0);
+    assert!(m["memcpy_large_mb_s"].as_f64().unwrap() > 0.0);
+    let curve = m["cache_latency_ns"].as_array().unwrap();
+    assert_eq!(curve[0][0], 16384);
+    assert_eq!(m["region_mib"], 32);
+    assert_eq!(m["repeats"]["count"], 1);
+    let names: Vec<&str> = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.starts_with("memory.cache_step:L1d")),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn repeats_are_reported_as_min_avg_max() {
+    let r = run(&[
+        "memory",
+        "--profile",
+        "quick",
+        "--memory-size",
+        "16",
+        "--memory-repeats",
+        "2",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = r.json();
+    assert_valid(&doc);
+    let rep = &doc["memory"]["repeats"];
+    assert_eq!(rep["count"], 2);
+    let s = &rep["idle_latency"]["FullRandom"]["Node-0"]["Node-0"];
+    let (min, avg, max) = (
+        s["min"].as_f64().unwrap(),
+        s["avg"].as_f64().unwrap(),
+        s["max"].as_f64().unwrap(),
+    );
+    assert!(min <= avg && avg <= max);
+    assert_eq!(
+        doc["memory"]["idle_latency"]["FullRandom"]["Node-0"]["Node-0"]
+            .as_f64()
+            .unwrap(),
+        avg
+    );
+    assert!(doc["checks"].as_array().unwrap().iter().any(|c| {
+        c["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("memory.repeat_spread:")
+    }));
+}
+
+#[test]
+fn bad_memory_values_name_the_flag() {
+    for (args, flag) in [
+        (vec!["memory", "--memory-size", "0"], "--memory-size"),
+        (vec!["memory", "--memory-repeats", "0"], "--memory-repeats"),
+        (vec!["memory", "--memory-size", "-5"], "--memory-size"),
+    ] {
+        let r = run(&args);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(r.stderr.contains(flag), "{args:?}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn sigint_mid_memory_keeps_what_was_measured() {
+    let child = Command::new(bin_path())
+        .args(["memory", "--profile", "standard"])
+        .env_remove("HEALTH_CHECK_OPTS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(6000));
+    let sent = Instant::now();
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(130));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_valid(&doc);
+    assert_eq!(doc["health_check"]["sections"]["memory"], "interrupted");
+    // The idle latency (first ~5 s) was measured before the signal.
+    assert!(
+        doc["memory"]["idle_latency"]["RandomInChunk"]["Node-0"]["Node-0"]
+            .as_f64()
+            .is_some(),
+        "{}",
+        doc["memory"]
+    );
+}
