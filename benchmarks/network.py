@@ -39,9 +39,21 @@ def wait_port(port):
 
 def ours_client(binary, port, seconds, streams):
     out = subprocess.run(
-        [binary, "iperf", "127.0.0.1", "--port", str(port), "--iperf-time", str(seconds),
-         "--iperf-streams", str(streams), "--no-reverse"],
-        check=True, capture_output=True, text=True,
+        [
+            binary,
+            "iperf",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--iperf-time",
+            str(seconds),
+            "--iperf-streams",
+            str(streams),
+            "--no-reverse",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(out.stdout)["iperf3 bandwidth"][0]["bandwidth"]
 
@@ -50,7 +62,9 @@ def stock_client(port, seconds, streams):
     for _ in range(20):
         out = subprocess.run(
             ["iperf3", "-c", "127.0.0.1", "-p", str(port), "-t", str(seconds), "-P", str(streams), "-J"],
-            capture_output=True, text=True, check=False,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         doc = json.loads(out.stdout)
         if "error" not in doc:
@@ -62,7 +76,9 @@ def stock_client(port, seconds, streams):
 def ours_ping(binary, count, interval):
     out = subprocess.run(
         [binary, "ping", "127.0.0.1", "--ping-count", str(count), "--ping-interval", str(interval)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(out.stdout)["ping"][0]["latency"]
 
@@ -87,7 +103,8 @@ def main():
         subprocess.Popen(["iperf3", "-s", "-p", str(stock_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
         subprocess.Popen(
             [args.binary, "serve", "--port", str(our_port), "--idle-timeout", "0"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         ),
     ]
     try:
@@ -116,9 +133,15 @@ def main():
     for k, v in res.items():
         unit = "ms" if k.startswith("ping") else "Gbit/s"
         print(f"  {k:20s} median {med[k]:8.3f} {unit}   runs {' '.join(f'{x:.3f}' for x in v)}")
-    print(f"our client / iperf3 -c (same iperf3 -s):      {med['ours->iperf3-s'] / med['iperf3-c->iperf3-s']:.3f}  goal >= 1.0")
-    print(f"iperf3 -c: our responder / iperf3 -s:          {med['iperf3-c->ours'] / med['iperf3-c->iperf3-s']:.3f}  goal >= 1.0")
-    print(f"ping RTT: ours - ping's:                       {1000 * (med['ping ours'] - med['ping stock']):+.1f} us  goal within 20 us")
+    print(
+        f"our client / iperf3 -c (same iperf3 -s):      {med['ours->iperf3-s'] / med['iperf3-c->iperf3-s']:.3f}  goal >= 1.0"
+    )
+    print(
+        f"iperf3 -c: our responder / iperf3 -s:          {med['iperf3-c->ours'] / med['iperf3-c->iperf3-s']:.3f}  goal >= 1.0"
+    )
+    print(
+        f"ping RTT: ours - ping's:                       {1000 * (med['ping ours'] - med['ping stock']):+.1f} us  goal within 20 us"
+    )
 
 
 if __name__ == "__main__":

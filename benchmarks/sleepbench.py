@@ -25,7 +25,9 @@ def build_reference(workdir):
 def ours(binary, threads, seconds):
     out = subprocess.run(
         [binary, "sleep", "--sleep-threads", str(threads), "--sleep-time", str(seconds)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(out.stdout)["sleepbench"]["calls per second"]
 

@@ -172,6 +172,24 @@ pub struct MemoryArgs {
     /// Grow the hugetlb pools for the run so the chains get huge pages (root; restored after).
     #[arg(long)]
     pub memory_reserve_hugepages: bool,
+    /// Which memory tests to run (comma-separated: idle,peak,memcpy,loaded,curve).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
+    pub memory_tests: Vec<MemoryTest>,
+}
+
+/// A part of the memory section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MemoryTest {
+    /// Idle latency per node pair.
+    Idle,
+    /// Peak bandwidth per read/write mix and the vector read kernel.
+    Peak,
+    /// memcpy of 16 KiB and 128 MiB pieces.
+    Memcpy,
+    /// The loaded-latency delay sweep.
+    Loaded,
+    /// The cache-latency curve.
+    Curve,
 }
 
 /// Client-role (responder) knobs.

@@ -144,6 +144,7 @@ impl Profile {
             warmup,
             reserve_hugepages: false,
             curve_fine: self != Profile::Quick,
+            tests: crate::memory::Tests::ALL,
         }
     }
 }
@@ -422,6 +423,7 @@ impl MemoryArgs {
             memory_size: None,
             memory_repeats: None,
             memory_reserve_hugepages: false,
+            memory_tests: Vec::new(),
         }
     }
 }
@@ -439,6 +441,17 @@ fn memory_config(args: &MemoryArgs, profile: Profile) -> Result<MemoryConfig, Co
         m.repeats as u32,
     )? as usize;
     m.reserve_hugepages = args.memory_reserve_hugepages;
+    if !args.memory_tests.is_empty() {
+        use crate::cli::MemoryTest as T;
+        let has = |t: T| args.memory_tests.contains(&t);
+        m.tests = crate::memory::Tests {
+            idle: has(T::Idle),
+            peak: has(T::Peak),
+            memcpy: has(T::Memcpy),
+            loaded: has(T::Loaded),
+            curve: has(T::Curve),
+        };
+    }
     Ok(m)
 }
 

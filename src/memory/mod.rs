@@ -47,6 +47,34 @@ pub struct MemoryConfig {
     pub reserve_hugepages: bool,
     /// Measure the cache curve at 1.5 x 2^k bytes too, not only at 2^k.
     pub curve_fine: bool,
+    /// Which parts to run.
+    pub tests: Tests,
+}
+
+/// Which parts of the section run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tests {
+    /// Idle latency matrix.
+    pub idle: bool,
+    /// Peak bandwidth and vector reads.
+    pub peak: bool,
+    /// memcpy.
+    pub memcpy: bool,
+    /// Loaded-latency sweep.
+    pub loaded: bool,
+    /// Cache-latency curve.
+    pub curve: bool,
+}
+
+impl Tests {
+    /// Every part.
+    pub const ALL: Tests = Tests {
+        idle: true,
+        peak: true,
+        memcpy: true,
+        loaded: true,
+        curve: true,
+    };
 }
 
 /// Everything the section measured.
@@ -137,14 +165,14 @@ pub fn run(
             Err(e) => out.errors.push(format!("peak bandwidth: {e}")),
         }
     }
-    if !should_stop() {
+    if cfg.tests.memcpy && !should_stop() {
         progress("memory: memcpy");
         match bandwidth::measure_memcpy(&bw, should_stop) {
             Ok(c) => out.memcpy = c,
             Err(e) => out.errors.push(format!("memcpy: {e}")),
         }
     }
-    if !should_stop() {
+    if cfg.tests.loaded && !should_stop() {
         progress("memory: loaded latency sweep");
         run_loaded(cfg, usable, &bw, should_stop, &mut out);
     }

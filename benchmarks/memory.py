@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Memory section vs references, interleaved, in one run; prints ratios of medians:
+
+  1. idle latency, FullRandom 512 MiB on CPU 0, vs benchmarks/ref/chase_ref.c on the same chain
+     (goal: within 5 %)
+  2. vector read bandwidth (peak_read_simd_mb_s) vs benchmarks/ref/read_ref.c   (goal: >= 0.95)
+  3. single-thread 128 MiB memcpy (taskset -c 0) vs Debian's `mbw -t0`            (context)
+  4. all-reads peak bandwidth vs `sysbench memory --memory-oper=read --memory-block-size=1G`
+     on all CPUs                                                                 (context)
+
+Usage: benchmarks/memory.py [--rounds 5]
+Needs gcc, mbw and sysbench (Debian: apt-get install mbw sysbench) and a release build."""
+
+import argparse
+import json
+import os
+import pathlib
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+def run(cmd):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def ours(binary, tests, prefix=()):
+    out = run([*prefix, binary, "memory", "--memory-tests", tests, "--memory-repeats", "3"])
+    return json.loads(out)["memory"]
+
+
+def build_refs(tmp):
+    chase = pathlib.Path(tmp) / "chase_ref"
+    read = pathlib.Path(tmp) / "read_ref"
+    run(["gcc", "-O2", "-o", str(chase), str(REPO / "benchmarks/ref/chase_ref.c")])
+    wide = "-mavx512f" if "avx512f" in pathlib.Path("/proc/cpuinfo").read_text() else "-mavx2"
+    run(["gcc", "-O2", wide, "-pthread", "-o", str(read), str(REPO / "benchmarks/ref/read_ref.c")])
+    return chase, read
+
+
+def mbw():
+    out = run(["mbw", "-q", "-n", "3", "-t", "0", "128"])
+    return float(re.search(r"AVG\s+Method: MEMCPY.*Copy:\s+([\d.]+) MiB/s", out).group(1))
+
+
+def sysbench_read():
+    out = run(
+        [
+            "sysbench",
+            "memory",
+            "--memory-block-size=1G",
+            "--memory-total-size=1000G",
+            "--memory-oper=read",
+            f"--threads={os.cpu_count()}",
+            "--time=3",
+            "run",
+        ]
+    )
+    return float(re.search(r"\(([\d.]+) MiB/sec\)", out).group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--binary", default=str(REPO / "target/release/health_check"))
+    args = ap.parse_args()
+    for tool in ["gcc", "mbw", "sysbench"]:
+        if not shutil.which(tool):
+            raise SystemExit(f"{tool} is missing: apt-get install {tool if tool != 'gcc' else 'build-essential'}")
+    res = {
+        k: [] for k in ["idle ours", "idle C", "read ours", "read C", "memcpy ours", "mbw", "reads ours", "sysbench"]
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        chase, read = build_refs(tmp)
+        for i in range(args.rounds):
+            jobs = [
+                ("idle ours", lambda: ours(args.binary, "idle")["idle_latency"]["FullRandom"]["Node-0"]["Node-0"]),
+                ("idle C", lambda: float(run([str(chase)]))),
+                ("read ours", lambda: ours(args.binary, "peak")["peak_read_simd_mb_s"]),
+                ("read C", lambda: float(run([str(read)]))),
+                ("memcpy ours", lambda: ours(args.binary, "memcpy", ("taskset", "-c", "0"))["memcpy_large_mb_s"]),
+                ("mbw", mbw),
+                ("reads ours", lambda: ours(args.binary, "peak")["peak_bandwidth_mb_s"]["all reads"]),
+                ("sysbench", sysbench_read),
+            ]
+            if i % 2:
+                jobs.reverse()  # alternate the order so drift hits both sides alike
+            for name, job in jobs:
+                res[name].append(job())
+    med = {k: statistics.median(v) for k, v in res.items()}
+    print(f"{args.rounds} rounds, interleaved")
+    for k, v in res.items():
+        print(f"  {k:12s} median {med[k]:10.1f}   runs {' '.join(f'{x:.1f}' for x in v)}")
+    print(f"idle latency ours / C chase (same chain):     {med['idle ours'] / med['idle C']:.3f}  goal 0.95..1.05")
+    print(f"vector reads ours / C read kernel:            {med['read ours'] / med['read C']:.3f}  goal >= 0.95")
+    print(f"1-thread 128 MiB memcpy ours / mbw:           {med['memcpy ours'] / med['mbw']:.3f}")
+    print(f"all-reads peak ours / sysbench memory read:   {med['reads ours'] / med['sysbench']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
