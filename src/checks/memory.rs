@@ -104,6 +104,9 @@ pub fn repeat_spreads(m: &MemoryPart, t: &Thresholds) -> Vec<Check> {
 pub fn cache_steps(m: &MemoryPart, t: &Thresholds) -> Vec<Check> {
     let curve = &m.cache_latency_ns;
     let mut out = Vec::new();
+    if curve.is_empty() {
+        return out;
+    }
     for (name, &size) in &m.cache_sizes_bytes {
         let check_name = format!("memory.cache_step:{name}");
         let size = size as usize;

@@ -139,10 +139,81 @@ pub fn run(
         warmup: cfg.warmup,
         repeats: cfg.repeats,
     };
-    progress(&format!(
-        "memory: idle latency, {} node pair(s)",
-        pairs.len()
-    ));
+    let go = |wanted: bool| wanted && !should_stop();
+    if go(cfg.tests.idle) {
+        progress(&format!(
+            "memory: idle latency, {} node pair(s)",
+            pairs.len()
+        ));
+        run_idle(cfg, topo, pairs, should_stop, &mut out);
+    }
+    if go(cfg.tests.peak) {
+        progress(&format!("memory: peak bandwidth, {} threads", usable.len()));
+        record(
+            bandwidth::measure_peak(&bw, should_stop),
+            "peak bandwidth",
+            should_stop,
+            &mut out,
+            |o, p| o.peak = p,
+        );
+    }
+    if go(cfg.tests.memcpy) {
+        progress("memory: memcpy");
+        record(
+            bandwidth::measure_memcpy(&bw, should_stop),
+            "memcpy",
+            should_stop,
+            &mut out,
+            |o, c| o.memcpy = c,
+        );
+    }
+    if go(cfg.tests.loaded) {
+        progress("memory: loaded latency sweep");
+        run_loaded(cfg, usable, &bw, should_stop, &mut out);
+    }
+    if go(cfg.tests.curve) {
+        progress(&format!(
+            "memory: cache latency curve, {} working sets",
+            curve_sizes.len()
+        ));
+        let curve = CurveConfig {
+            cpu: plan::idle_cpu(usable).unwrap_or(0),
+            sizes: curve_sizes,
+            point_time: cfg.curve_time,
+        };
+        record(
+            curve::measure(&curve, should_stop),
+            "cache latency curve",
+            should_stop,
+            &mut out,
+            |o, c| o.curve = c,
+        );
+    }
+    out
+}
+
+/// Stores a part's results, or its error (unless a stop request caused it).
+fn record<T>(
+    result: Result<T, String>,
+    part: &str,
+    should_stop: &(dyn Fn() -> bool + Sync),
+    out: &mut MemoryResults,
+    store: impl FnOnce(&mut MemoryResults, T),
+) {
+    match result {
+        Ok(v) => store(out, v),
+        Err(_) if should_stop() => {}
+        Err(e) => out.errors.push(format!("{part}: {e}")),
+    }
+}
+
+fn run_idle(
+    cfg: &MemoryConfig,
+    topo: &Topology,
+    pairs: Vec<plan::LatencyPair>,
+    should_stop: &(dyn Fn() -> bool + Sync),
+    out: &mut MemoryResults,
+) {
     let idle = IdleConfig {
         pairs,
         bind: topo.nodes.len() > 1,
@@ -158,41 +229,6 @@ pub fn run(
     let (figures, errors) = latency::measure(&idle, should_stop);
     out.idle = figures;
     out.errors.extend(errors);
-    if !should_stop() {
-        progress(&format!("memory: peak bandwidth, {} threads", usable.len()));
-        match bandwidth::measure_peak(&bw, should_stop) {
-            Ok(p) => out.peak = p,
-            Err(e) => out.errors.push(format!("peak bandwidth: {e}")),
-        }
-    }
-    if cfg.tests.memcpy && !should_stop() {
-        progress("memory: memcpy");
-        match bandwidth::measure_memcpy(&bw, should_stop) {
-            Ok(c) => out.memcpy = c,
-            Err(e) => out.errors.push(format!("memcpy: {e}")),
-        }
-    }
-    if cfg.tests.loaded && !should_stop() {
-        progress("memory: loaded latency sweep");
-        run_loaded(cfg, usable, &bw, should_stop, &mut out);
-    }
-    if !should_stop() {
-        progress(&format!(
-            "memory: cache latency curve, {} working sets",
-            curve_sizes.len()
-        ));
-        let curve = CurveConfig {
-            cpu: plan::idle_cpu(usable).unwrap_or(0),
-            sizes: curve_sizes,
-            point_time: cfg.curve_time,
-        };
-        match curve::measure(&curve, should_stop) {
-            Ok(c) => out.curve = c,
-            Err(_) if should_stop() => {}
-            Err(e) => out.errors.push(format!("cache latency curve: {e}")),
-        }
-    }
-    out
 }
 
 fn run_loaded(
@@ -218,9 +254,11 @@ fn run_loaded(
             Pattern::FullRandom,
         ],
     };
-    match loaded::measure(&loaded, should_stop) {
-        Ok(l) => out.loaded = l,
-        Err(_) if should_stop() => {}
-        Err(e) => out.errors.push(format!("loaded latency: {e}")),
-    }
+    record(
+        loaded::measure(&loaded, should_stop),
+        "loaded latency",
+        should_stop,
+        out,
+        |o, l| o.loaded = l,
+    );
 }
