@@ -121,6 +121,9 @@ pub struct CommonArgs {
     /// iperf3 port: where the client role listens and the server role connects.
     #[arg(long, value_name = "N", default_value_t = 5201)]
     pub port: u16,
+    /// Change a check's limit (repeatable); 'health_check checks --list' shows the names.
+    #[arg(long, value_name = "NAME=VALUE", action = ArgAction::Append)]
+    pub threshold: Vec<String>,
 }
 
 /// Network-section knobs.
@@ -271,6 +274,12 @@ pub enum Command {
         #[command(flatten)]
         memory: MemoryArgs,
     },
+    /// About the checks: '--list' prints every rule's limit and default.
+    Checks {
+        /// Print the thresholds and their defaults.
+        #[arg(long)]
+        list: bool,
+    },
     /// Serve iperf3 tests in the foreground (the client role).
     Serve {
         /// Shared options.
@@ -338,7 +347,9 @@ pub fn with_env_options(mut args: Vec<String>, env: Option<&str>) -> Vec<String>
     if extra.is_empty() || args.is_empty() {
         return args;
     }
-    let subcommands = ["system", "sleep", "ping", "iperf", "memory", "serve"];
+    let subcommands = [
+        "system", "sleep", "ping", "iperf", "memory", "checks", "serve",
+    ];
     let at = if args
         .get(1)
         .is_some_and(|a| subcommands.contains(&a.as_str()))

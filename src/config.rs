@@ -112,7 +112,17 @@ impl Profile {
         }
     }
 
-    /// Seconds per bandwidth direction (DCPerf: iperf3's default 10 s).
+    /// Seconds of the reverse bandwidth test (ours, not DCPerf's: the standard profile keeps it
+    /// short so the whole run stays within half of DCPerf's time).
+    pub fn iperf_reverse_seconds(self) -> u32 {
+        match self {
+            Profile::Standard => 5,
+            Profile::Quick => 2,
+            Profile::Thorough => 30,
+        }
+    }
+
+    /// Seconds of the forward bandwidth test (DCPerf: iperf3's default 10 s).
     pub fn iperf_seconds(self) -> u32 {
         match self {
             Profile::Standard => 10,
@@ -129,7 +139,7 @@ impl Profile {
     pub fn memory(self) -> MemoryConfig {
         let ms = Duration::from_millis;
         let (region_mib, thread_mib, repeats, idle, bw, sweep, curve, warmup) = match self {
-            Profile::Standard => (512, 128, 3, ms(500), ms(500), ms(400), ms(100), ms(200)),
+            Profile::Standard => (512, 128, 3, ms(500), ms(400), ms(250), ms(50), ms(200)),
             Profile::Quick => (128, 64, 1, ms(200), ms(200), ms(40), ms(20), ms(50)),
             Profile::Thorough => (1024, 128, 5, ms(1000), ms(1000), ms(1000), ms(200), ms(500)),
         };
@@ -169,6 +179,8 @@ pub enum Mode {
     Server,
     /// `-r client`: answer a server's network tests.
     Client,
+    /// `checks --list`: print the thresholds.
+    ListChecks,
     /// A debug subcommand running one section.
     Debug {
         /// The section it runs.
@@ -184,6 +196,7 @@ impl Mode {
         match self {
             Mode::Server => "server",
             Mode::Client => "client",
+            Mode::ListChecks => "checks",
             Mode::Debug { name, .. } => name,
         }
     }
@@ -233,6 +246,8 @@ pub struct Config {
     pub responder: ResponderConfig,
     /// Memory-section settings.
     pub memory: MemoryConfig,
+    /// Limits of the checks.
+    pub thresholds: crate::checks::Thresholds,
     /// Notes for the person running it (ignored options and the like), printed on stderr.
     pub notes: Vec<String>,
 }
@@ -312,6 +327,16 @@ impl Config {
                     Self::base(mode, common, &none.0, &none.1, &none.2, memory, usable_cpus)?;
                 c.plan = vec![Section::Memory];
                 Ok(c)
+            }
+            Some(Command::Checks { list }) => {
+                if !list {
+                    return Err(ConfigError::new(
+                        "checks",
+                        "say what to show: 'health_check checks --list' prints the thresholds",
+                    ));
+                }
+                let common = CommonArgs::defaults();
+                base(Mode::ListChecks, &common, &none.0, &none.1, &none.2)
             }
             Some(Command::Serve { common, responder }) => {
                 base(Mode::Client, common, &none.0, &none.1, responder)
@@ -394,6 +419,8 @@ impl Config {
             network: network_config(net, profile, common.port)?,
             responder: responder_config(responder, common.port)?,
             memory: memory_config(memory, profile)?,
+            thresholds: crate::checks::Thresholds::with_overrides(&common.threshold)
+                .map_err(|m| ConfigError::new("--threshold", m))?,
             notes: Vec::new(),
         })
     }
@@ -413,6 +440,19 @@ impl NetArgs {
             iperf_timeout: None,
             no_reverse: false,
             ping_method: crate::cli::PingMethodArg::Auto,
+        }
+    }
+}
+
+impl CommonArgs {
+    fn defaults() -> Self {
+        CommonArgs {
+            profile: ProfileArg::Standard,
+            output: None,
+            envelope: false,
+            strict: false,
+            port: crate::net::iperf3::protocol::DEFAULT_PORT,
+            threshold: Vec::new(),
         }
     }
 }
@@ -540,7 +580,11 @@ fn network_config(
         bandwidth: Some(BandwidthConfig {
             streams,
             seconds,
-            reverse: !net.no_reverse,
+            reverse_seconds: match (net.no_reverse, net.iperf_time) {
+                (true, _) => 0,
+                (false, Some(_)) => seconds,
+                (false, None) => profile.iperf_reverse_seconds(),
+            },
             aggregate: true,
         }),
         resolve_timeout: Duration::from_secs(5),

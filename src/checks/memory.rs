@@ -5,7 +5,70 @@
 use super::{Thresholds, check};
 use crate::report::memory::{MemoryPart, MinAvgMax};
 use crate::report::schema::{Check, Status};
+use crate::system::SystemInfo;
 use crate::units::format_binary_size;
+
+/// The best measured bandwidth (any mix, or the vector read kernel) against what the DIMMs can
+/// deliver; skipped, with the reason, where dmidecode gave no peak or the system section is absent.
+pub fn peak_vs_theoretical(
+    m: &MemoryPart,
+    system: Option<&SystemInfo>,
+    t: &Thresholds,
+) -> Option<Check> {
+    let name = "memory.peak_vs_theoretical";
+    let limit = t.peak_vs_theoretical_pct;
+    let best = m
+        .peak_bandwidth_mb_s
+        .values()
+        .copied()
+        .chain(m.peak_read_simd_mb_s)
+        .fold(f64::NAN, f64::max);
+    if !best.is_finite() {
+        return None;
+    }
+    let dram = match system {
+        None => {
+            return Some(check(
+                name,
+                Status::Skip,
+                None,
+                limit,
+                "run with the system section to know the DIMMs' peak".into(),
+            ));
+        }
+        Some(s) => match (&s.dram, &s.dram_error) {
+            (Some(d), _) => d,
+            (None, why) => {
+                let why = why.as_deref().unwrap_or("the DIMMs' peak is unknown");
+                return Some(check(
+                    name,
+                    Status::Skip,
+                    None,
+                    limit,
+                    format!("cannot compare: {why}"),
+                ));
+            }
+        },
+    };
+    let pct = crate::units::round_to(100.0 * best / dram.theoretical_peak_mb_s, 1);
+    let detail = format!(
+        "best {best:.0} MiB/s is {pct}% of the {:.0} MiB/s that {} channel(s) of {} MT/s x {} bit deliver",
+        dram.theoretical_peak_mb_s, dram.channels, dram.speed_mts, dram.data_width_bits
+    );
+    Some(if pct >= limit {
+        check(name, Status::Pass, Some(pct), limit, detail)
+    } else {
+        check(
+            name,
+            Status::Warn,
+            Some(pct),
+            limit,
+            format!(
+                "{detail}: check that every channel is populated, the DIMMs run at their rated speed              (BIOS), and no other load ran; few cores cannot saturate many channels"
+            ),
+        )
+    })
+}
 
 /// Remote over local idle latency for every off-diagonal pair (FullRandom, else RandomInChunk).
 pub fn numa_ratios(m: &MemoryPart) -> Vec<Check> {
@@ -211,6 +274,47 @@ mod tests {
             errors: Vec::new(),
             notes: Vec::new(),
         }
+    }
+
+    #[test]
+    fn peak_is_judged_against_the_dimms() {
+        let mut m = part();
+        m.peak_bandwidth_mb_s = BTreeMap::from([("all reads".to_string(), 30_000.0)]);
+        m.peak_read_simd_mb_s = Some(40_000.0);
+        let t = Thresholds::default();
+        assert_eq!(
+            peak_vs_theoretical(&m, None, &t).unwrap().status,
+            Status::Skip
+        );
+        let mut s = crate::system::collect(&crate::system::fake::two_socket_384(), None);
+        s.dram_error = Some("dmidecode is not installed".into());
+        let c = peak_vs_theoretical(&m, Some(&s), &t).unwrap();
+        assert!(c.message.contains("dmidecode is not installed"));
+        s.dram = Some(crate::system::dram::DramInfo {
+            dimms: 2,
+            channels: 2,
+            kind: None,
+            speed_mts: 4800,
+            data_width_bits: 64,
+            theoretical_peak_mb_s: 73_242.0,
+        });
+        let c = peak_vs_theoretical(&m, Some(&s), &t).unwrap();
+        assert_eq!(
+            (c.status, c.value),
+            (Status::Warn, Some(54.6)),
+            "the best figure (vector reads) counts"
+        );
+        m.peak_read_simd_mb_s = Some(50_000.0);
+        assert_eq!(
+            peak_vs_theoretical(&m, Some(&s), &t).unwrap().status,
+            Status::Pass
+        );
+        m.peak_bandwidth_mb_s.clear();
+        m.peak_read_simd_mb_s = None;
+        assert!(
+            peak_vs_theoretical(&m, Some(&s), &t).is_none(),
+            "no bandwidth measured: no check"
+        );
     }
 
     #[test]

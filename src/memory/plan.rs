@@ -91,7 +91,8 @@ pub fn region_per_thread(
 }
 
 /// Working sets of the cache-latency curve: 16 KiB up to at least 4x the largest cache instance,
-/// on a grid of 2^k bytes (and 1.5 x 2^k when `fine`), capped at `max_bytes`.
+/// on a grid of 2^k bytes (and 1.5 x 2^k up to 8 MiB when `fine`, where the L1 and L2 steps
+/// are), capped at `max_bytes`.
 pub fn curve_sizes(largest_cache: Option<u64>, max_bytes: usize, fine: bool) -> Vec<usize> {
     let top = largest_cache
         .map_or(256 << 20, |c| (c as usize).saturating_mul(4))
@@ -101,7 +102,7 @@ pub fn curve_sizes(largest_cache: Option<u64>, max_bytes: usize, fine: bool) -> 
     let mut s: usize = 16 << 10;
     while s < top {
         sizes.push(s);
-        if fine {
+        if fine && s < 8 << 20 {
             sizes.push(s + s / 2);
         }
         s *= 2;

@@ -1,6 +1,6 @@
 //! The link a client is reached over: the egress interface (a route lookup: connect a UDP socket,
 //! which sends nothing, and read the local address it picked), its speed from
-//! /sys/class/net/<if>/speed (Mbit/s) and MTU, and the most TCP goodput that link can carry.
+//! `/sys/class/net/<if>/speed` (Mbit/s) and MTU, and the most TCP goodput that link can carry.
 
 use crate::system::parse::parse_int;
 use serde::Serialize;

@@ -45,8 +45,8 @@ pub struct BandwidthConfig {
     pub streams: u32,
     /// Seconds per direction (iperf3 -t).
     pub seconds: u32,
-    /// Also measure the reverse direction (iperf3 -R).
-    pub reverse: bool,
+    /// Seconds of the reverse test (iperf3 -R); 0 skips it.
+    pub reverse_seconds: u32,
     /// With several clients, also measure all at once.
     pub aggregate: bool,
 }
@@ -126,7 +126,15 @@ pub fn measure(
     if let Some(bw) = &cfg.bandwidth {
         let embedded = Embedded::default();
         std::thread::scope(|scope| {
-            bandwidth_per_host(&mut hosts, bw, cfg, &embedded, scope, should_stop, progress);
+            let tester = Tester {
+                bw,
+                cfg,
+                embedded: &embedded,
+                scope,
+                should_stop,
+                progress,
+            };
+            bandwidth_per_host(&mut hosts, &tester);
             if bw.aggregate && !should_stop() {
                 aggregate = all_at_once(&hosts, bw, cfg, should_stop, progress);
             }
@@ -185,17 +193,19 @@ fn probe_all(hosts: &[HostResult], timeout: Duration) -> Vec<Option<ClientError>
     })
 }
 
-fn bandwidth_per_host<'scope, 'env>(
-    hosts: &mut [HostResult],
-    bw: &BandwidthConfig,
-    cfg: &NetworkConfig,
+/// Where a host's tests run: the section's settings and the embedded responders.
+struct Tester<'a, 'scope, 'env> {
+    bw: &'a BandwidthConfig,
+    cfg: &'a NetworkConfig,
     embedded: &'env Embedded,
     scope: &'scope std::thread::Scope<'scope, 'env>,
-    should_stop: &(dyn Fn() -> bool + Sync),
-    progress: &dyn Fn(&str),
-) {
+    should_stop: &'a (dyn Fn() -> bool + Sync),
+    progress: &'a dyn Fn(&str),
+}
+
+fn bandwidth_per_host<'scope, 'env>(hosts: &mut [HostResult], t: &Tester<'_, 'scope, 'env>) {
     let probes = if hosts.len() > 1 {
-        probe_all(hosts, cfg.timeouts.connect)
+        probe_all(hosts, t.cfg.timeouts.connect)
     } else {
         hosts.iter().map(|_| None).collect()
     };
@@ -203,53 +213,58 @@ fn bandwidth_per_host<'scope, 'env>(
         let Ok(addr) = host.address.clone() else {
             continue;
         };
-        if should_stop() {
+        if (t.should_stop)() {
             break;
         }
-        if let Some(e) = probe.filter(|e| !(is_refused(e) && addr.ip().is_loopback())) {
-            host.forward = Some(Err(e.to_string()));
-            continue;
+        match probe.filter(|e| !(is_refused(e) && addr.ip().is_loopback())) {
+            Some(e) => host.forward = Some(Err(e.to_string())),
+            None => test_host(host, addr, t),
         }
-        let spec = |reverse| TestSpec {
-            streams: bw.streams,
-            seconds: bw.seconds,
-            reverse,
-            block: DEFAULT_BLOCK,
-        };
-        progress(&format!(
-            "iperf3: {} ({} streams, {} s)",
-            host.hostname, bw.streams, bw.seconds
-        ));
-        let mut forward = run_test(addr, &spec(false), &cfg.timeouts, should_stop);
-        if matches!(&forward, Err(e) if is_refused(e)) && addr.ip().is_loopback() {
-            match start_embedded(addr, embedded, scope) {
-                Ok(()) => {
-                    progress(&format!(
-                        "iperf3: nothing listens on {addr}; started an in-process responder for '{}'",
-                        host.hostname
-                    ));
-                    forward = run_test(addr, &spec(false), &cfg.timeouts, should_stop);
-                }
-                Err(e) => forward = Err(e),
-            }
-        }
-        let is_embedded = embedded
-            .started
-            .lock()
-            .map(|s| s.contains(&addr))
-            .unwrap_or(false);
-        host.peer = forward.as_ref().ok().map(|r| peer_name(r, is_embedded));
-        let forward_ok = forward.is_ok();
-        host.forward = Some(forward.map_err(|e| e.to_string()));
-        if bw.reverse && forward_ok && !should_stop() {
-            progress(&format!(
-                "iperf3: {} reverse ({} s)",
-                host.hostname, bw.seconds
+    }
+}
+
+/// Forward test (starting an embedded responder for a silent loopback client), then reverse.
+fn test_host<'scope, 'env>(host: &mut HostResult, addr: SocketAddr, t: &Tester<'_, 'scope, 'env>) {
+    let spec = |reverse: bool| TestSpec {
+        streams: t.bw.streams,
+        seconds: if reverse {
+            t.bw.reverse_seconds
+        } else {
+            t.bw.seconds
+        },
+        reverse,
+        block: DEFAULT_BLOCK,
+    };
+    (t.progress)(&format!(
+        "iperf3: {} ({} streams, {} s)",
+        host.hostname, t.bw.streams, t.bw.seconds
+    ));
+    let mut forward = run_test(addr, &spec(false), &t.cfg.timeouts, t.should_stop);
+    if matches!(&forward, Err(e) if is_refused(e)) && addr.ip().is_loopback() {
+        forward = start_embedded(addr, t.embedded, t.scope).and_then(|()| {
+            (t.progress)(&format!(
+                "iperf3: nothing listens on {addr}; started an in-process responder for '{}'",
+                host.hostname
             ));
-            host.reverse = Some(
-                run_test(addr, &spec(true), &cfg.timeouts, should_stop).map_err(|e| e.to_string()),
-            );
-        }
+            run_test(addr, &spec(false), &t.cfg.timeouts, t.should_stop)
+        });
+    }
+    let is_embedded = t
+        .embedded
+        .started
+        .lock()
+        .map(|s| s.contains(&addr))
+        .unwrap_or(false);
+    host.peer = forward.as_ref().ok().map(|r| peer_name(r, is_embedded));
+    let forward_ok = forward.is_ok();
+    host.forward = Some(forward.map_err(|e| e.to_string()));
+    if t.bw.reverse_seconds > 0 && forward_ok && !(t.should_stop)() {
+        (t.progress)(&format!(
+            "iperf3: {} reverse ({} s)",
+            host.hostname, t.bw.reverse_seconds
+        ));
+        let reverse = run_test(addr, &spec(true), &t.cfg.timeouts, t.should_stop);
+        host.reverse = Some(reverse.map_err(|e| e.to_string()));
     }
 }
 

@@ -1,11 +1,44 @@
 //! The summary for people, printed on stderr after the JSON is written: each section's outcome
-//! with the figures people look for first, then every check. Never parsed by anything.
+//! with the figures people look for first, then the checks (failures and warnings with their
+//! messages, passes and skips by name), and the total time. Colour only on a terminal (and never
+//! with NO_COLOR set). Never parsed by anything.
 
 use super::schema::{Check, Document, Status};
 use std::fmt::Write as _;
 
-/// The summary as plain text (no control characters).
-pub fn summary(doc: &Document) -> String {
+/// Whether the summary on stderr may use colour: a terminal, and NO_COLOR unset.
+pub fn color_wanted() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+fn paint(word: &str, status: Status, color: bool) -> String {
+    if !color {
+        return word.to_string();
+    }
+    let code = match status {
+        Status::Pass => "32",
+        Status::Warn => "33",
+        Status::Fail => "31",
+        Status::Skip => "2",
+    };
+    format!("\u{1b}[{code}m{word}\u{1b}[0m")
+}
+
+fn section_status(status: &str) -> Status {
+    if status == "ok" {
+        Status::Pass
+    } else if status.starts_with("failed") {
+        Status::Fail
+    } else if status == "interrupted" {
+        Status::Warn
+    } else {
+        Status::Skip
+    }
+}
+
+/// The summary text.
+pub fn summary(doc: &Document, color: bool) -> String {
     let info = &doc.health_check;
     let mut out = String::new();
     let _ = writeln!(
@@ -23,96 +56,98 @@ pub fn summary(doc: &Document) -> String {
     for (section, status) in &info.sections.0 {
         let figures = key_figures(doc, section);
         let sep = if figures.is_empty() { "" } else { "  " };
-        let _ = writeln!(out, "  {section:<width$}  {status}{sep}{figures}");
+        let word = paint(status, section_status(status), color);
+        let _ = writeln!(out, "  {section:<width$}  {word}{sep}{figures}");
     }
     if !doc.checks.is_empty() {
         let count = |s: Status| doc.checks.iter().filter(|c| c.status == s).count();
         let _ = writeln!(
             out,
             "checks: {} pass, {} warn, {} fail, {} skip",
-            count(Status::Pass),
-            count(Status::Warn),
-            count(Status::Fail),
+            paint(&count(Status::Pass).to_string(), Status::Pass, color),
+            paint(&count(Status::Warn).to_string(), Status::Warn, color),
+            paint(&count(Status::Fail).to_string(), Status::Fail, color),
             count(Status::Skip)
         );
-        for c in &doc.checks {
-            let _ = writeln!(out, "  {}", check_line(c));
+        for c in doc
+            .checks
+            .iter()
+            .filter(|c| matches!(c.status, Status::Fail | Status::Warn))
+        {
+            let _ = writeln!(out, "  {}", check_line(c, color));
+        }
+        for status in [Status::Pass, Status::Skip] {
+            let names: Vec<&str> = doc
+                .checks
+                .iter()
+                .filter(|c| c.status == status)
+                .map(|c| c.name.as_str())
+                .collect();
+            if !names.is_empty() {
+                let word = paint(&status.as_str().to_uppercase(), status, color);
+                let _ = writeln!(out, "  {word:<4}  {}", names.join(", "));
+            }
         }
     }
     out
 }
 
-fn check_line(c: &Check) -> String {
-    format!(
-        "{:<4}  {}: {}",
-        c.status.as_str().to_uppercase(),
-        c.name,
-        c.message
-    )
+fn check_line(c: &Check, color: bool) -> String {
+    let word = paint(&c.status.as_str().to_uppercase(), c.status, color);
+    format!("{word:<4}  {}: {}", c.name, c.message)
 }
 
 fn key_figures(doc: &Document, section: &str) -> String {
-    match section {
-        "sleep" => doc
-            .sleepbench
-            .as_ref()
-            .and_then(|p| p.measured())
-            .map(|s| {
-                let busy = s
-                    .total
-                    .map_or_else(String::new, |t| format!(", busy CPU {t:.1}%"));
-                format!(
-                    "({:.0} calls/s, {:.0} per thread{busy})",
-                    s.calls_per_second, s.calls_per_second_per_thread
-                )
-            })
-            .unwrap_or_default(),
-        "system" => doc
-            .system
-            .as_ref()
-            .and_then(|p| p.measured())
-            .map(|s| {
-                format!(
-                    "({}, {} CPUs, {} node(s))",
-                    s.cpu_model.as_deref().unwrap_or("unknown CPU"),
-                    s.logical_cpus,
-                    s.numa_nodes.len()
-                )
-            })
-            .unwrap_or_default(),
+    let figures = match section {
+        "sleep" => doc.sleepbench.as_ref().and_then(|p| p.measured()).map(|s| {
+            let busy = s
+                .total
+                .map_or_else(String::new, |t| format!(", busy CPU {t:.1}%"));
+            format!(
+                "{:.0} calls/s, {:.0} per thread{busy}",
+                s.calls_per_second, s.calls_per_second_per_thread
+            )
+        }),
+        "system" => doc.system.as_ref().and_then(|p| p.measured()).map(|s| {
+            format!(
+                "{}, {} CPUs, {} node(s)",
+                s.cpu_model.as_deref().unwrap_or("unknown CPU"),
+                s.logical_cpus,
+                s.numa_nodes.len()
+            )
+        }),
         "network" => network_figures(doc),
-        "memory" => doc
-            .memory
-            .as_ref()
-            .and_then(|p| p.measured())
-            .map(|m| {
-                let mut parts = Vec::new();
-                for (pattern, matrix) in &m.idle_latency {
-                    if let Some(ns) = matrix.values().next().and_then(|row| row.values().next()) {
-                        parts.push(format!("idle {pattern} {ns} ns"));
-                    }
+        "memory" => doc.memory.as_ref().and_then(|p| p.measured()).map(|m| {
+            let mut parts = Vec::new();
+            for (pattern, matrix) in &m.idle_latency {
+                if let Some(ns) = matrix.values().next().and_then(|row| row.values().next()) {
+                    parts.push(format!("idle {pattern} {ns} ns"));
                 }
-                if let Some(v) = m.peak_bandwidth_mb_s.get("all reads") {
-                    parts.push(format!("all reads {v:.0} MiB/s"));
-                }
-                if let Some(v) = m.peak_read_simd_mb_s {
-                    parts.push(format!("vector reads {v:.0} MiB/s"));
-                }
-                format!("({})", parts.join(", "))
-            })
-            .unwrap_or_default(),
-        _ => String::new(),
-    }
+            }
+            if let Some(v) = m.peak_bandwidth_mb_s.get("all reads") {
+                parts.push(format!("all reads {v:.0} MiB/s"));
+            }
+            if let Some(v) = m.peak_read_simd_mb_s {
+                parts.push(format!("vector reads {v:.0} MiB/s"));
+            }
+            parts.join(", ")
+        }),
+        _ => None,
+    };
+    figures
+        .filter(|f| !f.is_empty())
+        .map(|f| format!("({f})"))
+        .unwrap_or_default()
 }
 
-fn network_figures(doc: &Document) -> String {
+fn network_figures(doc: &Document) -> Option<String> {
     let mut parts = Vec::new();
     for b in doc.iperf3_bandwidth.iter().flatten() {
-        match (b.bandwidth, b.reverse_gbps) {
-            (Some(f), Some(r)) => parts.push(format!("{} {f}/{r} Gbit/s", b.hostname)),
-            (Some(f), None) => parts.push(format!("{} {f} Gbit/s", b.hostname)),
-            _ => parts.push(format!("{} no bandwidth", b.hostname)),
-        }
+        parts.push(match (b.bandwidth, b.reverse_gbps) {
+            (Some(f), Some(r)) => format!("{} {f}/{r} Gbit/s", b.hostname),
+            (Some(f), None) => format!("{} {f} Gbit/s", b.hostname),
+            _ => format!("{} no bandwidth", b.hostname),
+        });
     }
     if parts.is_empty() {
         for p in doc.ping.iter().flatten() {
@@ -122,11 +157,7 @@ fn network_figures(doc: &Document) -> String {
             });
         }
     }
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!("({})", parts.join(", "))
-    }
+    Some(parts.join(", "))
 }
 
 #[cfg(test)]
@@ -134,16 +165,28 @@ mod tests {
     use super::*;
     use crate::report::schema::{RunInfo, SectionStatuses};
 
-    #[test]
-    fn summary_lists_sections_and_checks_without_control_characters() {
-        let doc = Document {
-            checks: vec![Check {
-                name: "sleepbench.irq".into(),
-                status: Status::Fail,
-                value: Some(42.0),
-                limit: Some(30.0),
-                message: "IRQ time 42.0% is not under 30%".into(),
-            }],
+    fn check(name: &str, status: Status, message: &str) -> Check {
+        Check {
+            name: name.into(),
+            status,
+            value: None,
+            limit: None,
+            message: message.into(),
+        }
+    }
+
+    fn doc() -> Document {
+        Document {
+            checks: vec![
+                check(
+                    "sleepbench.irq",
+                    Status::Fail,
+                    "IRQ time 42.0% is not under 30%",
+                ),
+                check("sleepbench.total_cpu", Status::Pass, "fine"),
+                check("system.governor", Status::Skip, "no cpufreq"),
+                check("memory.cache_step:L3", Status::Warn, "no step"),
+            ],
             health_check: RunInfo {
                 version: "0.1.0".into(),
                 role: "server".into(),
@@ -152,16 +195,36 @@ mod tests {
                 sections: SectionStatuses(vec![
                     ("system".into(), "ok".into()),
                     ("network".into(), "skipped: no clients".into()),
+                    ("sleep".into(), "interrupted".into()),
                 ]),
                 ..RunInfo::default()
             },
             ..Document::default()
-        };
-        let text = summary(&doc);
-        assert!(text.starts_with("health_check 0.1.0: server role, quick profile, 3.2 s\n"));
-        assert!(text.contains("  network  skipped: no clients\n"));
-        assert!(text.contains("checks: 0 pass, 0 warn, 1 fail, 0 skip\n"));
-        assert!(text.contains("FAIL  sleepbench.irq: IRQ time"));
-        assert!(!text.chars().any(|c| c.is_control() && c != '\n'));
+        }
+    }
+
+    #[test]
+    fn plain_summary_snapshot() {
+        let expected = "\
+health_check 0.1.0: server role, quick profile, 3.2 s
+  system   ok
+  network  skipped: no clients
+  sleep    interrupted
+checks: 1 pass, 1 warn, 1 fail, 1 skip
+  FAIL  sleepbench.irq: IRQ time 42.0% is not under 30%
+  WARN  memory.cache_step:L3: no step
+  PASS  sleepbench.total_cpu
+  SKIP  system.governor
+";
+        assert_eq!(summary(&doc(), false), expected);
+    }
+
+    #[test]
+    fn colour_only_when_asked() {
+        let plain = summary(&doc(), false);
+        assert!(!plain.chars().any(|c| c.is_control() && c != '\n'));
+        let coloured = summary(&doc(), true);
+        assert!(coloured.contains("\u{1b}[31mFAIL\u{1b}[0m"));
+        assert!(coloured.contains("\u{1b}[32mok\u{1b}[0m"));
     }
 }

@@ -8,6 +8,7 @@ pub mod envelope;
 pub mod human;
 pub mod memory;
 pub mod network;
+pub mod progress;
 pub mod schema;
 
 use anyhow::Context;

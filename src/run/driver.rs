@@ -9,11 +9,12 @@ use crate::report::memory::MemoryPart;
 use crate::report::network::{
     aggregate_entry, bandwidth_entries, bandwidth_error_entry, ping_entries, ping_error_entry,
 };
+use crate::report::progress::Progress;
 use crate::report::schema::{Document, NotMeasured, Part, RunInfo, SectionStatuses, SleepBench};
 use crate::sched::sleepbench;
 use crate::system::SystemInfo;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A finished run: the document, the machine description (for the envelope) and the signal that
 /// cut it short, if any.
@@ -40,23 +41,13 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
     let started_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let system = crate::system::collect_host();
+    let mut system = if config.plan.contains(&Section::System) {
+        crate::system::collect_host_with_dram()
+    } else {
+        crate::system::collect_host()
+    };
     let mut doc = Document::default();
-    let mut statuses: Vec<(Section, String)> = Vec::new();
-    for &section in &config.plan {
-        if os::interrupted().is_some() {
-            statuses.push((section, "skipped: interrupted".into()));
-            mark_not_measured(
-                &mut doc,
-                section,
-                NotMeasured::skipped("interrupted"),
-                config,
-            );
-            continue;
-        }
-        let status = run_step(section, config, &system, &mut doc);
-        statuses.push((section, status));
-    }
+    let mut statuses = run_plan(config, &system, &mut doc);
     statuses.extend(
         config
             .excluded
@@ -64,7 +55,17 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
             .map(|(s, why)| (*s, format!("skipped: {why}"))),
     );
     statuses.sort_by_key(|(s, _)| *s);
-    doc.checks = checks::evaluate(&doc, &checks::Thresholds::default());
+    // Throttling and steal over the run: compare the counters now with those at the start.
+    let deltas = crate::system::run_deltas(
+        &system,
+        &crate::system::collect_host(),
+        started.elapsed().as_secs_f64(),
+    );
+    system.during_run = Some(deltas);
+    if let Some(Part::Measured(sys)) = &mut doc.system {
+        sys.during_run = Some(deltas);
+    }
+    doc.checks = checks::evaluate(&doc, &config.thresholds);
     let interrupted = os::interrupted();
     doc.health_check = RunInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -89,10 +90,27 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
     }
 }
 
+/// Runs each planned section in order; after a stop request the rest are skipped.
+fn run_plan(config: &Config, system: &SystemInfo, doc: &mut Document) -> Vec<(Section, String)> {
+    let mut statuses = Vec::new();
+    for &section in &config.plan {
+        if os::interrupted().is_some() {
+            statuses.push((section, "skipped: interrupted".into()));
+            mark_not_measured(doc, section, NotMeasured::skipped("interrupted"), config);
+            continue;
+        }
+        statuses.push((section, run_step(section, config, system, doc)));
+    }
+    statuses
+}
+
 /// Runs one section, turning errors and panics into its status and a `NotMeasured` entry.
 fn run_step(section: Section, config: &Config, system: &SystemInfo, doc: &mut Document) -> String {
-    progress(section, config);
-    let result = catch_unwind(AssertUnwindSafe(|| measure(section, config, system, doc)));
+    let progress = start_progress(section, config);
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        measure(section, config, system, doc, &progress)
+    }));
+    drop(progress);
     let failure = match result {
         Ok(Ok(StepEnd::Ok)) => return "ok".into(),
         Ok(Ok(StepEnd::Interrupted)) => return "interrupted".into(),
@@ -113,7 +131,13 @@ fn measure(
     config: &Config,
     system: &SystemInfo,
     doc: &mut Document,
+    progress: &Progress,
 ) -> anyhow::Result<StepEnd> {
+    // Fault injection for the tests (debug builds only): a panic inside a chosen section.
+    #[cfg(debug_assertions)]
+    if std::env::var("HEALTH_CHECK_INJECT_PANIC").as_deref() == Ok(section.name()) {
+        panic!("injected panic in the {} section", section.name());
+    }
     match section {
         Section::System => {
             doc.system = Some(Part::Measured(system.clone()));
@@ -135,8 +159,8 @@ fn measure(
                 "no clients given (use -c host1,host2)".into()
             }))
         }
-        Section::Network => Ok(measure_network(config, doc)),
-        Section::Memory => measure_memory(config, system, doc),
+        Section::Network => Ok(measure_network(config, doc, progress)),
+        Section::Memory => measure_memory(config, system, doc, progress),
         Section::Storage => Ok(StepEnd::Skipped("not available in this build".into())),
     }
 }
@@ -145,6 +169,7 @@ fn measure_memory(
     config: &Config,
     system: &SystemInfo,
     doc: &mut Document,
+    progress: &Progress,
 ) -> anyhow::Result<StepEnd> {
     let online: Vec<usize> = system.topology.cpus.iter().map(|c| c.id).collect();
     let usable: Vec<usize> = match crate::os::allowed_cpus() {
@@ -158,7 +183,7 @@ fn measure_memory(
         &usable,
         system.mem_available_kib.map(|k| k * 1024),
         &stop,
-        &|line| eprintln!("health_check: {line}"),
+        &|line| progress.step(line),
     );
     let part = MemoryPart::from_results(
         &results,
@@ -180,10 +205,10 @@ fn measure_memory(
     })
 }
 
-fn measure_network(config: &Config, doc: &mut Document) -> StepEnd {
+fn measure_network(config: &Config, doc: &mut Document, progress: &Progress) -> StepEnd {
     let net = &config.network;
     let stop = || os::interrupted().is_some();
-    let results = crate::net::measure(net, &stop, &|line| eprintln!("health_check: {line}"));
+    let results = crate::net::measure(net, &stop, &|line| progress.step(line));
     if net.ping.is_some() {
         doc.ping = Some(ping_entries(&results));
     }
@@ -232,7 +257,7 @@ fn mark_not_measured(doc: &mut Document, section: Section, why: NotMeasured, con
     }
 }
 
-fn progress(section: Section, config: &Config) {
+fn start_progress(section: Section, config: &Config) -> Progress {
     let detail = match section {
         Section::Sleep => format!(
             " ({} threads for {:.1} s)",
@@ -242,7 +267,35 @@ fn progress(section: Section, config: &Config) {
         Section::Network => format!(" ({} client(s))", config.clients.len()),
         _ => String::new(),
     };
-    eprintln!("health_check: {}{detail}", section.name());
+    Progress::start(section.name(), &detail, expected_time(section, config))
+}
+
+/// Roughly how long a section takes, for the progress bar.
+fn expected_time(section: Section, config: &Config) -> Option<Duration> {
+    match section {
+        Section::Sleep => Some(config.sleep.duration),
+        Section::Network => {
+            let net = &config.network;
+            let hosts = config.clients.len() as u32;
+            let ping = net.ping.map_or(Duration::ZERO, |p| p.interval * p.count);
+            let bw = net.bandwidth.map_or(Duration::ZERO, |b| {
+                let per_host = Duration::from_secs(u64::from(b.seconds + b.reverse_seconds) + 1);
+                let together = if hosts > 1 {
+                    Duration::from_secs(u64::from(b.seconds) + 1)
+                } else {
+                    Duration::ZERO
+                };
+                per_host * hosts + together
+            });
+            Some(ping + bw)
+        }
+        Section::Memory => Some(Duration::from_secs(match config.profile {
+            crate::config::Profile::Quick => 9,
+            crate::config::Profile::Standard => 33,
+            crate::config::Profile::Thorough => 120,
+        })),
+        Section::System | Section::Storage => None,
+    }
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {

@@ -18,6 +18,10 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
     if config.mode == Mode::Client {
         return responder::run(config, options_from_env);
     }
+    if config.mode == Mode::ListChecks {
+        print!("{}", checks::limits_table());
+        return 0;
+    }
     let outcome = driver::run(config, options_from_env);
     let code = deliver(config, &outcome);
     if code != 0 {
@@ -40,6 +44,7 @@ fn benchmark_args(config: &Config) -> Vec<String> {
             format!("-c {}", config.clients.join(",")),
         ],
         Mode::Client => vec!["-r client".to_string()],
+        Mode::ListChecks => vec!["checks --list".to_string()],
         Mode::Debug { name, .. } => vec![name.to_string()],
     }
 }
@@ -90,6 +95,6 @@ pub fn deliver(config: &Config, outcome: &driver::Outcome) -> u8 {
             return 1;
         }
     }
-    eprint!("{}", human::summary(&outcome.doc));
+    eprint!("{}", human::summary(&outcome.doc, human::color_wanted()));
     code
 }

@@ -4,6 +4,7 @@
 //! NUMA balancing and timer slack. Sizes are in KiB or bytes as each field's name says.
 
 pub mod devices;
+pub mod dram;
 pub mod fake;
 pub mod parse;
 pub mod source;
@@ -79,6 +80,14 @@ pub struct SystemInfo {
     pub timer_slack_ns: Option<u64>,
     /// Kernel command line.
     pub kernel_cmdline: Option<String>,
+    /// The DIMMs and their theoretical peak, from dmidecode (root).
+    pub dram: Option<dram::DramInfo>,
+    /// Why `dram` is missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dram_error: Option<String>,
+    /// What changed while the other sections ran (set at the end of a run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub during_run: Option<RunDeltas>,
     /// The topology, for sections that pin threads (not serialised: `numa_nodes` and `caches`
     /// carry it).
     #[serde(skip)]
@@ -86,6 +95,37 @@ pub struct SystemInfo {
     /// CPU times when the section ran, to compute steal over the run.
     #[serde(skip)]
     pub cpu_times: Option<CpuTimes>,
+}
+
+/// Counters compared between the start and the end of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RunDeltas {
+    /// Seconds between the two readings.
+    pub seconds: f64,
+    /// Thermal-throttle events (core and package) that happened in between.
+    pub throttle_events: Option<u64>,
+    /// CPU time stolen by the hypervisor in between, % of all CPU time.
+    pub steal_pct: Option<f64>,
+}
+
+/// The deltas between the system as it was at the start and as it is at the end of a run.
+pub fn run_deltas(start: &SystemInfo, end: &SystemInfo, seconds: f64) -> RunDeltas {
+    let throttle = match (start.thermal_throttle, end.thermal_throttle) {
+        (Some(a), Some(b)) => Some(
+            (b.core_events + b.package_events).saturating_sub(a.core_events + a.package_events),
+        ),
+        _ => None,
+    };
+    let steal = match (&start.cpu_times, &end.cpu_times) {
+        (Some(a), Some(b)) => crate::sched::cpustat::shares_between(a, b)
+            .map(|s| crate::units::round_to(s.steal_pct, 2)),
+        _ => None,
+    };
+    RunDeltas {
+        seconds: crate::units::round_to(seconds, 3),
+        throttle_events: throttle,
+        steal_pct: steal,
+    }
 }
 
 impl SystemInfo {
@@ -162,6 +202,9 @@ pub fn collect(src: &dyn Source, usable_cpus: Option<usize>) -> SystemInfo {
             .map(|v| v != 0),
         timer_slack_ns: read_trim("/proc/self/timerslack_ns").and_then(|t| t.parse().ok()),
         kernel_cmdline: read_trim("/proc/cmdline"),
+        dram: None,
+        dram_error: None,
+        during_run: None,
         cpu_times: src.read("/proc/stat").and_then(|t| parse_proc_stat(&t)),
         topology,
     }
@@ -170,6 +213,16 @@ pub fn collect(src: &dyn Source, usable_cpus: Option<usize>) -> SystemInfo {
 /// Collects the section from the running host.
 pub fn collect_host() -> SystemInfo {
     collect(&source::HostFs, Some(crate::os::available_cpus()))
+}
+
+/// [`collect_host`] plus the DIMMs from dmidecode (an external command with a 2 s limit).
+pub fn collect_host_with_dram() -> SystemInfo {
+    let mut s = collect_host();
+    match dram::read_dram() {
+        Ok(d) => s.dram = Some(d),
+        Err(e) => s.dram_error = Some(e),
+    }
+    s
 }
 
 fn summarize_governors(counts: &BTreeMap<String, usize>) -> Option<String> {
@@ -245,6 +298,29 @@ mod tests {
         assert!(s.cpu_model.is_none());
         assert!(s.caches.is_empty());
         assert!(s.governor.is_none());
+    }
+
+    #[test]
+    fn run_deltas_count_new_throttle_events_and_steal() {
+        let start = collect(&fake::two_socket_384(), None);
+        let mut end = start.clone();
+        end.thermal_throttle = Some(devices::ThrottleCounts {
+            core_events: 5,
+            package_events: 2,
+        });
+        let mut start_t = start.clone();
+        start_t.thermal_throttle = Some(devices::ThrottleCounts {
+            core_events: 1,
+            package_events: 2,
+        });
+        let mut times = end.cpu_times.unwrap();
+        times.idle += 900;
+        times.steal += 100;
+        end.cpu_times = Some(times);
+        let d = run_deltas(&start_t, &end, 10.0);
+        assert_eq!(d.throttle_events, Some(4));
+        assert_eq!(d.steal_pct, Some(10.0));
+        assert_eq!(run_deltas(&start, &start, 1.0).throttle_events, None);
     }
 
     #[test]

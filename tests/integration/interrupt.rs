@@ -1,7 +1,7 @@
 //! Ctrl-C and SIGTERM mid-run: the run ends within 2 s and still prints a valid document holding
 //! what was measured, with the interrupted section marked.
 
-use crate::util::{assert_valid, bin_path};
+use crate::util::{assert_valid, bin_path, exclusive};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -34,6 +34,7 @@ fn interrupt_after(
 
 #[test]
 fn sigint_during_sleepbench_keeps_the_figures_and_exits_130() {
+    let _cpus = exclusive();
     let (code, doc, took) = interrupt_after(
         &[
             "-r",
@@ -60,6 +61,7 @@ fn sigint_during_sleepbench_keeps_the_figures_and_exits_130() {
 
 #[test]
 fn sigterm_exits_143_with_a_document() {
+    let _cpus = exclusive();
     let (code, doc, took) = interrupt_after(
         &["sleep", "--sleep-time", "30"],
         libc::SIGTERM,

@@ -10,6 +10,7 @@
 //! - `memory`: the memory section end to end.
 //! - `netns`: two-host test networks in namespaces (helper).
 //! - `network`: ping and iperf3 against real peers, shaped links, hostile peers, the client role.
+//! - `verdicts`: thresholds, the rule list, system findings, panics and interrupted runs.
 //! - `protocol_props`: property tests over the iperf3 control-message decoder.
 #![allow(clippy::unwrap_used)]
 
@@ -23,3 +24,4 @@ mod netns;
 mod network;
 mod protocol_props;
 mod util;
+mod verdicts;

@@ -1,12 +1,13 @@
 //! The memory section end to end: every DCPerf key and ours filled, valid against the schema, and
 //! a Ctrl-C mid-section that still gives a document.
 
-use crate::util::{assert_valid, bin_path, run};
+use crate::util::{assert_valid, bin_path, exclusive, run};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 #[test]
 fn quick_memory_run_fills_every_figure() {
+    let _cpus = exclusive();
     let r = run(&["memory", "--profile", "quick", "--memory-size", "32"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let doc = r.json();
@@ -52,6 +53,7 @@ fn quick_memory_run_fills_every_figure() {
 
 #[test]
 fn repeats_are_reported_as_min_avg_max() {
+    let _cpus = exclusive();
     let r = run(&[
         "memory",
         "--profile",
@@ -102,6 +104,7 @@ fn bad_memory_values_name_the_flag() {
 
 #[test]
 fn sigint_mid_memory_keeps_what_was_measured() {
+    let _cpus = exclusive();
     let child = Command::new(bin_path())
         .args(["memory", "--profile", "standard"])
         .env_remove("HEALTH_CHECK_OPTS")

@@ -2,7 +2,7 @@
 //! namespaces with a shaped 1 Gbit/s link, and peers that refuse, vanish, stall or speak garbage.
 
 use crate::netns::{ADDR_B, NetPair, Side, require};
-use crate::util::{assert_valid, bin_path};
+use crate::util::{assert_valid, bin_path, exclusive};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -41,6 +41,7 @@ fn within_1pct(v: f64) -> bool {
 
 #[test]
 fn shaped_gigabit_link_measures_tcp_goodput_both_ways_against_stock_iperf3() {
+    let _cpus = exclusive();
     require("iperf3", "iperf3");
     let mut pair = NetPair::new();
     pair.shape(Side::A, "1gbit");
@@ -422,6 +423,7 @@ fn garbage_stalling_and_refusing_peers_get_an_error_each() {
 
 #[test]
 fn unreachable_clients_cost_the_deadlines_once() {
+    let _cpus = exclusive();
     let pair = NetPair::new();
     let started = Instant::now();
     let out = pair
@@ -652,6 +654,7 @@ fn idle_timeout_ends_the_client_role_with_its_document() {
 
 #[test]
 fn sigint_during_a_bandwidth_test_keeps_what_was_measured() {
+    let _cpus = exclusive();
     let port = free_port().to_string();
     let child = Command::new(bin_path())
         .args([

@@ -76,3 +76,10 @@ pub fn assert_valid(doc: &Value) {
         errors.join("\n")
     );
 }
+
+/// Serialises the tests that load every CPU (memory) with those whose figures or deadlines need
+/// the CPUs (the shaped link, Ctrl-C timing): on a 2-CPU machine they would disturb each other.
+pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}

@@ -234,9 +234,9 @@ fn run_test_once(
     let t0 = Instant::now();
     expect(&ctrl, timeouts, State::TestRunning, "TEST_RUNNING")?;
     let cpu = CpuClock::start();
-    let (elapsed, interrupted) = run_data_phase(&ctrl, &streams, spec, t0, should_stop)?;
-    let local = local_results(&streams, direction, elapsed, &cpu);
-    write_state(&mut Deadline::new(&ctrl, timeouts.control), State::TestEnd)?;
+    let phase = run_data_phase(&ctrl, &streams, spec, t0, timeouts, should_stop)?;
+    let (elapsed, interrupted) = (phase.elapsed, phase.interrupted);
+    let local = local_results(&streams, &phase.bytes, direction, elapsed, &cpu);
     expect(&ctrl, timeouts, State::ExchangeResults, "EXCHANGE_RESULTS")?;
     write_json(&mut Deadline::new(&ctrl, timeouts.control), &local)?;
     let remote: Results = read_json(
@@ -287,16 +287,27 @@ fn open_streams(
         .collect()
 }
 
-/// Moves data for the test's length (or until stopped) and returns the time of stream 1 and
-/// whether a stop request cut it short. A byte from the server mid-test (busy, error, terminate)
-/// aborts the test.
+/// What the data phase measured.
+struct DataPhase {
+    /// Time of the test on this end (stream 1's, as iperf3 reports).
+    elapsed: Duration,
+    /// Whether a stop request cut it short.
+    interrupted: bool,
+    /// Each stream's bytes at the moment the test ended.
+    bytes: Vec<u64>,
+}
+
+/// Moves data for the test's length (or until stopped), then at once sends TEST_END: the server
+/// stops its clock when TEST_END arrives, so it must not wait for our threads to wind down. A
+/// byte from the server mid-test (busy, error, terminate) aborts the test.
 fn run_data_phase(
     ctrl: &TcpStream,
     streams: &[DataStream],
     spec: &TestSpec,
     t0: Instant,
+    timeouts: &Timeouts,
     should_stop: &(dyn Fn() -> bool + Sync),
-) -> Result<(Duration, bool), ProtocolError> {
+) -> Result<DataPhase, ProtocolError> {
     let counting = AtomicBool::new(true);
     let stop = AtomicBool::new(false);
     let length = Duration::from_secs(u64::from(spec.seconds));
@@ -309,7 +320,18 @@ fn run_data_phase(
         counting.store(false, Ordering::Relaxed);
         stop.store(true, Ordering::Relaxed);
         let elapsed = t0.elapsed();
-        outcome.map(|interrupted| (elapsed, interrupted))
+        let bytes = streams.iter().map(|s| s.bytes()).collect();
+        // Wake senders blocked in write(2); what they queued still drains to the server.
+        for s in streams.iter().filter(|s| s.direction == Direction::Send) {
+            let _ = s.socket.shutdown(std::net::Shutdown::Write);
+        }
+        let interrupted = outcome?;
+        write_state(&mut Deadline::new(ctrl, timeouts.control), State::TestEnd)?;
+        Ok(DataPhase {
+            elapsed,
+            interrupted,
+            bytes,
+        })
     })
 }
 
@@ -352,6 +374,7 @@ fn watch_control(
 /// Our side's results message.
 fn local_results(
     streams: &[DataStream],
+    bytes: &[u64],
     direction: Direction,
     elapsed: Duration,
     cpu: &CpuClock,
@@ -360,9 +383,10 @@ fn local_results(
     let sending = direction == Direction::Send;
     let streams = streams
         .iter()
-        .map(|s| StreamResult {
+        .zip(bytes)
+        .map(|(s, &b)| StreamResult {
             id: s.id,
-            bytes: i64::try_from(s.bytes()).unwrap_or(i64::MAX),
+            bytes: i64::try_from(b).unwrap_or(i64::MAX),
             retransmits: if sending {
                 crate::os::tcp_total_retransmits(s.socket.as_fd()).map_or(-1, |r| r as i64)
             } else {

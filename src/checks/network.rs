@@ -1,0 +1,245 @@
+//! Network rules: ping loss (any warns, more than 1 % fails), a bandwidth figure for every
+//! client, bandwidth against the link's TCP goodput limit, and forward against reverse.
+
+use super::{Thresholds, check};
+use crate::report::schema::{BandwidthEntry, Check, PingEntry, Status};
+
+/// Ping loss: none passes, any warns, more than the limit fails. No reply at all fails.
+pub fn ping_loss(p: &PingEntry, t: &Thresholds) -> Check {
+    let name = format!("network.ping_loss:{}", p.hostname);
+    let limit = t.ping_loss_pct;
+    let Some(loss) = p.loss_pct else {
+        let why = p.error.as_deref().unwrap_or("no request could be sent");
+        return check(
+            &name,
+            Status::Fail,
+            None,
+            limit,
+            format!("'{}' cannot be pinged: {why}", p.hostname),
+        );
+    };
+    let (status, verdict) = if loss == 0.0 {
+        (Status::Pass, "no loss".to_string())
+    } else if loss <= limit {
+        (
+            Status::Warn,
+            format!("{loss}% loss: look at the link's error counters"),
+        )
+    } else {
+        (
+            Status::Fail,
+            format!("{loss}% loss is above {limit}%: the path to it drops packets"),
+        )
+    };
+    let rtt = p
+        .latency
+        .map_or_else(String::new, |ms| format!(", {ms} ms average"));
+    let msg = format!(
+        "'{}': {}/{} replies{rtt}; {verdict}",
+        p.hostname, p.received, p.sent
+    );
+    check(&name, status, Some(loss), limit, msg)
+}
+
+/// The forward bandwidth test must have produced a figure.
+pub fn bandwidth_reached(b: &BandwidthEntry) -> Check {
+    let name = format!("network.bandwidth:{}", b.hostname);
+    match (b.bandwidth, &b.error) {
+        (Some(gbps), _) => check(
+            &name,
+            Status::Pass,
+            Some(gbps),
+            0.0,
+            format!(
+                "'{}': {gbps} Gbit/s receiver goodput with {} streams",
+                b.hostname, b.streams
+            ),
+        ),
+        (None, Some(e)) => check(
+            &name,
+            Status::Fail,
+            None,
+            0.0,
+            format!("'{}': no bandwidth figure: {e}", b.hostname),
+        ),
+        (None, None) => check(
+            &name,
+            Status::Skip,
+            None,
+            0.0,
+            format!("'{}': bandwidth was not measured", b.hostname),
+        ),
+    }
+    .without_limit()
+}
+
+/// Bandwidth against what the egress link can carry as TCP payload.
+pub fn link_efficiency(b: &BandwidthEntry, t: &Thresholds) -> Check {
+    let name = format!("network.link_efficiency:{}", b.hostname);
+    let limit = t.link_efficiency_pct;
+    let Some(pct) = b.link_efficiency_pct else {
+        let iface = b.interface.as_deref().unwrap_or("unknown");
+        return check(
+            &name,
+            Status::Skip,
+            None,
+            limit,
+            format!(
+                "'{}': interface '{iface}' reports no link speed, so efficiency cannot be judged",
+                b.hostname
+            ),
+        );
+    };
+    let speed = b.link_speed_gbps.unwrap_or(0.0);
+    if pct >= limit {
+        check(
+            &name,
+            Status::Pass,
+            Some(pct),
+            limit,
+            format!(
+                "'{}': {pct}% of the {speed} Gbit/s link's TCP goodput",
+                b.hostname
+            ),
+        )
+    } else {
+        check(
+            &name,
+            Status::Warn,
+            Some(pct),
+            limit,
+            format!(
+                "'{}': only {pct}% of the {speed} Gbit/s link's TCP goodput (under {limit}%): check the \
+             peer's load, NIC offloads and interrupt placement, and the cabling/switch port",
+                b.hostname
+            ),
+        )
+    }
+}
+
+/// Forward and reverse bandwidth should be alike; a large gap points at one side's NIC or path.
+pub fn reverse_symmetry(b: &BandwidthEntry, t: &Thresholds) -> Check {
+    let name = format!("network.reverse_symmetry:{}", b.hostname);
+    let limit = t.reverse_asymmetry_pct;
+    let (Some(fwd), Some(rev)) = (b.bandwidth, b.reverse_gbps) else {
+        let why = b
+            .reverse_error
+            .as_deref()
+            .unwrap_or("the reverse test has no figure");
+        return check(
+            &name,
+            Status::Warn,
+            None,
+            limit,
+            format!("'{}': reverse test failed: {why}", b.hostname),
+        );
+    };
+    let larger = fwd.max(rev);
+    let diff = if larger > 0.0 {
+        100.0 * (fwd - rev).abs() / larger
+    } else {
+        0.0
+    };
+    let diff = crate::units::round_to(diff, 1);
+    let msg = format!(
+        "'{}': {fwd} Gbit/s out, {rev} Gbit/s in ({diff}% apart)",
+        b.hostname
+    );
+    if diff > limit {
+        check(
+            &name,
+            Status::Warn,
+            Some(diff),
+            limit,
+            format!("{msg}: more than {limit}%; one direction is held back"),
+        )
+    } else {
+        check(&name, Status::Pass, Some(diff), limit, msg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::network::{bandwidth_error_entry, ping_error_entry};
+
+    fn ping(sent: u32, received: u32) -> PingEntry {
+        let mut p = ping_error_entry("h1", "");
+        p.error = None;
+        p.sent = sent;
+        p.received = received;
+        p.loss_pct = Some(100.0 * f64::from(sent - received) / f64::from(sent));
+        p.latency = Some(0.1);
+        p
+    }
+
+    fn bw(fwd: Option<f64>, rev: Option<f64>, eff: Option<f64>) -> BandwidthEntry {
+        let mut b = bandwidth_error_entry("h1", "", 4);
+        b.error = None;
+        b.bandwidth = fwd;
+        b.reverse_gbps = rev;
+        b.link_efficiency_pct = eff;
+        b.link_speed_gbps = eff.map(|_| 25.0);
+        b.interface = Some("eth0".into());
+        b
+    }
+
+    #[test]
+    fn ping_loss_passes_warns_and_fails() {
+        let t = Thresholds::default();
+        assert_eq!(ping_loss(&ping(100, 100), &t).status, Status::Pass);
+        assert_eq!(
+            ping_loss(&ping(100, 99), &t).status,
+            Status::Warn,
+            "1 % is not above the limit"
+        );
+        assert_eq!(ping_loss(&ping(100, 98), &t).status, Status::Fail);
+        let dns = ping_error_entry("nosuch", "cannot resolve 'nosuch'");
+        let c = ping_loss(&dns, &t);
+        assert_eq!(c.status, Status::Fail);
+        assert!(c.message.contains("cannot resolve"));
+        assert_eq!(c.name, "network.ping_loss:nosuch");
+    }
+
+    #[test]
+    fn bandwidth_must_be_measured() {
+        assert_eq!(
+            bandwidth_reached(&bw(Some(9.4), None, None)).status,
+            Status::Pass
+        );
+        let failed = bandwidth_error_entry("h2", "connection refused by 10.0.0.2:5201", 4);
+        let c = bandwidth_reached(&failed);
+        assert_eq!(c.status, Status::Fail);
+        assert!(c.message.contains("refused"));
+    }
+
+    #[test]
+    fn efficiency_below_ninety_percent_warns() {
+        let t = Thresholds::default();
+        assert_eq!(
+            link_efficiency(&bw(Some(23.0), None, Some(97.0)), &t).status,
+            Status::Pass
+        );
+        let c = link_efficiency(&bw(Some(12.0), None, Some(50.6)), &t);
+        assert_eq!(c.status, Status::Warn);
+        assert!(c.message.contains("25 Gbit/s"));
+        assert_eq!(
+            link_efficiency(&bw(Some(12.0), None, None), &t).status,
+            Status::Skip
+        );
+    }
+
+    #[test]
+    fn reverse_more_than_twenty_percent_apart_warns() {
+        let t = Thresholds::default();
+        assert_eq!(
+            reverse_symmetry(&bw(Some(10.0), Some(9.0), None), &t).status,
+            Status::Pass
+        );
+        let c = reverse_symmetry(&bw(Some(10.0), Some(7.0), None), &t);
+        assert_eq!((c.status, c.value), (Status::Warn, Some(30.0)));
+        let mut b = bw(Some(10.0), None, None);
+        b.reverse_error = Some("timed out".into());
+        assert_eq!(reverse_symmetry(&b, &t).status, Status::Warn);
+    }
+}

@@ -1,0 +1,174 @@
+//! Verdicts and robustness end to end: thresholds from the command line, the rule list, system
+//! findings, a panic confined to its section, and sections a Ctrl-C never reached.
+
+use crate::util::{assert_valid, bin, bin_path, exclusive, run};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn check_status(doc: &serde_json::Value, name: &str) -> String {
+    doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no check {name}"))["status"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn thresholds_from_the_command_line_change_the_verdict() {
+    let lenient = run(&[
+        "sleep",
+        "--sleep-time",
+        "0.2",
+        "--threshold",
+        "sleepbench.calls_per_thread=1",
+    ])
+    .json();
+    assert_valid(&lenient);
+    assert_eq!(
+        check_status(&lenient, "sleepbench.calls_per_thread"),
+        "pass"
+    );
+    let strict = run(&[
+        "sleep",
+        "--sleep-time",
+        "0.2",
+        "--threshold",
+        "sleepbench.calls_per_thread=1e9",
+    ])
+    .json();
+    assert_eq!(check_status(&strict, "sleepbench.calls_per_thread"), "fail");
+    let limit = strict["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "sleepbench.calls_per_thread")
+        .unwrap()["limit"]
+        .clone();
+    assert_eq!(limit, 1e9);
+}
+
+#[test]
+fn checks_list_prints_every_threshold_with_its_default() {
+    let out = bin().args(["checks", "--list"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for (name, default) in [
+        ("sleepbench.total_cpu_pct", "50"),
+        ("network.ping_loss_pct", "1"),
+        ("memory.repeat_spread", "1.1"),
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} missing:\n{text}"));
+        assert!(line.split_whitespace().nth(1) == Some(default), "{line}");
+    }
+    assert_eq!(
+        run(&["checks"]).code,
+        2,
+        "checks without --list is a usage error"
+    );
+}
+
+#[test]
+fn a_system_run_judges_the_machines_setup() {
+    let doc = run(&["system"]).json();
+    assert_valid(&doc);
+    for rule in [
+        "system.pcie_links",
+        "system.governor",
+        "system.thp",
+        "system.swap",
+        "system.numa_balancing",
+        "system.timer_slack",
+        "system.steal",
+        "system.thermal_throttle",
+    ] {
+        check_status(&doc, rule);
+    }
+    let d = &doc["system"]["during_run"];
+    assert!(d["seconds"].as_f64().is_some(), "{d}");
+    // Without dmidecode (or root) the DIMMs' peak is unknown, and the document says why.
+    assert!(doc["system"]["dram"].is_object() || doc["system"]["dram_error"].is_string());
+}
+
+#[test]
+fn a_panic_in_one_section_is_recorded_and_the_others_run() {
+    let out = bin()
+        .env("HEALTH_CHECK_INJECT_PANIC", "sleep")
+        .args([
+            "-r",
+            "server",
+            "-c",
+            "",
+            "--only",
+            "system,sleep,network",
+            "--sleep-time",
+            "0.2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a failed section is in the document, not the exit code"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_valid(&doc);
+    let sleep = doc["health_check"]["sections"]["sleep"].as_str().unwrap();
+    assert!(
+        sleep.starts_with("failed: internal error (panic): injected panic"),
+        "{sleep}"
+    );
+    assert!(
+        doc["sleepbench"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("injected panic")
+    );
+    assert_eq!(doc["health_check"]["sections"]["system"], "ok");
+    assert!(
+        doc["health_check"]["sections"]["network"]
+            .as_str()
+            .unwrap()
+            .starts_with("skipped")
+    );
+}
+
+#[test]
+fn sections_a_ctrl_c_never_reached_are_skipped_as_interrupted() {
+    let _cpus = exclusive();
+    let child = Command::new(bin_path())
+        .args([
+            "-r",
+            "server",
+            "-c",
+            "",
+            "--only",
+            "sleep,memory",
+            "--sleep-time",
+            "30",
+        ])
+        .env_remove("HEALTH_CHECK_OPTS")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_valid(&doc);
+    assert_eq!(doc["health_check"]["sections"]["sleep"], "interrupted");
+    assert_eq!(
+        doc["health_check"]["sections"]["memory"],
+        "skipped: interrupted"
+    );
+    assert_eq!(doc["memory"]["skipped"], "interrupted");
+}
