@@ -11,12 +11,13 @@ cd "$(dirname "$(readlink -f "$0")")/.."
 step() { printf '\n==> %s\n' "$*" >&2; }
 
 install_deps() {
-  step "installing test tools (pip: pytest jsonschema pyyaml ruff; apt: shellcheck iperf3 fio iproute2 iputils-ping)"
+  step "installing test tools (pip: pytest jsonschema pyyaml ruff; apt: shellcheck iperf3 fio iproute2 iputils-ping e2fsprogs mount)"
   python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
     'pytest>=8' 'jsonschema>=4.18' 'pyyaml>=6' 'ruff==0.17.6'
   local missing=() pair
   # tool:package
-  for pair in shellcheck:shellcheck iperf3:iperf3 fio:fio ip:iproute2 tc:iproute2 ss:iproute2 ping:iputils-ping; do
+  for pair in shellcheck:shellcheck iperf3:iperf3 fio:fio ip:iproute2 tc:iproute2 ss:iproute2 \
+    ping:iputils-ping mkfs.ext4:e2fsprogs losetup:mount; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
   done
   if [ ${#missing[@]} -gt 0 ]; then

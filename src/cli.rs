@@ -48,6 +48,35 @@ pub struct Cli {
     /// Memory-section knobs.
     #[command(flatten)]
     pub memory: MemoryArgs,
+    /// Storage target (opt-in section).
+    #[arg(long, value_name = "PATH")]
+    pub storage: Option<PathBuf>,
+    /// Storage-section knobs.
+    #[command(flatten)]
+    pub storage_args: StorageArgs,
+}
+
+/// Storage-section knobs.
+#[derive(Debug, Args)]
+pub struct StorageArgs {
+    /// Test file size in MiB (directory), or MiB of a file or device to use.
+    #[arg(long, value_name = "MIB", allow_negative_numbers = true)]
+    pub storage_size: Option<i64>,
+    /// Length of each storage test: seconds, or with a unit.
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub storage_time: Option<String>,
+    /// Let the write tests overwrite an existing file or an unused block device.
+    #[arg(long)]
+    pub storage_allow_write: bool,
+    /// Threads of the 4 KiB random tests (fio numjobs).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub storage_threads: Option<i64>,
+    /// Expected 4 KiB random-read IOPS (e.g. from the data sheet): fewer fails the check.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub storage_expect_iops: Option<f64>,
+    /// Expected 1 MiB sequential-write MB/s: less fails the check.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub storage_expect_mb_s: Option<f64>,
 }
 
 /// The role DCPerf passes with `-r`.
@@ -273,6 +302,18 @@ pub enum Command {
         /// Memory knobs.
         #[command(flatten)]
         memory: MemoryArgs,
+    },
+    /// Measure a directory, file or block device with direct I/O (storage section only).
+    Storage {
+        /// Directory (a test file is made and removed), file or block device.
+        #[arg(value_name = "PATH")]
+        path: PathBuf,
+        /// Shared options.
+        #[command(flatten)]
+        common: CommonArgs,
+        /// Storage knobs.
+        #[command(flatten)]
+        storage: StorageArgs,
     },
     /// About the checks: '--list' prints every rule's limit and default.
     Checks {

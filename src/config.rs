@@ -246,6 +246,8 @@ pub struct Config {
     pub responder: ResponderConfig,
     /// Memory-section settings.
     pub memory: MemoryConfig,
+    /// Storage-section settings, when a target was given.
+    pub storage: Option<crate::storage::StorageConfig>,
     /// Limits of the checks.
     pub thresholds: crate::checks::Thresholds,
     /// Notes for the person running it (ignored options and the like), printed on stderr.
@@ -328,6 +330,17 @@ impl Config {
                 c.plan = vec![Section::Memory];
                 Ok(c)
             }
+            Some(Command::Storage {
+                path,
+                common,
+                storage,
+            }) => {
+                let mode = debug(Section::Storage, "storage");
+                let mut c = base(mode, common, &none.0, &none.1, &none.2)?;
+                c.storage = Some(storage_config(path, storage, c.profile)?);
+                c.plan = vec![Section::Storage];
+                Ok(c)
+            }
             Some(Command::Checks { list }) => {
                 if !list {
                     return Err(ConfigError::new(
@@ -391,7 +404,15 @@ impl Config {
         }
         let only: Vec<Section> = cli.role.only.iter().map(|&s| s.into()).collect();
         let skip: Vec<Section> = cli.role.skip.iter().map(|&s| s.into()).collect();
-        (config.plan, config.excluded) = plan_sections(&only, &skip);
+        if let Some(path) = &cli.storage {
+            config.storage = Some(storage_config(path, &cli.storage_args, config.profile)?);
+        } else if only.contains(&Section::Storage) {
+            return Err(ConfigError::new(
+                "--only",
+                "'storage' needs a target: add --storage PATH (a directory, file or block device)",
+            ));
+        }
+        (config.plan, config.excluded) = plan_sections(&only, &skip, config.storage.is_some());
         Ok(config)
     }
 
@@ -419,6 +440,7 @@ impl Config {
             network: network_config(net, profile, common.port)?,
             responder: responder_config(responder, common.port)?,
             memory: memory_config(memory, profile)?,
+            storage: None,
             thresholds: crate::checks::Thresholds::with_overrides(&common.threshold)
                 .map_err(|m| ConfigError::new("--threshold", m))?,
             notes: Vec::new(),
@@ -493,6 +515,46 @@ fn memory_config(args: &MemoryArgs, profile: Profile) -> Result<MemoryConfig, Co
         };
     }
     Ok(m)
+}
+
+/// Storage settings from the command line and the profile (standard: 10 s per test, as the
+/// vendors' procedure; quick: 2 s).
+fn storage_config(
+    path: &std::path::Path,
+    args: &crate::cli::StorageArgs,
+    profile: Profile,
+) -> Result<crate::storage::StorageConfig, ConfigError> {
+    let time = match &args.storage_time {
+        Some(t) => parse_duration(t).map_err(|m| ConfigError::new("--storage-time", m))?,
+        None => Duration::from_secs(match profile {
+            Profile::Quick => 2,
+            Profile::Standard => 10,
+            Profile::Thorough => 30,
+        }),
+    };
+    let size = match args.storage_size {
+        None => None,
+        Some(mib) => Some(u64::from(int_in(Some(mib), "--storage-size", 1..=1 << 30, 0)?) << 20),
+    };
+    let threads = int_in(args.storage_threads, "--storage-threads", 1..=4096, 64)? as usize;
+    for (flag, v) in [
+        ("--storage-expect-iops", args.storage_expect_iops),
+        ("--storage-expect-mb-s", args.storage_expect_mb_s),
+    ] {
+        if v.is_some_and(|v| !v.is_finite() || v <= 0.0) {
+            return Err(ConfigError::new(flag, "give a positive number"));
+        }
+    }
+    Ok(crate::storage::StorageConfig {
+        path: path.to_path_buf(),
+        size_bytes: size,
+        time,
+        allow_write: args.storage_allow_write,
+        random_threads: threads,
+        sequential_threads: 4,
+        expect_iops: args.storage_expect_iops,
+        expect_mb_s: args.storage_expect_mb_s,
+    })
 }
 
 impl ResponderArgs {
@@ -659,8 +721,12 @@ fn sleep_config(
 }
 
 /// The server role's sections after `--only` and `--skip`, and the ones left out with the reason.
-/// Storage runs only when named in `--only` (it is opt-in).
-pub fn plan_sections(only: &[Section], skip: &[Section]) -> (Vec<Section>, Vec<(Section, String)>) {
+/// Storage is opt-in: it runs only when a target was given (`storage_given`).
+pub fn plan_sections(
+    only: &[Section],
+    skip: &[Section],
+    storage_given: bool,
+) -> (Vec<Section>, Vec<(Section, String)>) {
     let mut plan = Vec::new();
     let mut excluded = Vec::new();
     for s in Section::ALL {
@@ -668,8 +734,8 @@ pub fn plan_sections(only: &[Section], skip: &[Section]) -> (Vec<Section>, Vec<(
             Some("excluded by --skip".to_string())
         } else if !only.is_empty() && !only.contains(&s) {
             Some("not in --only".to_string())
-        } else if only.is_empty() && s == Section::Storage {
-            Some("opt-in: name it in --only to run it".to_string())
+        } else if s == Section::Storage && !storage_given {
+            Some("opt-in: give --storage PATH to run it".to_string())
         } else {
             None
         };

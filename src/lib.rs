@@ -19,5 +19,6 @@ pub mod report;
 pub mod run;
 pub mod sched;
 pub mod stats;
+pub mod storage;
 pub mod system;
 pub mod units;

@@ -6,6 +6,7 @@
 mod memory;
 mod network;
 mod sleep;
+mod storage;
 mod system;
 
 use crate::report::schema::{Check, Document, Status};
@@ -36,6 +37,8 @@ pub struct Thresholds {
     pub steal_pct: f64,
     /// system: timer slack above this warns, ns.
     pub timer_slack_ns: f64,
+    /// storage: p99.9 latency above this multiple of the median warns.
+    pub storage_tail_ratio: f64,
 }
 
 impl Default for Thresholds {
@@ -52,6 +55,7 @@ impl Default for Thresholds {
             peak_vs_theoretical_pct: 0.0,
             steal_pct: 0.0,
             timer_slack_ns: 0.0,
+            storage_tail_ratio: 0.0,
         };
         for limit in LIMITS {
             *(limit.field)(&mut t) = limit.default;
@@ -146,6 +150,13 @@ pub const LIMITS: &[Limit] = &[
         field: |t| &mut t.steal_pct,
     },
     Limit {
+        name: "storage.tail_ratio",
+        default: 20.0,
+        unit: "x",
+        meaning: "p99.9 completion latency above this multiple of the median warns",
+        field: |t| &mut t.storage_tail_ratio,
+    },
+    Limit {
         name: "system.timer_slack_ns",
         default: 50_000.0,
         unit: "ns",
@@ -220,6 +231,9 @@ pub fn evaluate(doc: &Document, t: &Thresholds) -> Vec<Check> {
     if let Some(s) = system {
         checks.extend(system::all(s, t));
     }
+    if let Some(st) = doc.storage.as_ref().and_then(|p| p.measured()) {
+        checks.extend(storage::all(st, t));
+    }
     if let Some(m) = doc.memory.as_ref().and_then(|p| p.measured()) {
         checks.extend(memory::peak_vs_theoretical(m, system, t));
         checks.extend(memory::numa_ratios(m));
@@ -285,5 +299,12 @@ mod tests {
         let t = Thresholds::default();
         assert_eq!(t.sleep_total_cpu_pct, 50.0);
         assert_eq!(t.timer_slack_ns, 50_000.0);
+        assert_eq!(t.storage_tail_ratio, 20.0);
+        // Every field has a limit entry: none keeps the placeholder zero.
+        let debug = format!("{t:?}");
+        assert!(
+            !debug.contains(": 0.0"),
+            "a threshold has no LIMITS entry: {debug}"
+        );
     }
 }

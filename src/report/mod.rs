@@ -10,6 +10,7 @@ pub mod memory;
 pub mod network;
 pub mod progress;
 pub mod schema;
+pub mod storage;
 
 use anyhow::Context;
 use serde::Serialize;

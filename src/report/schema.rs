@@ -31,6 +31,9 @@ pub struct Document {
     /// Memory latency and bandwidth.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<Part<super::memory::MemoryPart>>,
+    /// Direct-I/O storage (opt-in).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub storage: Option<Part<super::storage::StoragePart>>,
     /// What the machine is and how it is set up.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system: Option<Part<SystemInfo>>,

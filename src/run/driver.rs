@@ -11,6 +11,7 @@ use crate::report::network::{
 };
 use crate::report::progress::Progress;
 use crate::report::schema::{Document, NotMeasured, Part, RunInfo, SectionStatuses, SleepBench};
+use crate::report::storage::StoragePart;
 use crate::sched::sleepbench;
 use crate::system::SystemInfo;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -161,7 +162,7 @@ fn measure(
         }
         Section::Network => Ok(measure_network(config, doc, progress)),
         Section::Memory => measure_memory(config, system, doc, progress),
-        Section::Storage => Ok(StepEnd::Skipped("not available in this build".into())),
+        Section::Storage => measure_storage(config, doc, progress),
     }
 }
 
@@ -198,6 +199,27 @@ fn measure_memory(
         );
     }
     doc.memory = Some(Part::Measured(part));
+    Ok(if stop() {
+        StepEnd::Interrupted
+    } else {
+        StepEnd::Ok
+    })
+}
+
+fn measure_storage(
+    config: &Config,
+    doc: &mut Document,
+    progress: &Progress,
+) -> anyhow::Result<StepEnd> {
+    let Some(cfg) = &config.storage else {
+        return Ok(StepEnd::Skipped(
+            "opt-in: give --storage PATH to run it".into(),
+        ));
+    };
+    let stop = || os::interrupted().is_some();
+    let results =
+        crate::storage::run(cfg, &stop, &|line| progress.step(line)).map_err(anyhow::Error::msg)?;
+    doc.storage = Some(Part::Measured(StoragePart::from_results(&results, cfg)));
     Ok(if stop() {
         StepEnd::Interrupted
     } else {
@@ -253,7 +275,7 @@ fn mark_not_measured(doc: &mut Document, section: Section, why: NotMeasured, con
             }
         }
         Section::Memory => doc.memory = Some(Part::NotMeasured(why)),
-        Section::Storage => {}
+        Section::Storage => doc.storage = Some(Part::NotMeasured(why)),
     }
 }
 
@@ -294,7 +316,8 @@ fn expected_time(section: Section, config: &Config) -> Option<Duration> {
             crate::config::Profile::Standard => 33,
             crate::config::Profile::Thorough => 120,
         })),
-        Section::System | Section::Storage => None,
+        Section::Storage => config.storage.as_ref().map(|s| s.time * 3),
+        Section::System => None,
     }
 }
 

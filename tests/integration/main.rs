@@ -9,7 +9,9 @@
 //! - `jobs_yaml`: our jobs/ files hold DCPerf's exact entries.
 //! - `memory`: the memory section end to end.
 //! - `netns`: two-host test networks in namespaces (helper).
-//! - `network`: ping and iperf3 against real peers, shaped links, hostile peers, the client role.
+//! - `network`: ping and iperf3 against real peers, hostile peers, the client role (the shaped
+//!   1 Gbit/s link is in tests/shaped_link.rs, alone in its binary).
+//! - `storage`: the storage section's safety rules and figures.
 //! - `verdicts`: thresholds, the rule list, system findings, panics and interrupted runs.
 //! - `protocol_props`: property tests over the iperf3 control-message decoder.
 #![allow(clippy::unwrap_used)]
@@ -23,5 +25,6 @@ mod memory;
 mod netns;
 mod network;
 mod protocol_props;
+mod storage;
 mod util;
 mod verdicts;

@@ -85,6 +85,7 @@ impl NetPair {
     }
 
     /// Limits the egress of `side`'s veth to `rate` (e.g. `1gbit`) with a token bucket.
+    #[allow(dead_code)] // used by tests/shaped_link.rs, which includes this file
     pub fn shape(&self, side: Side, rate: &str) {
         require("tc", "iproute2");
         let dev = if side == Side::A { "hca" } else { "hcb" };

@@ -31,67 +31,9 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// TCP goodput of a 1 Gbit/s token bucket at MTU 1500: tbf counts 1514-byte frames carrying 1448
-/// payload bytes; the reference figure is 0.9554.
-const TBF_1G_GOODPUT: f64 = 0.9554;
-
-fn within_1pct(v: f64) -> bool {
-    (v - TBF_1G_GOODPUT).abs() <= TBF_1G_GOODPUT * 0.01
-}
-
-#[test]
-fn shaped_gigabit_link_measures_tcp_goodput_both_ways_against_stock_iperf3() {
-    let _cpus = exclusive();
-    require("iperf3", "iperf3");
-    let mut pair = NetPair::new();
-    pair.shape(Side::A, "1gbit");
-    pair.shape(Side::B, "1gbit");
-    pair.spawn(Side::B, "iperf3", &["-s", "-p", "5201"]);
-    pair.wait_listening(Side::B, 5201);
-    let out = pair
-        .command(Side::A, &bin_str())
-        .args(["iperf", ADDR_B, "--iperf-time", "3"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc = json_of(&out);
-    assert_valid(&doc);
-    let b = &doc["iperf3 bandwidth"][0];
-    assert_eq!(b["peer"], "iperf3");
-    let fwd = b["bandwidth"].as_f64().unwrap();
-    let rev = b["reverse_gbps"].as_f64().unwrap();
-    assert!(
-        within_1pct(fwd),
-        "forward {fwd} Gbit/s is not within 1% of {TBF_1G_GOODPUT}"
-    );
-    assert!(
-        within_1pct(rev),
-        "reverse {rev} Gbit/s is not within 1% of {TBF_1G_GOODPUT}"
-    );
-    assert!(b["sender_gbps"].as_f64().unwrap() >= fwd * 0.99);
-    // veth reports 10 Gbit/s; efficiency is judged against that link.
-    assert_eq!(b["interface"], "hca");
-    assert_eq!(b["link_speed_gbps"], 10.0);
-    let eff = b["link_efficiency_pct"].as_f64().unwrap();
-    assert!(
-        (eff - 100.0 * fwd / (10.0 * 1448.0 / 1538.0)).abs() < 0.2,
-        "{eff}"
-    );
-    let check = doc["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "network.link_efficiency:10.0.0.2")
-        .unwrap();
-    assert_eq!(check["status"], "warn", "{check}");
-}
-
 #[test]
 fn server_role_against_our_client_role_in_namespaces() {
+    let _cpus = exclusive();
     let mut pair = NetPair::new();
     pair.spawn(
         Side::B,
@@ -193,6 +135,7 @@ fn stop(mut child: std::process::Child, signal: i32) -> (i32, Value) {
 
 #[test]
 fn stock_iperf3_client_uses_our_responder_in_every_mode() {
+    let _cpus = exclusive();
     require("iperf3", "iperf3");
     let port = free_port();
     let responder = start_responder(port, &["--idle-timeout", "60"]);
@@ -241,6 +184,7 @@ fn stock_iperf3_client_uses_our_responder_in_every_mode() {
 
 #[test]
 fn our_client_against_stock_iperf3_server_on_loopback() {
+    let _cpus = exclusive();
     require("iperf3", "iperf3");
     let port = free_port();
     let mut server = Command::new("iperf3")
@@ -280,6 +224,7 @@ fn our_client_against_stock_iperf3_server_on_loopback() {
 
 #[test]
 fn responder_survives_silent_and_garbage_connections() {
+    let _cpus = exclusive();
     require("iperf3", "iperf3");
     let port = free_port();
     let responder = start_responder(port, &["--idle-timeout", "60"]);
@@ -321,6 +266,7 @@ fn responder_survives_silent_and_garbage_connections() {
 
 #[test]
 fn a_second_client_gets_the_busy_answer_while_a_test_runs() {
+    let _cpus = exclusive();
     require("iperf3", "iperf3");
     let port = free_port();
     let responder = start_responder(port, &["--idle-timeout", "60"]);
@@ -332,9 +278,14 @@ fn a_second_client_gets_the_busy_answer_while_a_test_runs() {
     std::thread::sleep(Duration::from_millis(700));
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    s.write_all(b"abcdefghijklmnopqrstuvwxyz234567abcd\0")
+        .unwrap();
     let mut b = [0u8; 1];
     s.read_exact(&mut b).unwrap();
-    assert_eq!(b[0], 0xff, "ACCESS_DENIED without waiting for a cookie");
+    assert_eq!(
+        b[0], 0xff,
+        "ACCESS_DENIED (after a short grace for back-to-back tests)"
+    );
     assert!(
         long.wait().unwrap().success(),
         "the running test is unharmed"
@@ -510,6 +461,7 @@ fn ping_methods_datagram_raw_and_tcp() {
 
 #[test]
 fn daemon_returns_at_once_and_serves_until_killed() {
+    let _cpus = exclusive();
     require("iperf3", "iperf3");
     let port = free_port();
     let dir = tempfile::tempdir().unwrap();

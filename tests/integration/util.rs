@@ -77,8 +77,9 @@ pub fn assert_valid(doc: &Value) {
     );
 }
 
-/// Serialises the tests that load every CPU (memory) with those whose figures or deadlines need
-/// the CPUs (the shaped link, Ctrl-C timing): on a 2-CPU machine they would disturb each other.
+/// Serialises the tests that load every CPU (memory, loopback bandwidth, 64-thread storage) with
+/// those whose figures or deadlines need the CPUs (the shaped link, Ctrl-C timing): on a 2-CPU
+/// machine they would disturb each other.
 pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|p| p.into_inner())

@@ -3,10 +3,11 @@
 //! wait, so a silent or garbage connection never blocks the next client (the 3.12 server hangs on
 //! exactly that). Memory is bounded: at most [`MAX_PENDING`] connections waiting for a cookie.
 //!
-//! One acceptor thread owns the listener. While a test runs, new connections get 0xFF at once,
-//! except while the test's data streams are being connected, when they must carry its cookie.
-//! Every other connection gets a short-lived greeter thread that reads its cookie (10 s deadline);
-//! the first to finish claims the test slot. When [`MAX_PENDING`] connections already wait for
+//! One acceptor thread owns the listener and gives every connection a short-lived greeter
+//! thread that reads its cookie (10 s deadline). A connection with the running test's cookie,
+//! while its data streams are being connected, joins that test; otherwise the first to present a
+//! cookie while no test runs claims the slot, and others get 0xFF (busy) after a 0.5 s grace that
+//! lets a client's back-to-back tests through. When [`MAX_PENDING`] connections already wait for
 //! their cookie, the oldest is closed to make room, so a flood of silent connections cannot lock
 //! out a real client for long.
 
@@ -25,6 +26,8 @@ use std::time::{Duration, Instant};
 
 /// Connections allowed to wait for their cookie at once; beyond that the oldest is closed.
 pub const MAX_PENDING: usize = 64;
+/// How long a connection that finds a test running waits for it to end before "busy".
+const BUSY_GRACE: Duration = Duration::from_millis(500);
 /// Stack of a greeter thread, which also runs the test's control loop and decodes peer JSON.
 const GREETER_STACK: usize = 1024 * 1024;
 
@@ -239,11 +242,6 @@ impl Responder {
 
     fn dispatch(&self, conn: TcpStream, peer: SocketAddr) {
         let _ = conn.set_nonblocking(false);
-        if matches!(*self.shared.phase(), Phase::Busy) {
-            refuse(&conn);
-            self.shared.log().refused_busy += 1;
-            return;
-        }
         let Some(ticket) = self.shared.admit(&conn) else {
             self.shared.log().dropped += 1;
             return;
@@ -295,23 +293,29 @@ fn greet(shared: &Shared, conn: TcpStream, peer: SocketAddr, ticket: u64) {
         shared.log().dropped += 1;
         return;
     }
-    let mut phase = shared.phase();
-    let claimed = match &*phase {
-        Phase::Streams { cookie: want, tx } if *want == cookie => {
-            let _ = tx.send((ticket, conn));
+    // A client that starts its next test right after the last one may arrive while that test is
+    // still winding down: give the slot a moment to free up before answering "busy".
+    let until = Instant::now() + BUSY_GRACE;
+    loop {
+        let mut phase = shared.phase();
+        match &*phase {
+            Phase::Streams { cookie: want, tx } if *want == cookie => {
+                let _ = tx.send((ticket, conn));
+                return;
+            }
+            Phase::Idle => {
+                *phase = Phase::Busy;
+                break;
+            }
+            Phase::Streams { .. } | Phase::Busy => {}
+        }
+        drop(phase);
+        if Instant::now() >= until {
+            refuse(&conn);
+            shared.log().refused_busy += 1;
             return;
         }
-        Phase::Streams { .. } | Phase::Busy => false,
-        Phase::Idle => {
-            *phase = Phase::Busy;
-            true
-        }
-    };
-    drop(phase);
-    if !claimed {
-        refuse(&conn);
-        shared.log().refused_busy += 1;
-        return;
+        std::thread::sleep(Duration::from_millis(10));
     }
     let served = session::run(shared, &conn, peer, cookie);
     let _ = conn.shutdown(std::net::Shutdown::Both);

@@ -1,0 +1,111 @@
+//! The storage section in the wire format. Throughput in MB/s = 10^6 bytes/s (fio's and data
+//! sheets' unit), latency in microseconds.
+
+use crate::storage::io::IoResult;
+use crate::storage::target::Kind;
+use crate::storage::{LARGE_BLOCK, SMALL_BLOCK, StorageConfig, StorageResults};
+use crate::units::round_to;
+use serde::Serialize;
+
+/// Completion latency percentiles, µs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Latency {
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Slowest call.
+    pub max: f64,
+}
+
+/// The storage section.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoragePart {
+    /// The target as given.
+    pub path: String,
+    /// `directory` (our own test file), `file` or `device`.
+    pub kind: Kind,
+    /// Filesystem type.
+    pub fstype: Option<String>,
+    /// The block device behind it.
+    pub device: Option<String>,
+    /// Whether that device spins.
+    pub rotational: Option<bool>,
+    /// Bytes used, MiB.
+    pub size_mib: u64,
+    /// Whether O_DIRECT was honoured (false: figures include the page cache).
+    pub direct: bool,
+    /// 4 KiB random reads per second.
+    pub read_iops_4k: Option<f64>,
+    /// Their completion latency, µs.
+    pub read_clat_us: Option<Latency>,
+    /// 1 MiB sequential writes, MB/s.
+    pub write_mb_s_1m: Option<f64>,
+    /// 4 KiB random writes per second.
+    pub write_iops_4k: Option<f64>,
+    /// Their completion latency, µs.
+    pub write_clat_us: Option<Latency>,
+    /// Threads of the random tests.
+    pub random_threads: usize,
+    /// Threads of the sequential write test.
+    pub sequential_threads: usize,
+    /// Bytes per random call.
+    pub random_block_bytes: usize,
+    /// Bytes per sequential call.
+    pub sequential_block_bytes: usize,
+    /// Length of each test, seconds.
+    pub seconds: f64,
+    /// Why the write tests did not run, when they did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writes_skipped: Option<String>,
+    /// Warnings (no O_DIRECT, in-memory filesystem).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The user's expectations, for the checks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expect_iops: Option<f64>,
+    /// The user's expectations, for the checks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expect_mb_s: Option<f64>,
+}
+
+fn latency(r: &IoResult) -> Option<Latency> {
+    let us = |p: f64| r.latency.percentile(p).map(|ns| round_to(ns / 1000.0, 1));
+    Some(Latency {
+        p50: us(50.0)?,
+        p99: us(99.0)?,
+        p999: us(99.9)?,
+        max: round_to(r.latency.max() as f64 / 1000.0, 1),
+    })
+}
+
+impl StoragePart {
+    /// Builds the section.
+    pub fn from_results(r: &StorageResults, cfg: &StorageConfig) -> Self {
+        StoragePart {
+            path: cfg.path.display().to_string(),
+            kind: r.target.kind,
+            fstype: r.target.fstype.clone(),
+            device: r.target.device.clone(),
+            rotational: r.target.rotational,
+            size_mib: r.size >> 20,
+            direct: r.direct,
+            read_iops_4k: r.random_read.as_ref().map(|x| round_to(x.iops(), 0)),
+            read_clat_us: r.random_read.as_ref().and_then(latency),
+            write_mb_s_1m: r.sequential_write.as_ref().map(|x| round_to(x.mb_s(), 1)),
+            write_iops_4k: r.random_write.as_ref().map(|x| round_to(x.iops(), 0)),
+            write_clat_us: r.random_write.as_ref().and_then(latency),
+            random_threads: cfg.random_threads,
+            sequential_threads: cfg.sequential_threads,
+            random_block_bytes: SMALL_BLOCK,
+            sequential_block_bytes: LARGE_BLOCK,
+            seconds: round_to(cfg.time.as_secs_f64(), 3),
+            writes_skipped: r.writes_skipped.clone(),
+            notes: r.notes.clone(),
+            expect_iops: cfg.expect_iops,
+            expect_mb_s: cfg.expect_mb_s,
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! The storage section (opt-in): the system-vetting procedure storage vendors run with fio, done
+//! natively: 1 MiB sequential writes with 4 threads (MB/s), 4 KiB random reads with 64 threads
+//! (IOPS, completion latency percentiles in µs), 4 KiB random writes (IOPS), each for a fixed
+//! time, through O_DIRECT and the sync engine's one call at a time per thread.
+//!
+//! Safe by default: in a directory it writes only its own test file (laid out with written data,
+//! not fallocate, since reads of never-written extents do not reach the device) and removes it,
+//! also on Ctrl-C; an existing file or block device is only read unless `--storage-allow-write`,
+//! and a device that is mounted or holds a filesystem or partition table is never written.
+
+pub mod histogram;
+pub mod io;
+pub mod signature;
+pub mod target;
+
+use io::{IoResult, Pattern};
+use std::path::PathBuf;
+use std::time::Duration;
+use target::{Kind, TargetInfo, TestFile};
+
+/// Validated storage settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StorageConfig {
+    /// Directory, file or block device.
+    pub path: PathBuf,
+    /// Test file size for a directory; bytes of a file or device to use. `None`: the default.
+    pub size_bytes: Option<u64>,
+    /// Length of each test.
+    pub time: Duration,
+    /// May existing files and devices be written.
+    pub allow_write: bool,
+    /// Threads of the random tests (fio numjobs).
+    pub random_threads: usize,
+    /// Threads of the sequential write test.
+    pub sequential_threads: usize,
+    /// A data sheet's random-read IOPS, for the check.
+    pub expect_iops: Option<f64>,
+    /// A data sheet's sequential-write MB/s, for the check.
+    pub expect_mb_s: Option<f64>,
+}
+
+/// Bytes of the random tests' calls.
+pub const SMALL_BLOCK: usize = 4096;
+/// Bytes of the sequential test's calls.
+pub const LARGE_BLOCK: usize = 1 << 20;
+/// The least free space a directory needs for a test file.
+pub const MIN_FREE: u64 = 256 << 20;
+/// The default test file: the smaller of 4 GiB and 10 % of the free space.
+pub const DEFAULT_MAX: u64 = 4 << 30;
+
+/// What the section measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StorageResults {
+    /// The target.
+    pub target: TargetInfo,
+    /// Bytes used.
+    pub size: u64,
+    /// Whether O_DIRECT was honoured.
+    pub direct: bool,
+    /// 1 MiB sequential writes.
+    pub sequential_write: Option<IoResult>,
+    /// 4 KiB random reads.
+    pub random_read: Option<IoResult>,
+    /// 4 KiB random writes.
+    pub random_write: Option<IoResult>,
+    /// Why writes were not done, when they were not.
+    pub writes_skipped: Option<String>,
+    /// Warnings for people (no O_DIRECT, tmpfs...).
+    pub notes: Vec<String>,
+}
+
+/// Runs the section. `progress` gets one line per test.
+pub fn run(
+    cfg: &StorageConfig,
+    should_stop: &(dyn Fn() -> bool + Sync),
+    progress: &dyn Fn(&str),
+) -> Result<StorageResults, String> {
+    let info = target::inspect(&cfg.path, cfg.allow_write)?;
+    let mut notes = Vec::new();
+    let (test_file, path, size) = match info.kind {
+        Kind::Directory => {
+            let size = directory_size(cfg)?;
+            let f = TestFile::create(&cfg.path)?;
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(f.path())
+                .map_err(|e| e.to_string())?;
+            file.set_len(size)
+                .map_err(|e| format!("cannot size the test file: {e}"))?;
+            let path = f.path().to_path_buf();
+            (Some(f), path, Some(size))
+        }
+        Kind::File | Kind::Device => (None, cfg.path.clone(), cfg.size_bytes),
+    };
+    let writable = info.no_write.is_none();
+    let target = io::open(&path, writable, size)?;
+    if !target.direct {
+        notes.push("the filesystem does not take O_DIRECT: figures include the page cache".into());
+    }
+    if matches!(info.fstype.as_deref(), Some("tmpfs" | "ramfs")) {
+        notes.push("the target is in memory (tmpfs): this measures memory, not a device".into());
+    }
+    let mut out = StorageResults {
+        target: info.clone(),
+        size: target.size,
+        direct: target.direct,
+        sequential_write: None,
+        random_read: None,
+        random_write: None,
+        writes_skipped: info
+            .no_write
+            .as_ref()
+            .map(|why| format!("no writes: {why}")),
+        notes,
+    };
+    if test_file.is_some() {
+        progress(&format!(
+            "storage: laying out a {} MiB test file",
+            target.size >> 20
+        ));
+        io::run(
+            &target,
+            Pattern::SequentialWrite,
+            LARGE_BLOCK,
+            cfg.sequential_threads,
+            None,
+            should_stop,
+        )?;
+    }
+    let timed = |pattern, block, threads| {
+        io::run(
+            &target,
+            pattern,
+            block,
+            threads,
+            Some(cfg.time),
+            should_stop,
+        )
+    };
+    if writable && !should_stop() {
+        progress("storage: 1 MiB sequential writes");
+        out.sequential_write = Some(timed(
+            Pattern::SequentialWrite,
+            LARGE_BLOCK,
+            cfg.sequential_threads,
+        )?);
+    }
+    if !should_stop() {
+        progress(&format!(
+            "storage: 4 KiB random reads, {} threads",
+            cfg.random_threads
+        ));
+        out.random_read = Some(timed(Pattern::RandomRead, SMALL_BLOCK, cfg.random_threads)?);
+    }
+    if writable && !should_stop() {
+        progress(&format!(
+            "storage: 4 KiB random writes, {} threads",
+            cfg.random_threads
+        ));
+        out.random_write = Some(timed(
+            Pattern::RandomWrite,
+            SMALL_BLOCK,
+            cfg.random_threads,
+        )?);
+    }
+    drop(test_file);
+    Ok(out)
+}
+
+/// The test file's size in a directory: as asked, else the smaller of 4 GiB and 10 % of the free
+/// space; refused below 256 MiB free or when it would not fit.
+fn directory_size(cfg: &StorageConfig) -> Result<u64, String> {
+    let free = target::free_bytes(&cfg.path)?;
+    if free < MIN_FREE {
+        return Err(format!(
+            "--storage '{}' has only {} MiB free; the test needs at least {} MiB",
+            cfg.path.display(),
+            free >> 20,
+            MIN_FREE >> 20
+        ));
+    }
+    let size = cfg
+        .size_bytes
+        .unwrap_or_else(|| DEFAULT_MAX.min(free / 10))
+        .max(1 << 20);
+    if size > free.saturating_sub(MIN_FREE / 2) {
+        return Err(format!(
+            "--storage-size {} MiB does not fit in the {} MiB free on '{}'",
+            size >> 20,
+            free >> 20,
+            cfg.path.display()
+        ));
+    }
+    Ok(size / (1 << 20) * (1 << 20))
+}

@@ -1,0 +1,313 @@
+//! What `--storage PATH` names and whether we may write to it. A directory gets a test file of
+//! our own (created exclusively, removed afterwards, also on Ctrl-C). An existing file or a block
+//! device is only read unless `--storage-allow-write`; a block device that is mounted, held by
+//! another driver (LVM, RAID), partitioned, or carries a partition table or filesystem signature
+//! is never written, flag or not.
+
+use super::signature;
+use serde::Serialize;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// One line of /proc/self/mountinfo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    /// Device numbers of the mounted filesystem.
+    pub dev: (u32, u32),
+    /// Where it is mounted.
+    pub mount_point: PathBuf,
+    /// Filesystem type.
+    pub fstype: String,
+    /// What is mounted (a device path, or a name like `tmpfs`).
+    pub source: String,
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\012", "\n")
+        .replace("\\134", "\\")
+}
+
+/// Parses /proc/self/mountinfo (proc(5)).
+pub fn parse_mountinfo(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split(' ').collect();
+            let (major, minor) = fields.get(2)?.split_once(':')?;
+            let dash = fields.iter().position(|f| *f == "-")?;
+            Some(Mount {
+                dev: (major.parse().ok()?, minor.parse().ok()?),
+                mount_point: PathBuf::from(unescape(fields.get(4)?)),
+                fstype: fields.get(dash + 1)?.to_string(),
+                source: unescape(fields.get(dash + 2)?),
+            })
+        })
+        .collect()
+}
+
+/// The mount holding `path` (the longest mount point that is a prefix of it).
+pub fn mount_of<'a>(path: &Path, mounts: &'a [Mount]) -> Option<&'a Mount> {
+    mounts
+        .iter()
+        .filter(|m| path.starts_with(&m.mount_point))
+        .max_by_key(|m| m.mount_point.as_os_str().len())
+}
+
+/// What kind of target `PATH` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A directory: we make our own test file in it.
+    Directory,
+    /// An existing regular file.
+    File,
+    /// A block device.
+    Device,
+}
+
+/// The target, inspected.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetInfo {
+    /// What PATH is.
+    pub kind: Kind,
+    /// Filesystem type (for files and directories).
+    pub fstype: Option<String>,
+    /// The block device behind it (`vda`, `nvme0n1p2`).
+    pub device: Option<String>,
+    /// Whether that device is rotational (a spinning disk).
+    pub rotational: Option<bool>,
+    /// Why writing is refused, when it is.
+    #[serde(skip)]
+    pub no_write: Option<String>,
+}
+
+fn sys_block(dev: (u32, u32)) -> PathBuf {
+    PathBuf::from(format!("/sys/dev/block/{}:{}", dev.0, dev.1))
+}
+
+fn device_name(dev: (u32, u32)) -> Option<String> {
+    std::fs::read_link(sys_block(dev))
+        .ok()?
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+}
+
+fn rotational(dev: (u32, u32)) -> Option<bool> {
+    let dir = sys_block(dev);
+    // A partition's queue settings live in its parent disk's directory.
+    let queue = [
+        dir.join("queue/rotational"),
+        dir.join("../queue/rotational"),
+    ];
+    queue
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .map(|t| t.trim() == "1")
+}
+
+fn split_dev(rdev: u64) -> (u32, u32) {
+    (
+        nix::sys::stat::major(rdev) as u32,
+        nix::sys::stat::minor(rdev) as u32,
+    )
+}
+
+/// Inspects `path`. `allow_write` only matters for existing files and devices.
+pub fn inspect(path: &Path, allow_write: bool) -> Result<TargetInfo, String> {
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("--storage '{}': {e}", path.display()))?;
+    let mounts =
+        parse_mountinfo(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
+    if meta.file_type().is_block_device() {
+        let dev = split_dev(meta.rdev());
+        return Ok(TargetInfo {
+            kind: Kind::Device,
+            fstype: None,
+            device: device_name(dev),
+            rotational: rotational(dev),
+            no_write: device_write_refusal(path, dev, &mounts, allow_write),
+        });
+    }
+    let kind = if meta.is_dir() {
+        Kind::Directory
+    } else if meta.is_file() {
+        Kind::File
+    } else {
+        return Err(format!(
+            "--storage '{}' is neither a directory, a regular file nor a block device",
+            path.display()
+        ));
+    };
+    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let dev = split_dev(meta.dev());
+    let no_write = match (kind, allow_write) {
+        (Kind::File, false) => Some(
+            "it is an existing file; add --storage-allow-write to let the write tests overwrite it"
+                .to_string(),
+        ),
+        _ => None,
+    };
+    Ok(TargetInfo {
+        kind,
+        fstype: mount_of(&canonical, &mounts).map(|m| m.fstype.clone()),
+        device: device_name(dev),
+        rotational: rotational(dev),
+        no_write,
+    })
+}
+
+/// Why a block device must not be written, if it must not.
+fn device_write_refusal(
+    path: &Path,
+    dev: (u32, u32),
+    mounts: &[Mount],
+    allow_write: bool,
+) -> Option<String> {
+    if !allow_write {
+        return Some(
+            "it is a block device; add --storage-allow-write to let the write tests overwrite it"
+                .into(),
+        );
+    }
+    if let Some(m) = mounts
+        .iter()
+        .find(|m| m.dev == dev || Path::new(&m.source) == path)
+    {
+        return Some(format!(
+            "it is mounted on {} ({})",
+            m.mount_point.display(),
+            m.fstype
+        ));
+    }
+    let sys = sys_block(dev);
+    if std::fs::read_dir(sys.join("holders")).is_ok_and(|mut d| d.next().is_some()) {
+        return Some("another driver holds it (LVM, RAID or device-mapper)".into());
+    }
+    let partitioned = std::fs::read_dir(&sys)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .any(|e| e.path().join("partition").exists())
+        })
+        .unwrap_or(false);
+    if partitioned {
+        return Some("it has partitions".into());
+    }
+    let mut head = vec![0u8; signature::PROBE_BYTES];
+    let read = std::fs::File::open(path).and_then(|f| {
+        use std::os::unix::fs::FileExt;
+        f.read_at(&mut head, 0)
+    });
+    match read {
+        Ok(n) => signature::detect(&head[..n]).map(|what| format!("it holds {what}")),
+        Err(e) => Some(format!(
+            "its first bytes cannot be read to check for a filesystem: {e}"
+        )),
+    }
+}
+
+/// Free bytes of the filesystem holding `dir`.
+pub fn free_bytes(dir: &Path) -> Result<u64, String> {
+    let s =
+        nix::sys::statvfs::statvfs(dir).map_err(|e| format!("statvfs '{}': {e}", dir.display()))?;
+    Ok(s.blocks_available() as u64 * s.fragment_size() as u64)
+}
+
+/// Our test file in a directory: created exclusively, removed when dropped (also when a run is
+/// interrupted or panics).
+pub struct TestFile {
+    path: PathBuf,
+}
+
+impl TestFile {
+    /// Creates `dir/health_check-storage-<pid>.tmp`; fails if it exists.
+    pub fn create(dir: &Path) -> Result<TestFile, String> {
+        let path = dir.join(format!("health_check-storage-{}.tmp", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| format!("cannot create the test file '{}': {e}", path.display()))?;
+        Ok(TestFile { path })
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TestFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MOUNTINFO: &str = "22 27 0:21 / /proc rw,relatime - proc proc rw\n\
+        27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n\
+        40 27 0:35 / /tmp/my\\040dir rw - tmpfs tmpfs rw,size=1024k\n\
+        41 27 259:2 / /data rw shared:5 master:2 - xfs /dev/nvme0n1p2 rw\n";
+
+    #[test]
+    fn mountinfo_lines_parse_with_optional_fields_and_escapes() {
+        let m = parse_mountinfo(MOUNTINFO);
+        assert_eq!(m.len(), 4);
+        assert_eq!(m[1].dev, (254, 0));
+        assert_eq!(m[2].mount_point, PathBuf::from("/tmp/my dir"));
+        assert_eq!(m[3].fstype, "xfs");
+        assert_eq!(m[3].source, "/dev/nvme0n1p2");
+    }
+
+    #[test]
+    fn the_longest_mount_point_wins() {
+        let m = parse_mountinfo(MOUNTINFO);
+        assert_eq!(mount_of(Path::new("/data/x"), &m).unwrap().fstype, "xfs");
+        assert_eq!(
+            mount_of(Path::new("/tmp/my dir/f"), &m).unwrap().fstype,
+            "tmpfs"
+        );
+        assert_eq!(mount_of(Path::new("/home"), &m).unwrap().fstype, "ext4");
+        assert_eq!(
+            mount_of(Path::new("/database"), &m).unwrap().fstype,
+            "ext4",
+            "/data is not a prefix of /database"
+        );
+    }
+
+    #[test]
+    fn test_files_are_exclusive_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = {
+            let f = TestFile::create(dir.path()).unwrap();
+            assert!(
+                TestFile::create(dir.path()).is_err(),
+                "never reuses an existing file"
+            );
+            f.path().to_path_buf()
+        };
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn existing_files_are_read_only_without_the_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("data");
+        std::fs::write(&file, b"x").unwrap();
+        assert!(inspect(&file, false).unwrap().no_write.is_some());
+        assert!(inspect(&file, true).unwrap().no_write.is_none());
+        assert_eq!(inspect(dir.path(), false).unwrap().kind, Kind::Directory);
+        assert!(
+            inspect(Path::new("/dev/null"), true).is_err(),
+            "a character device is not a target"
+        );
+        assert!(
+            inspect(Path::new("/nonexistent"), false)
+                .unwrap_err()
+                .contains("--storage '/nonexistent'")
+        );
+    }
+}
