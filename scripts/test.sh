@@ -11,14 +11,15 @@ cd "$(dirname "$(readlink -f "$0")")/.."
 step() { printf '\n==> %s\n' "$*" >&2; }
 
 install_deps() {
-  step "installing test tools (pip: pytest jsonschema pyyaml ruff; apt: shellcheck iperf3 fio iproute2 iputils-ping e2fsprogs mount)"
+  step "installing test tools (pip: pytest jsonschema pyyaml ruff; apt: shellcheck iperf3 fio iproute2 iputils-ping e2fsprogs mount qemu-user gcc-aarch64-linux-gnu; rustup: aarch64 and macOS targets)"
   python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
     'pytest>=8' 'jsonschema>=4.18' 'pyyaml>=6' 'ruff==0.17.6'
   local missing=() pair
-  # tool:package
+  # tool (or file it installs):Debian package
   for pair in shellcheck:shellcheck iperf3:iperf3 fio:fio ip:iproute2 tc:iproute2 ss:iproute2 \
-    ping:iputils-ping mkfs.ext4:e2fsprogs losetup:mount; do
-    command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+    ping:iputils-ping mkfs.ext4:e2fsprogs losetup:mount qemu-aarch64:qemu-user \
+    aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu /usr/aarch64-linux-gnu/lib/crt1.o:libc6-dev-arm64-cross; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || [ -e "${pair%%:*}" ] || missing+=("${pair#*:}")
   done
   if [ ${#missing[@]} -gt 0 ]; then
     local sudo=()
@@ -27,6 +28,8 @@ install_deps() {
     "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 \
       || { "${sudo[@]}" apt-get update >/dev/null && "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; }
   fi
+  # The aarch64 kernels are tested under qemu-user; macOS is only compiled ("unsupported" there).
+  rustup target add aarch64-unknown-linux-gnu x86_64-apple-darwin >/dev/null 2>&1
 }
 
 [ -n "${SKIP_INSTALL:-}" ] || install_deps
@@ -39,6 +42,12 @@ step "cargo build --release --locked"
 cargo build --release --locked
 step "cargo test --locked"
 cargo test --locked
+step "cargo test --lib on aarch64 (qemu-user)"
+CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
+  cargo test --locked --lib --target aarch64-unknown-linux-gnu
+step "cargo check on macOS (other systems compile and report unsupported)"
+cargo check --locked --target x86_64-apple-darwin
 step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items --locked --quiet
 step "ruff check benchpress tests benchmarks"

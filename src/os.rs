@@ -101,6 +101,65 @@ mod imp {
         sched_setaffinity(Pid::from_raw(0), &set).map_err(std::io::Error::from)
     }
 
+    /// mmap flags for anonymous hugetlb pages of 2^`log2_size` bytes.
+    pub fn hugetlb_mmap_flags(log2_size: u32) -> Option<i32> {
+        // MAP_HUGE_SHIFT (26) from mmap(2): the page size's log2 goes in the bits above it.
+        Some(libc::MAP_HUGETLB | ((log2_size as i32) << 26))
+    }
+
+    /// The madvise(2) advice that asks for (or refuses) transparent huge pages.
+    pub fn thp_advice(want: bool) -> Option<i32> {
+        Some(if want {
+            libc::MADV_HUGEPAGE
+        } else {
+            libc::MADV_NOHUGEPAGE
+        })
+    }
+
+    /// Binds the pages of `[addr, addr + len)` to NUMA node `node` (MPOL_BIND) before they are
+    /// first touched.
+    ///
+    /// # Safety
+    /// The range must be a mapping the caller owns (its policy changes for every user of it).
+    pub unsafe fn bind_to_node(addr: *mut u8, len: usize, node: usize) -> std::io::Result<()> {
+        const MASK_WORDS: usize = 16; // 1024 nodes
+        if node >= MASK_WORDS * 64 {
+            return Err(std::io::Error::other(format!("node {node} is beyond 1024")));
+        }
+        let mut mask = [0u64; MASK_WORDS];
+        mask[node / 64] |= 1 << (node % 64);
+        // SAFETY: mbind reads `mask` (MASK_WORDS words, maxnode bits) and only sets the NUMA
+        // policy of the caller's range; without MPOL_MF_MOVE it moves and frees nothing.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_mbind,
+                addr,
+                len,
+                libc::MPOL_BIND,
+                mask.as_ptr(),
+                (MASK_WORDS * 64 + 1) as libc::c_ulong,
+                0u32,
+            )
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// open(2) flag for direct I/O.
+    pub fn direct_io_flag() -> Option<i32> {
+        Some(libc::O_DIRECT)
+    }
+
+    /// Major and minor numbers of a device number.
+    pub fn major_minor(dev: u64) -> (u32, u32) {
+        (
+            nix::sys::stat::major(dev) as u32,
+            nix::sys::stat::minor(dev) as u32,
+        )
+    }
+
     /// Detaches from the terminal: forks, and in the child starts a new session and points
     /// stdin/stdout/stderr at /dev/null, so no caller (benchpress, ssh) waits on our pipes.
     /// Returns the child's pid in the parent and `None` in the child. Call it before starting any
@@ -171,6 +230,37 @@ mod imp {
         ))
     }
 
+    /// hugetlb pages are Linux's.
+    pub fn hugetlb_mmap_flags(_log2_size: u32) -> Option<i32> {
+        None
+    }
+
+    /// No THP advice outside Linux.
+    pub fn thp_advice(_want: bool) -> Option<i32> {
+        None
+    }
+
+    /// NUMA binding is implemented on Linux only.
+    ///
+    /// # Safety
+    /// Nothing is done; the signature matches Linux's.
+    pub unsafe fn bind_to_node(_addr: *mut u8, _len: usize, _node: usize) -> std::io::Result<()> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "NUMA binding is supported on Linux only",
+        ))
+    }
+
+    /// O_DIRECT is Linux's.
+    pub fn direct_io_flag() -> Option<i32> {
+        None
+    }
+
+    /// Major and minor numbers (BSD layout).
+    pub fn major_minor(dev: u64) -> (u32, u32) {
+        (((dev >> 24) & 0xff) as u32, (dev & 0xff_ffff) as u32)
+    }
+
     /// Daemon mode is supported on Linux only.
     pub fn daemonize() -> std::io::Result<Option<u32>> {
         Err(std::io::Error::new(
@@ -186,7 +276,8 @@ mod imp {
 }
 
 pub use imp::{
-    allowed_cpus, daemonize, install_stop_handlers, pin_current_thread, tcp_total_retransmits,
+    allowed_cpus, bind_to_node, daemonize, direct_io_flag, hugetlb_mmap_flags,
+    install_stop_handlers, major_minor, pin_current_thread, tcp_total_retransmits, thp_advice,
 };
 
 #[cfg(test)]

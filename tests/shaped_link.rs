@@ -1,6 +1,7 @@
 //! A shaped 1 Gbit/s link between two namespaces, measured against Debian's iperf3 in both
 //! directions. In a test binary of its own: cargo runs test binaries one after another, so no
 //! other test competes for the two CPUs while the figure must be within 1 %.
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used)]
 
 #[path = "integration/netns.rs"]

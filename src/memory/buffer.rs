@@ -12,8 +12,6 @@ use super::arch;
 use std::io;
 use std::ptr::NonNull;
 
-/// `MAP_HUGE_SHIFT` from mmap(2): the log2 of the huge page size goes in the flag bits above it.
-const MAP_HUGE_SHIFT: i32 = 26;
 /// Bytes a bandwidth kernel handles per call.
 pub const BLOCK: usize = 8 * 1024;
 const TWO_MIB: usize = 2 << 20;
@@ -52,9 +50,17 @@ unsafe impl Sync for Region {}
 impl Region {
     /// Maps `len` bytes with `pages`, bound to `node` when given. Nothing is touched yet.
     pub fn map(len: usize, pages: Pages, node: Option<usize>) -> io::Result<Region> {
+        let hugetlb = |log2| {
+            crate::os::hugetlb_mmap_flags(log2).ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "hugetlb pages are not available here",
+                )
+            })
+        };
         let (align, flags) = match pages {
-            Pages::Huge1G => (1 << 30, libc::MAP_HUGETLB | (30 << MAP_HUGE_SHIFT)),
-            Pages::Huge2M => (TWO_MIB, libc::MAP_HUGETLB | (21 << MAP_HUGE_SHIFT)),
+            Pages::Huge1G => (1 << 30, hugetlb(30)?),
+            Pages::Huge2M => (TWO_MIB, hugetlb(21)?),
             Pages::Thp => (TWO_MIB, 0),
             Pages::Default | Pages::Small => (4096, 0),
         };
@@ -98,8 +104,8 @@ impl Region {
             pages,
         };
         let advice = match pages {
-            Pages::Small => Some(libc::MADV_NOHUGEPAGE),
-            Pages::Thp => Some(libc::MADV_HUGEPAGE),
+            Pages::Small => crate::os::thp_advice(false),
+            Pages::Thp => crate::os::thp_advice(true),
             _ => None,
         };
         if let Some(advice) = advice {
@@ -114,29 +120,8 @@ impl Region {
 
     /// Binds the whole mapping to `node` (MPOL_BIND), so first-touch faults allocate there.
     fn bind(&self, node: usize) -> io::Result<()> {
-        const MASK_WORDS: usize = 16; // 1024 nodes
-        if node >= MASK_WORDS * 64 {
-            return Err(io::Error::other(format!("node {node} is beyond 1024")));
-        }
-        let mut mask = [0u64; MASK_WORDS];
-        mask[node / 64] |= 1 << (node % 64);
-        // SAFETY: mbind reads `mask` (MASK_WORDS words, maxnode bits) and changes only the policy of
-        // our own mapping.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_mbind,
-                self.map.as_ptr(),
-                self.map_len,
-                libc::MPOL_BIND,
-                mask.as_ptr(),
-                (MASK_WORDS * 64 + 1) as libc::c_ulong,
-                0u32,
-            )
-        };
-        if rc != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        // SAFETY: the whole mapping is ours, and nothing has touched it yet.
+        unsafe { crate::os::bind_to_node(self.map.as_ptr(), self.map_len, node) }
     }
 
     /// Maps `len` bytes with the largest pages to be had for a latency chain: hugetlb 1 GiB when

@@ -25,8 +25,9 @@ pub struct Target {
 pub fn open(path: &Path, write: bool, size: Option<u64>) -> Result<Target, String> {
     let mut opts = std::fs::OpenOptions::new();
     opts.read(true).write(write);
-    let (file, direct) = match opts.clone().custom_flags(libc::O_DIRECT).open(path) {
-        Ok(f) => (f, true),
+    let direct_flag = crate::os::direct_io_flag().unwrap_or(0);
+    let (file, direct) = match opts.clone().custom_flags(direct_flag).open(path) {
+        Ok(f) => (f, direct_flag != 0),
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => (
             opts.open(path)
                 .map_err(|e| format!("cannot open '{}': {e}", path.display()))?,

@@ -107,10 +107,7 @@ fn rotational(dev: (u32, u32)) -> Option<bool> {
 }
 
 fn split_dev(rdev: u64) -> (u32, u32) {
-    (
-        nix::sys::stat::major(rdev) as u32,
-        nix::sys::stat::minor(rdev) as u32,
-    )
+    crate::os::major_minor(rdev)
 }
 
 /// Inspects `path`. `allow_write` only matters for existing files and devices.

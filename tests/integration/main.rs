@@ -14,6 +14,7 @@
 //! - `storage`: the storage section's safety rules and figures.
 //! - `verdicts`: thresholds, the rule list, system findings, panics and interrupted runs.
 //! - `protocol_props`: property tests over the iperf3 control-message decoder.
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used)]
 
 mod argv;

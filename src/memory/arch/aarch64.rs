@@ -7,7 +7,7 @@ use std::arch::asm;
 /// # Safety
 /// `p` must point into a chain whose every slot holds the address of another slot of the same
 /// live, readable memory.
-#[inline]
+#[inline(never)]
 pub unsafe fn chase(p: *const u8) -> *const u8 {
     let mut p = p;
     // SAFETY: the caller guarantees every address followed is a readable slot of the chain.
@@ -27,6 +27,7 @@ pub unsafe fn chase(p: *const u8) -> *const u8 {
 ///
 /// # Safety
 /// See [`super::BlockKernel`].
+#[inline(never)]
 pub unsafe fn all_reads(p: *mut u8) -> u64 {
     let mut acc = 0u64;
     // SAFETY: the caller guarantees 8 KiB at `p` are ours to read.
@@ -52,6 +53,7 @@ pub unsafe fn all_reads(p: *mut u8) -> u64 {
 ///
 /// # Safety
 /// See [`super::BlockKernel`].
+#[inline(never)]
 pub unsafe fn three_to_one(p: *mut u8) -> u64 {
     let mut acc = 0u64;
     // SAFETY: the caller guarantees 8 KiB at `p` are ours to read and write.
@@ -91,6 +93,7 @@ pub unsafe fn three_to_one(p: *mut u8) -> u64 {
 ///
 /// # Safety
 /// See [`super::BlockKernel`].
+#[inline(never)]
 pub unsafe fn two_to_one<const NOPS: usize>(p: *mut u8) -> u64 {
     let mut acc = 0u64;
     // SAFETY: the caller guarantees 8 KiB at `p` are ours to read and write.
@@ -130,6 +133,7 @@ pub unsafe fn two_to_one<const NOPS: usize>(p: *mut u8) -> u64 {
 ///
 /// # Safety
 /// See [`super::BlockKernel`].
+#[inline(never)]
 pub unsafe fn one_to_one(p: *mut u8) -> u64 {
     let mut acc = 0u64;
     // SAFETY: the caller guarantees 8 KiB at `p` are ours to read and write.
@@ -154,6 +158,7 @@ pub unsafe fn one_to_one(p: *mut u8) -> u64 {
 ///
 /// # Safety
 /// See [`super::BlockKernel`].
+#[inline(never)]
 unsafe fn read_neon(p: *mut u8) -> u64 {
     // SAFETY: the caller guarantees the block.
     unsafe {

@@ -7,7 +7,7 @@ use std::arch::asm;
 /// # Safety
 /// `p` must point into a chain whose every slot holds the address of another slot of the same
 /// live, readable memory.
-#[inline]
+#[inline(never)]
 pub unsafe fn chase(p: *const u8) -> *const u8 {
     let mut p = p;
     // SAFETY: the caller guarantees every address followed is a readable slot of the chain.
@@ -27,6 +27,7 @@ pub unsafe fn chase(p: *const u8) -> *const u8 {
 ///
 /// # Safety
 /// See [`super::BlockKernel`].
+#[inline(never)]
 pub unsafe fn all_reads(p: *mut u8) -> u64 {
     let mut acc = 0u64;
     // SAFETY: the caller guarantees 8 KiB at `p` are ours to read.
@@ -50,6 +51,7 @@ pub unsafe fn all_reads(p: *mut u8) -> u64 {
 ///
 /// # Safety
 /// See [`super::BlockKernel`].
+#[inline(never)]
 pub unsafe fn three_to_one(p: *mut u8) -> u64 {
     let mut acc = 0u64;
     // SAFETY: the caller guarantees 8 KiB at `p` are ours to read and write (42 x 192 + 128).
@@ -81,6 +83,7 @@ pub unsafe fn three_to_one(p: *mut u8) -> u64 {
 ///
 /// # Safety
 /// See [`super::BlockKernel`].
+#[inline(never)]
 pub unsafe fn two_to_one<const NOPS: usize>(p: *mut u8) -> u64 {
     let mut acc = 0u64;
     // SAFETY: the caller guarantees 8 KiB at `p` are ours to read and write (32 x 256).
@@ -113,6 +116,7 @@ pub unsafe fn two_to_one<const NOPS: usize>(p: *mut u8) -> u64 {
 ///
 /// # Safety
 /// See [`super::BlockKernel`].
+#[inline(never)]
 pub unsafe fn one_to_one(p: *mut u8) -> u64 {
     let mut acc = 0u64;
     // SAFETY: the caller guarantees 8 KiB at `p` are ours to read and write.
@@ -135,6 +139,7 @@ pub unsafe fn one_to_one(p: *mut u8) -> u64 {
 ///
 /// # Safety
 /// See [`super::BlockKernel`]; the CPU must support AVX-512F.
+#[inline(never)]
 unsafe fn read_avx512(p: *mut u8) -> u64 {
     // SAFETY: the caller guarantees the block and the CPU feature.
     unsafe {
@@ -159,6 +164,7 @@ unsafe fn read_avx512(p: *mut u8) -> u64 {
 ///
 /// # Safety
 /// See [`super::BlockKernel`]; the CPU must support AVX.
+#[inline(never)]
 unsafe fn read_avx2(p: *mut u8) -> u64 {
     // SAFETY: the caller guarantees the block and the CPU feature.
     unsafe {
@@ -183,6 +189,7 @@ unsafe fn read_avx2(p: *mut u8) -> u64 {
 ///
 /// # Safety
 /// See [`super::BlockKernel`].
+#[inline(never)]
 unsafe fn read_sse2(p: *mut u8) -> u64 {
     // SAFETY: the caller guarantees the block.
     unsafe {
