@@ -224,3 +224,55 @@ def test_install_is_idempotent_and_cleanup_removes_only_its_own(dcperf_root):
         check=True,
         capture_output=True,
     )
+
+
+def test_cleanup_stops_a_daemonized_responder(dcperf_root, job, tmp_path):
+    """`clean health_check` must not leave the client role running behind benchpress's back."""
+    out = dcperf_root / "benchmarks/health_check"
+    env = dict(os.environ, OUT=str(out), TMPDIR=str(tmp_path))
+    subprocess.run(
+        ["bash", "./packages/health_check/install_health_check.sh"],
+        cwd=dcperf_root,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    _, argv = role_argv(job, "client", {})
+    proc = subprocess.run(
+        [str(out / "run.sh"), *argv, "--daemon", "--idle-timeout", "60", "--port", str(free_port())],
+        cwd=dcperf_root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=True,
+    )
+    pid = json.loads(proc.stdout)["responder"]["daemon_pid"]
+    os.kill(pid, 0)  # running
+    clean_env = {k: v for k, v in env.items() if k != "OUT"}
+    subprocess.run(
+        ["bash", "./packages/health_check/cleanup_health_check.sh"],
+        cwd=dcperf_root,
+        env=clean_env,
+        check=True,
+        capture_output=True,
+    )
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("cleanup left the responder running")
+    assert not out.exists()
+    # Reinstall for any later test in the session.
+    subprocess.run(
+        ["bash", "./packages/health_check/install_health_check.sh"],
+        cwd=dcperf_root,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
