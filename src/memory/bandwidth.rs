@@ -61,7 +61,9 @@ pub fn measure_peak(
     let setup = |_| -> Result<(Region, usize), String> {
         let mut r = Region::map(cfg.region_bytes, Pages::Default, None)
             .map_err(|e| format!("cannot map {} MiB per thread: {e}", cfg.region_bytes >> 20))?;
-        r.touch();
+        if !r.touch_until(should_stop) {
+            return Err("interrupted".into());
+        }
         Ok((r, 0))
     };
     let work = |_: usize, state: &mut (Region, usize), phase: &PeakPhase| -> Sample {
@@ -83,7 +85,7 @@ pub fn measure_peak(
         simd: Some((simd_name, Vec::new())),
     };
     for (i, phase) in phases.iter().enumerate() {
-        let Some(rate) = crew::aggregate_rate(&samples, i) else {
+        let Some(rate) = crew::aggregate_rate(&samples, i, cfg.phase_time / 2) else {
             continue;
         };
         let mib_s = rate / MIB;
@@ -140,8 +142,9 @@ pub fn measure_memcpy(
             })
         };
         let (mut src, mut dst) = (map()?, map()?);
-        src.touch();
-        dst.touch();
+        if !src.touch_until(should_stop) || !dst.touch_until(should_stop) {
+            return Err("interrupted".into());
+        }
         Ok((src, dst, 0))
     };
     let work = |_: usize, state: &mut (Region, Region, usize), phase: &CopyPhase| -> Sample {
@@ -175,7 +178,7 @@ pub fn measure_memcpy(
     let samples = crew::run(&cfg.cpus, &phases, setup, work, should_stop)?;
     let mut out = CopyResults::default();
     for (i, phase) in phases.iter().enumerate() {
-        let Some(rate) = crew::aggregate_rate(&samples, i) else {
+        let Some(rate) = crew::aggregate_rate(&samples, i, cfg.phase_time / 2) else {
             continue;
         };
         match phase {

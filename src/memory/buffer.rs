@@ -207,7 +207,7 @@ impl Region {
 
     /// Runs a bandwidth kernel over `blocks` consecutive 8 KiB blocks from `first`, wrapping.
     /// Returns the kernel's checksum (fed to `black_box` by callers).
-    pub fn run_blocks(&mut self, kernel: arch::BlockKernel, first: usize, blocks: usize) -> u64 {
+    pub fn run_blocks(&mut self, kernel: arch::Kernel, first: usize, blocks: usize) -> u64 {
         let total = self.len / BLOCK;
         let base = self.start();
         let mut sum = 0u64;
@@ -215,7 +215,7 @@ impl Region {
             let b = (first + i) % total;
             // SAFETY: block `b` < total lies inside the region, and `&mut self` excludes other
             // access; kernels touch exactly BLOCK bytes from the pointer.
-            sum = sum.wrapping_add(unsafe { kernel(base.add(b * BLOCK)) });
+            sum = sum.wrapping_add(unsafe { kernel.call(base.add(b * BLOCK)) });
         }
         sum
     }
@@ -279,22 +279,29 @@ pub struct Chain {
     region: Region,
     head: usize,
     loads_per_lap: usize,
+    id: u64,
 }
+
+/// Numbers chains, so a position of a dropped chain never passes for one of a new chain that the
+/// kernel happened to map at the same address.
+static NEXT_CHAIN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Where a walk stands on a chain (an address inside it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Position {
     ptr: usize,
-    base: usize,
+    chain: u64,
 }
 
 impl Chain {
     /// Links the slots of `region` in the order given (slot indices; the cycle closes from the
     /// last back to the first). Every index must be a slot of the region.
     pub fn link(mut region: Region, order: &[u32], stride: usize) -> Result<Chain, String> {
-        let slots = region.len() / stride;
-        if stride < 8 || order.is_empty() {
-            return Err("a chain needs a stride of at least 8 bytes and one slot".into());
+        let slots = region.len() / stride.max(1);
+        if stride < 8 || stride % 8 != 0 || order.is_empty() {
+            return Err(
+                "a chain needs a stride that is a multiple of 8 bytes, and one slot".into(),
+            );
         }
         if let Some(bad) = order.iter().find(|&&s| s as usize >= slots) {
             return Err(format!("slot {bad} is outside the region's {slots} slots"));
@@ -310,6 +317,7 @@ impl Chain {
             head: base + order[0] as usize * stride,
             loads_per_lap: order.len(),
             region,
+            id: NEXT_CHAIN.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
     }
 
@@ -317,7 +325,7 @@ impl Chain {
     pub fn head(&self) -> Position {
         Position {
             ptr: self.head,
-            base: self.region.start() as usize,
+            chain: self.id,
         }
     }
 
@@ -341,8 +349,7 @@ impl Chain {
     /// advances.
     pub fn walk(&self, pos: &mut Position, calls: usize) {
         assert_eq!(
-            pos.base,
-            self.region.start() as usize,
+            pos.chain, self.id,
             "a position walks only the chain it came from"
         );
         let mut p = pos.ptr as *const u8;

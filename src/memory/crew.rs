@@ -1,10 +1,14 @@
 //! A crew of threads, one pinned to each given CPU, that set up their own memory (first touch on
 //! their CPU) and then run the same list of phases in lockstep: every phase starts on all threads
-//! at once (a barrier), each thread runs it by its own clock and records what it did. A stop
-//! request skips the work of the remaining phases but not their barriers, so no thread waits
-//! for one that left.
+//! at once, each thread runs it by its own clock and records what it did.
+//!
+//! Nothing can leave the others waiting: a thread that cannot be started, fails its setup or
+//! panics leaves the gate (the others stop waiting for it), any setup failure or stop request
+//! skips the remaining work, and the first setup error is what the crew returns.
 
-use std::sync::Barrier;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// What one thread did in one phase.
@@ -16,9 +20,66 @@ pub struct Sample {
     pub elapsed: Duration,
 }
 
+/// A reusable barrier whose members can leave: `wait` returns once every member still in the
+/// crew has arrived.
+struct Gate {
+    state: Mutex<GateState>,
+    turned: Condvar,
+}
+
+struct GateState {
+    members: usize,
+    arrived: usize,
+    round: u64,
+}
+
+impl Gate {
+    fn new(members: usize) -> Self {
+        Gate {
+            state: Mutex::new(GateState {
+                members,
+                arrived: 0,
+                round: 0,
+            }),
+            turned: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Opens the gate when the last member arrives.
+    fn open_if_full(&self, s: &mut GateState) {
+        if s.members > 0 && s.arrived >= s.members {
+            s.arrived = 0;
+            s.round += 1;
+            self.turned.notify_all();
+        }
+    }
+
+    fn wait(&self) {
+        let mut s = self.lock();
+        let round = s.round;
+        s.arrived += 1;
+        self.open_if_full(&mut s);
+        while s.round == round {
+            s = self.turned.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// A member leaves for good (it failed); the others no longer wait for it.
+    fn leave(&self) {
+        let mut s = self.lock();
+        s.members = s.members.saturating_sub(1);
+        self.open_if_full(&mut s);
+    }
+}
+
 /// Runs `phases` on one thread per CPU of `cpus`. `setup(index)` runs on the pinned thread
 /// before the first phase and builds its state; `work(index, state, phase)` runs one phase.
-/// Returns `samples[thread][phase]` (`None` where a phase was skipped by a stop request).
+/// Returns `samples[thread][phase]` (`None` where a phase was skipped by a stop request), or the
+/// first thread's failure.
 pub fn run<S, P, W, F>(
     cpus: &[usize],
     phases: &[P],
@@ -31,41 +92,82 @@ where
     F: Fn(usize) -> Result<S, String> + Sync,
     W: Fn(usize, &mut S, &P) -> Sample + Sync,
 {
-    let barrier = Barrier::new(cpus.len());
+    let gate = Gate::new(cpus.len());
+    let failed = AtomicBool::new(false);
     let results: Vec<Result<Vec<Option<Sample>>, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = cpus
             .iter()
             .enumerate()
             .map(|(i, &cpu)| {
-                let (barrier, setup, work) = (&barrier, &setup, &work);
-                scope.spawn(move || {
-                    let pinned = crate::os::pin_current_thread(cpu)
-                        .map_err(|e| format!("cannot pin a thread to CPU {cpu}: {e}"));
-                    let mut state = pinned.and_then(|_| setup(i));
-                    let mut samples = Vec::with_capacity(phases.len());
-                    // Everyone has set up (or failed) before the first phase starts.
-                    barrier.wait();
-                    for phase in phases {
-                        barrier.wait();
-                        let sample = match &mut state {
-                            Ok(s) if !should_stop() => Some(work(i, s, phase)),
-                            _ => None,
-                        };
-                        samples.push(sample);
-                    }
-                    state.map(|_| samples)
+                let (gate, failed, setup, work) = (&gate, &failed, &setup, &work);
+                let spawned = std::thread::Builder::new()
+                    .name(format!("crew-{i}"))
+                    .spawn_scoped(scope, move || {
+                        let outcome = catch_unwind(AssertUnwindSafe(|| {
+                            member(i, cpu, phases, gate, failed, setup, work, should_stop)
+                        }));
+                        outcome.unwrap_or_else(|_| {
+                            failed.store(true, Ordering::Relaxed);
+                            gate.leave();
+                            Err(format!("the measuring thread on CPU {cpu} panicked"))
+                        })
+                    });
+                spawned.map_err(|e| {
+                    failed.store(true, Ordering::Relaxed);
+                    gate.leave();
+                    format!("cannot start a thread for CPU {cpu}: {e}")
                 })
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("a measuring thread panicked".into()))
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| Err("a measuring thread panicked".into())),
+                Err(e) => Err(e),
             })
             .collect()
     });
     results.into_iter().collect()
+}
+
+/// One member's life: pin, set up, then every phase (work skipped after a failure or a stop).
+#[allow(clippy::too_many_arguments)]
+fn member<S, P, W, F>(
+    i: usize,
+    cpu: usize,
+    phases: &[P],
+    gate: &Gate,
+    failed: &AtomicBool,
+    setup: &F,
+    work: &W,
+    should_stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Vec<Option<Sample>>, String>
+where
+    F: Fn(usize) -> Result<S, String>,
+    W: Fn(usize, &mut S, &P) -> Sample,
+{
+    let state = crate::os::pin_current_thread(cpu)
+        .map_err(|e| format!("cannot pin a thread to CPU {cpu}: {e}"))
+        .and_then(|_| setup(i));
+    let mut state = match state {
+        Ok(s) => s,
+        Err(e) => {
+            failed.store(true, Ordering::Relaxed);
+            gate.leave();
+            return Err(e);
+        }
+    };
+    // Everyone has set up (or left) before the first phase starts.
+    gate.wait();
+    let mut samples = Vec::with_capacity(phases.len());
+    for phase in phases {
+        gate.wait();
+        let skip = should_stop() || failed.load(Ordering::Relaxed);
+        samples.push((!skip).then(|| work(i, &mut state, phase)));
+    }
+    Ok(samples)
 }
 
 /// Runs `step` (which returns the work it did) until `duration` has passed on this thread's
@@ -86,12 +188,18 @@ pub fn timed(
     }
 }
 
-/// mm-mem's aggregate rate for one phase: all threads' work over the mean thread time. `None`
-/// when no thread ran the phase.
-pub fn aggregate_rate(samples: &[Vec<Option<Sample>>], phase: usize) -> Option<f64> {
+/// mm-mem's aggregate rate for one phase: all threads' work over the mean thread time. Samples
+/// shorter than `min_elapsed` (a phase a stop request cut short) do not count; `None` when no
+/// thread completed the phase.
+pub fn aggregate_rate(
+    samples: &[Vec<Option<Sample>>],
+    phase: usize,
+    min_elapsed: Duration,
+) -> Option<f64> {
     let ran: Vec<Sample> = samples
         .iter()
         .filter_map(|t| t.get(phase).copied().flatten())
+        .filter(|s| s.elapsed >= min_elapsed)
         .collect();
     if ran.is_empty() {
         return None;
@@ -105,9 +213,13 @@ pub fn aggregate_rate(samples: &[Vec<Option<Sample>>], phase: usize) -> Option<f
 mod tests {
     use super::*;
 
+    fn cpus() -> Vec<usize> {
+        crate::os::allowed_cpus().unwrap_or_else(|| vec![0])
+    }
+
     #[test]
     fn phases_run_in_lockstep_on_pinned_threads() {
-        let cpus: Vec<usize> = crate::os::allowed_cpus().unwrap_or_else(|| vec![0]);
+        let cpus = cpus();
         let phases = [1.0, 2.0, 3.0];
         let out = run(
             &cpus,
@@ -122,15 +234,17 @@ mod tests {
             out.iter()
                 .all(|t| t.len() == 3 && t.iter().all(Option::is_some))
         );
-        let rate = aggregate_rate(&out, 2).unwrap();
-        assert!(rate > 0.0);
+        assert!(aggregate_rate(&out, 2, Duration::ZERO).unwrap() > 0.0);
+        assert!(
+            aggregate_rate(&out, 2, Duration::from_secs(1)).is_none(),
+            "short samples do not count"
+        );
     }
 
     #[test]
     fn a_failed_setup_is_an_error_and_nobody_hangs() {
-        let cpus: Vec<usize> = crate::os::allowed_cpus().unwrap_or_else(|| vec![0]);
         let r = run(
-            &cpus,
+            &cpus(),
             &[0u8; 3],
             |i| {
                 if i == 0 {
@@ -149,8 +263,26 @@ mod tests {
     }
 
     #[test]
+    fn a_panic_in_one_thread_is_an_error_and_nobody_hangs() {
+        let r = run(
+            &cpus(),
+            &[0u8; 3],
+            Ok,
+            |i, _, _| {
+                assert!(i != 0, "thread 0 fails mid-phase");
+                Sample {
+                    work: 1.0,
+                    elapsed: Duration::from_millis(1),
+                }
+            },
+            &|| false,
+        );
+        assert!(r.unwrap_err().contains("panicked"));
+    }
+
+    #[test]
     fn a_stop_request_skips_the_work() {
-        let cpus = [crate::os::allowed_cpus().map_or(0, |c| c[0])];
+        let cpus = [cpus()[0]];
         let out = run(
             &cpus,
             &[0u8; 2],
@@ -160,5 +292,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out[0], vec![None, None]);
+    }
+
+    #[test]
+    fn members_can_leave_the_gate() {
+        let gate = Gate::new(2);
+        gate.leave();
+        gate.wait(); // alone now: returns at once
     }
 }

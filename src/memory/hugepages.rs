@@ -19,6 +19,9 @@ impl Reservation {
     /// Makes sure each node in `nodes` has `bytes` of free huge pages (1 GiB pages where the
     /// kernel has them, else 2 MiB), raising `nr_hugepages` under `root` (normally "/").
     pub fn reserve(root: &Path, nodes: &[usize], bytes: u64) -> Reservation {
+        let mut nodes = nodes.to_vec();
+        nodes.sort_unstable();
+        nodes.dedup();
         let mut r = Reservation {
             restore: Vec::new(),
             notes: Vec::new(),
@@ -32,7 +35,7 @@ impl Reservation {
             2048
         };
         let need = bytes.div_ceil(size_kib * 1024);
-        for &node in nodes {
+        for node in nodes {
             let dir = root.join(format!(
                 "sys/devices/system/node/node{node}/hugepages/hugepages-{size_kib}kB"
             ));
@@ -71,7 +74,8 @@ impl Reservation {
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        for (path, count) in self.restore.drain(..) {
+        // Newest first, so a path raised twice ends at its original count.
+        for (path, count) in self.restore.drain(..).rev() {
             let _ = std::fs::write(&path, format!("{count}\n"));
         }
     }
@@ -98,7 +102,7 @@ mod tests {
         let n0 = pool(tmp.path(), 0, 4, 1);
         let n1 = pool(tmp.path(), 1, 2, 2);
         {
-            let r = Reservation::reserve(tmp.path(), &[0, 1, 2], 2 << 30);
+            let r = Reservation::reserve(tmp.path(), &[0, 1, 2, 0, 1], 2 << 30);
             assert_eq!(
                 std::fs::read_to_string(&n0).unwrap().trim(),
                 "5",

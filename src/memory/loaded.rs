@@ -22,8 +22,11 @@ const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 pub struct LoadedConfig {
     /// The chaser's CPU first, then the generators'.
     pub cpus: Vec<usize>,
-    /// The chaser's chain and each generator's region.
+    /// Each generator's region.
     pub region_bytes: usize,
+    /// The chaser's chain (mm-mem: 128 MiB; kept when generators' regions shrink to fit memory,
+    /// so the chase still misses the caches).
+    pub chain_bytes: usize,
     /// Length of each delay point.
     pub point_time: Duration,
     /// Length of the unmeasured first point of each pattern.
@@ -89,12 +92,14 @@ pub fn measure(
                     cfg.region_bytes >> 20
                 )
             })?;
-            r.touch();
+            if !r.touch_until(should_stop) {
+                return Err("interrupted".into());
+            }
             return Ok(Role::Generator(r, 0));
         }
         let mut chains = Vec::new();
         for &p in &cfg.patterns {
-            let chain = chase::build(cfg.region_bytes, p, None, should_stop)?;
+            let chain = chase::build(cfg.chain_bytes, p, None, should_stop)?;
             if let Ok(mut v) = pages.lock() {
                 v.push(chain.page_size());
             }
@@ -139,19 +144,31 @@ pub fn measure(
             .collect(),
     };
     for (i, point) in phases.iter().enumerate().filter(|(_, p)| !p.warmup) {
-        if let Some(row) = sweep_row(&samples, i, point.delay) {
+        if let Some(row) = sweep_row(&samples, i, point.delay, cfg.point_time / 2) {
             out.sweeps[point.pattern].1.push(row);
         }
     }
     Ok(out)
 }
 
-/// One delay's row from the threads' samples (thread 0 is the chaser).
-fn sweep_row(samples: &[Vec<Option<Sample>>], phase: usize, delay: u32) -> Option<SweepRow> {
-    let chaser = samples.first()?.get(phase).copied().flatten()?;
+/// One delay's row from the threads' samples (thread 0 is the chaser). Samples shorter than
+/// `min_elapsed` (cut short by a stop request) make no row.
+fn sweep_row(
+    samples: &[Vec<Option<Sample>>],
+    phase: usize,
+    delay: u32,
+    min_elapsed: Duration,
+) -> Option<SweepRow> {
+    let chaser = samples
+        .first()?
+        .get(phase)
+        .copied()
+        .flatten()
+        .filter(|s| s.elapsed >= min_elapsed)?;
     let all: Vec<Sample> = samples
         .iter()
         .filter_map(|t| t.get(phase).copied().flatten())
+        .filter(|s| s.elapsed >= min_elapsed)
         .collect();
     let mean_secs = all.iter().map(|s| s.elapsed.as_secs_f64()).sum::<f64>() / all.len() as f64;
     let bytes = chaser.work * STRIDE as f64 + all[1..].iter().map(|s| s.work).sum::<f64>();
@@ -171,6 +188,7 @@ mod tests {
         let cfg = LoadedConfig {
             cpus: crate::os::allowed_cpus().unwrap_or_else(|| vec![0]),
             region_bytes: 8 << 20,
+            chain_bytes: 8 << 20,
             point_time: Duration::from_millis(5),
             warmup: Duration::from_millis(5),
             patterns: vec![
@@ -198,7 +216,8 @@ mod tests {
         };
         // Chaser: 1 Mi loads in 100 ms; generator: 1 GiB in 100 ms.
         let samples = vec![vec![s(1048576.0, 100)], vec![s(GIB, 100)]];
-        let row = sweep_row(&samples, 0, 8).unwrap();
+        let row = sweep_row(&samples, 0, 8, Duration::ZERO).unwrap();
+        assert!(sweep_row(&samples, 0, 8, Duration::from_secs(1)).is_none());
         assert!((row.ns - 95.367).abs() < 0.01);
         assert!((row.gib_s - (1.0 + 0.125) * 10.0).abs() < 1e-9);
     }

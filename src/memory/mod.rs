@@ -118,8 +118,12 @@ pub fn run(
         cfg.curve_fine,
     );
     let _reservation = cfg.reserve_hugepages.then(|| {
-        let mut nodes: Vec<usize> = pairs.iter().map(|p| p.mem_node).collect();
-        nodes.dedup();
+        let nodes: Vec<usize> = pairs
+            .iter()
+            .map(|p| p.mem_node)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
         let largest = curve_sizes
             .last()
             .copied()
@@ -129,11 +133,18 @@ pub fn run(
         out.notes.extend(r.notes.iter().cloned());
         r
     });
-    out.threads = usable.len();
-    out.thread_region_bytes =
-        plan::region_per_thread(cfg.thread_region_bytes, usable.len(), 2, available);
+    let (threads, region) =
+        plan::bandwidth_sizing(cfg.thread_region_bytes, usable.len(), 2, available);
+    out.threads = threads;
+    out.thread_region_bytes = region;
+    if threads < usable.len() {
+        out.notes.push(format!(
+            "bandwidth tests use {threads} of {} CPUs: the memory available does not hold 2 x 8 MiB for each",
+            usable.len()
+        ));
+    }
     let bw = BandwidthConfig {
-        cpus: usable.to_vec(),
+        cpus: usable[..threads].to_vec(),
         region_bytes: out.thread_region_bytes,
         phase_time: cfg.bandwidth_time,
         warmup: cfg.warmup,
@@ -247,6 +258,7 @@ fn run_loaded(
     let loaded = LoadedConfig {
         cpus,
         region_bytes: bw.region_bytes,
+        chain_bytes: cfg.thread_region_bytes,
         point_time: cfg.sweep_time,
         warmup: cfg.warmup,
         patterns: vec![

@@ -73,21 +73,29 @@ pub fn loaded_roles(usable: &[usize]) -> Option<LoadedRoles> {
     })
 }
 
-/// Bytes per thread region: `wanted` (mm-mem: 128 MiB), shrunk so that all threads' buffers take
-/// at most half the available memory, rounded down to 2 MiB, and at least 8 MiB. A 384-CPU
-/// machine with 128 MiB per thread and two buffers each would otherwise need 96 GiB.
-pub fn region_per_thread(
+/// Threads and bytes per thread region for the bandwidth tests: `wanted` bytes (mm-mem: 128 MiB)
+/// for each of `buffers` regions on every usable CPU, shrunk (in 2 MiB steps) so that all of them
+/// take at most half the available memory; when even 8 MiB each would not fit, fewer threads run
+/// rather than the machine running out of memory. A 384-CPU machine with 64 GiB free gets
+/// 42 MiB per buffer.
+pub fn bandwidth_sizing(
     wanted: usize,
-    threads: usize,
+    usable: usize,
     buffers: usize,
     available: Option<u64>,
-) -> usize {
+) -> (usize, usize) {
     const TWO_MIB: usize = 2 << 20;
     const FLOOR: usize = 8 << 20;
-    let budget = available
-        .map(|a| (a / 2) as usize / (threads.max(1) * buffers.max(1)))
-        .unwrap_or(wanted);
-    (wanted.min(budget) / TWO_MIB * TWO_MIB).max(FLOOR)
+    let usable = usable.max(1);
+    let Some(available) = available else {
+        return (usable, wanted);
+    };
+    let budget = (available / 2) as usize;
+    let per_thread = budget / (usable * buffers.max(1));
+    if per_thread >= FLOOR {
+        return (usable, wanted.min(per_thread) / TWO_MIB * TWO_MIB);
+    }
+    ((budget / (FLOOR * buffers.max(1))).clamp(1, usable), FLOOR)
 }
 
 /// Working sets of the cache-latency curve: 16 KiB up to at least 4x the largest cache instance,
@@ -199,19 +207,28 @@ mod tests {
     }
 
     #[test]
-    fn regions_shrink_to_fit_memory() {
+    fn bandwidth_sizing_shrinks_regions_then_threads() {
         let mib = 1 << 20;
         assert_eq!(
-            region_per_thread(128 * mib, 2, 2, Some(24 << 30)),
-            128 * mib
+            bandwidth_sizing(128 * mib, 2, 2, Some(24 << 30)),
+            (2, 128 * mib)
         );
         // 384 threads x 2 buffers in 64 GiB: half of it is 32 GiB / 768 = 42.67 MiB -> 42 MiB.
         assert_eq!(
-            region_per_thread(128 * mib, 384, 2, Some(64 << 30)),
-            42 * mib
+            bandwidth_sizing(128 * mib, 384, 2, Some(64 << 30)),
+            (384, 42 * mib)
         );
-        assert_eq!(region_per_thread(128 * mib, 384, 2, Some(1 << 30)), 8 * mib);
-        assert_eq!(region_per_thread(128 * mib, 4, 1, None), 128 * mib);
+        // 1 GiB: 512 MiB of budget holds only 32 threads at the 8 MiB x 2 floor.
+        assert_eq!(
+            bandwidth_sizing(128 * mib, 384, 2, Some(1 << 30)),
+            (32, 8 * mib)
+        );
+        // Never fewer than one thread, even when nothing fits.
+        assert_eq!(
+            bandwidth_sizing(128 * mib, 4, 2, Some(1 << 20)),
+            (1, 8 * mib)
+        );
+        assert_eq!(bandwidth_sizing(128 * mib, 4, 1, None), (4, 128 * mib));
     }
 
     #[test]

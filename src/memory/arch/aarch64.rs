@@ -26,7 +26,7 @@ pub unsafe fn chase(p: *const u8) -> *const u8 {
 /// All reads: two loads per 64-byte line, 128 lines.
 ///
 /// # Safety
-/// See [`super::BlockKernel`].
+/// See [`super::Kernel::call`].
 #[inline(never)]
 pub unsafe fn all_reads(p: *mut u8) -> u64 {
     let mut acc = 0u64;
@@ -52,7 +52,7 @@ pub unsafe fn all_reads(p: *mut u8) -> u64 {
 /// 3:1: 42 groups of 3 lines (the third written) and a 2-line tail whose second line is written.
 ///
 /// # Safety
-/// See [`super::BlockKernel`].
+/// See [`super::Kernel::call`].
 #[inline(never)]
 pub unsafe fn three_to_one(p: *mut u8) -> u64 {
     let mut acc = 0u64;
@@ -92,7 +92,7 @@ pub unsafe fn three_to_one(p: *mut u8) -> u64 {
 /// 2:1 with `NOPS` NOPs after each 4-line group.
 ///
 /// # Safety
-/// See [`super::BlockKernel`].
+/// See [`super::Kernel::call`].
 #[inline(never)]
 pub unsafe fn two_to_one<const NOPS: usize>(p: *mut u8) -> u64 {
     let mut acc = 0u64;
@@ -132,7 +132,7 @@ pub unsafe fn two_to_one<const NOPS: usize>(p: *mut u8) -> u64 {
 /// 1:1: every line read at +0 and written at +32.
 ///
 /// # Safety
-/// See [`super::BlockKernel`].
+/// See [`super::Kernel::call`].
 #[inline(never)]
 pub unsafe fn one_to_one(p: *mut u8) -> u64 {
     let mut acc = 0u64;
@@ -157,7 +157,7 @@ pub unsafe fn one_to_one(p: *mut u8) -> u64 {
 /// 64 bytes per instruction with NEON `ld1` of four registers.
 ///
 /// # Safety
-/// See [`super::BlockKernel`].
+/// See [`super::Kernel::call`].
 #[inline(never)]
 unsafe fn read_neon(p: *mut u8) -> u64 {
     // SAFETY: the caller guarantees the block.
@@ -175,6 +175,6 @@ unsafe fn read_neon(p: *mut u8) -> u64 {
 }
 
 /// The vector read kernel and its name.
-pub fn read_wide_kernel() -> (super::BlockKernel, &'static str) {
+pub fn read_wide_kernel() -> (super::RawKernel, &'static str) {
     (read_neon, "neon")
 }

@@ -37,7 +37,7 @@ unsafe fn lines(p: *mut u8, lines: usize, write: impl Fn(usize) -> bool) -> u64 
 /// All reads.
 ///
 /// # Safety
-/// See [`super::BlockKernel`].
+/// See [`super::Kernel::call`].
 pub unsafe fn all_reads(p: *mut u8) -> u64 {
     // SAFETY: forwarded caller guarantee.
     unsafe { lines(p, 128, |_| false) }
@@ -46,7 +46,7 @@ pub unsafe fn all_reads(p: *mut u8) -> u64 {
 /// 3:1.
 ///
 /// # Safety
-/// See [`super::BlockKernel`].
+/// See [`super::Kernel::call`].
 pub unsafe fn three_to_one(p: *mut u8) -> u64 {
     // SAFETY: forwarded caller guarantee.
     unsafe { lines(p, 128, |l| l % 3 == 2 || l == 127) }
@@ -55,7 +55,7 @@ pub unsafe fn three_to_one(p: *mut u8) -> u64 {
 /// 2:1 with `NOPS` iterations of padding per group.
 ///
 /// # Safety
-/// See [`super::BlockKernel`].
+/// See [`super::Kernel::call`].
 pub unsafe fn two_to_one<const NOPS: usize>(p: *mut u8) -> u64 {
     let mut acc = 0u64;
     for group in 0..32 {
@@ -71,7 +71,7 @@ pub unsafe fn two_to_one<const NOPS: usize>(p: *mut u8) -> u64 {
 /// 1:1.
 ///
 /// # Safety
-/// See [`super::BlockKernel`].
+/// See [`super::Kernel::call`].
 pub unsafe fn one_to_one(p: *mut u8) -> u64 {
     // SAFETY: forwarded caller guarantee.
     unsafe { lines(p, 128, |_| true) }
@@ -87,6 +87,6 @@ unsafe fn read_words(p: *mut u8) -> u64 {
 }
 
 /// The read kernel and its name (no vectors here).
-pub fn read_wide_kernel() -> (super::BlockKernel, &'static str) {
+pub fn read_wide_kernel() -> (super::RawKernel, &'static str) {
     (read_words, "scalar")
 }

@@ -24,16 +24,29 @@ mod imp;
 #[path = "x86_64.rs"]
 mod imp;
 
-pub use imp::{chase, read_wide_kernel};
+pub use imp::chase;
 
 /// Dependent loads per `chase` call.
 pub const CHASE_LOADS: usize = 256;
 
-/// A kernel over one 8 KiB block: reads (and writes) it and returns a checksum.
-///
-/// # Safety
-/// The pointer must be valid for reads and writes of 8 KiB and not accessed concurrently.
-pub type BlockKernel = unsafe fn(*mut u8) -> u64;
+/// The raw signature of a kernel over one 8 KiB block: reads (and writes) it, returns a checksum.
+type RawKernel = unsafe fn(*mut u8) -> u64;
+
+/// A kernel over one 8 KiB block that this module vouches for: only the functions here build
+/// one, and only for instructions this CPU has (the vector kernel is checked at run time).
+#[derive(Clone, Copy)]
+pub struct Kernel(RawKernel);
+
+impl Kernel {
+    /// Runs the kernel on one block and returns its checksum.
+    ///
+    /// # Safety
+    /// `p` must be valid for reads and writes of 8 KiB and not accessed concurrently.
+    pub unsafe fn call(self, p: *mut u8) -> u64 {
+        // SAFETY: forwarded caller guarantee; the kernel's instructions exist on this CPU.
+        unsafe { (self.0)(p) }
+    }
+}
 
 /// mm-mem's read/write mixes: per 64-byte line, "read" is an 8-byte load and "write" an 8-byte
 /// store of the running sum at +32 after the load at +0.
@@ -75,13 +88,19 @@ impl Mix {
 }
 
 /// The peak-bandwidth kernel for a mix (no padding).
-pub fn mix_kernel(mix: Mix) -> BlockKernel {
-    match mix {
+pub fn mix_kernel(mix: Mix) -> Kernel {
+    Kernel(match mix {
         Mix::AllReads => imp::all_reads,
         Mix::ThreeToOne => imp::three_to_one,
         Mix::TwoToOne => imp::two_to_one::<0>,
         Mix::OneToOne => imp::one_to_one,
-    }
+    })
+}
+
+/// The widest vector read kernel this CPU runs, and its name.
+pub fn read_wide_kernel() -> (Kernel, &'static str) {
+    let (k, name) = imp::read_wide_kernel();
+    (Kernel(k), name)
 }
 
 /// DCPerf's delay labels for the loaded-latency sweep.
@@ -98,8 +117,8 @@ pub fn nops_per_group(delay: u32) -> usize {
 }
 
 /// The 2:1 generator kernel for a delay label of [`DELAYS`], padded as mm-mem pads it.
-pub fn loaded_kernel(delay: u32) -> Option<BlockKernel> {
-    let k: BlockKernel = match delay {
+pub fn loaded_kernel(delay: u32) -> Option<Kernel> {
+    let k: RawKernel = match delay {
         1 => imp::two_to_one::<3>,
         8 => imp::two_to_one::<24>,
         32 => imp::two_to_one::<96>,
@@ -126,7 +145,7 @@ pub fn loaded_kernel(delay: u32) -> Option<BlockKernel> {
         2048 => imp::two_to_one::<6144>,
         _ => return None,
     };
-    Some(k)
+    Some(Kernel(k))
 }
 
 #[cfg(test)]
@@ -153,10 +172,10 @@ mod tests {
         block.chunks(8).filter(|line| line[4] != 0).count()
     }
 
-    fn run(kernel: BlockKernel, block: &mut [u64]) -> u64 {
+    fn run(kernel: Kernel, block: &mut [u64]) -> u64 {
         assert_eq!(block.len(), 1024);
         // SAFETY: `block` is 8 KiB, aligned for u64, and used by nothing else.
-        unsafe { kernel(block.as_mut_ptr().cast()) }
+        unsafe { kernel.call(block.as_mut_ptr().cast()) }
     }
 
     #[test]

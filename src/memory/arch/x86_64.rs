@@ -26,7 +26,7 @@ pub unsafe fn chase(p: *const u8) -> *const u8 {
 /// All reads: two loads per 64-byte line, 128 lines.
 ///
 /// # Safety
-/// See [`super::BlockKernel`].
+/// See [`super::Kernel::call`].
 #[inline(never)]
 pub unsafe fn all_reads(p: *mut u8) -> u64 {
     let mut acc = 0u64;
@@ -50,7 +50,7 @@ pub unsafe fn all_reads(p: *mut u8) -> u64 {
 /// 2-line tail whose second line is written.
 ///
 /// # Safety
-/// See [`super::BlockKernel`].
+/// See [`super::Kernel::call`].
 #[inline(never)]
 pub unsafe fn three_to_one(p: *mut u8) -> u64 {
     let mut acc = 0u64;
@@ -82,7 +82,7 @@ pub unsafe fn three_to_one(p: *mut u8) -> u64 {
 /// one-byte NOPs (the loaded sweep's padding; 0 for peak bandwidth).
 ///
 /// # Safety
-/// See [`super::BlockKernel`].
+/// See [`super::Kernel::call`].
 #[inline(never)]
 pub unsafe fn two_to_one<const NOPS: usize>(p: *mut u8) -> u64 {
     let mut acc = 0u64;
@@ -115,7 +115,7 @@ pub unsafe fn two_to_one<const NOPS: usize>(p: *mut u8) -> u64 {
 /// 1:1: every line read at +0 and written at +32.
 ///
 /// # Safety
-/// See [`super::BlockKernel`].
+/// See [`super::Kernel::call`].
 #[inline(never)]
 pub unsafe fn one_to_one(p: *mut u8) -> u64 {
     let mut acc = 0u64;
@@ -138,7 +138,7 @@ pub unsafe fn one_to_one(p: *mut u8) -> u64 {
 /// 64-byte loads of a whole block (AVX-512F).
 ///
 /// # Safety
-/// See [`super::BlockKernel`]; the CPU must support AVX-512F.
+/// See [`super::Kernel::call`]; the CPU must support AVX-512F.
 #[inline(never)]
 unsafe fn read_avx512(p: *mut u8) -> u64 {
     // SAFETY: the caller guarantees the block and the CPU feature.
@@ -163,7 +163,7 @@ unsafe fn read_avx512(p: *mut u8) -> u64 {
 /// 32-byte loads of a whole block (AVX2).
 ///
 /// # Safety
-/// See [`super::BlockKernel`]; the CPU must support AVX.
+/// See [`super::Kernel::call`]; the CPU must support AVX.
 #[inline(never)]
 unsafe fn read_avx2(p: *mut u8) -> u64 {
     // SAFETY: the caller guarantees the block and the CPU feature.
@@ -188,7 +188,7 @@ unsafe fn read_avx2(p: *mut u8) -> u64 {
 /// 16-byte loads of a whole block (SSE2, always present on x86_64).
 ///
 /// # Safety
-/// See [`super::BlockKernel`].
+/// See [`super::Kernel::call`].
 #[inline(never)]
 unsafe fn read_sse2(p: *mut u8) -> u64 {
     // SAFETY: the caller guarantees the block.
@@ -210,7 +210,7 @@ unsafe fn read_sse2(p: *mut u8) -> u64 {
 }
 
 /// The widest vector read kernel this CPU runs, and its name.
-pub fn read_wide_kernel() -> (super::BlockKernel, &'static str) {
+pub fn read_wide_kernel() -> (super::RawKernel, &'static str) {
     if std::arch::is_x86_feature_detected!("avx512f") {
         (read_avx512, "avx512")
     } else if std::arch::is_x86_feature_detected!("avx2") {
