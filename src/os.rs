@@ -147,9 +147,23 @@ mod imp {
         Ok(())
     }
 
-    /// open(2) flag for direct I/O.
-    pub fn direct_io_flag() -> Option<i32> {
-        Some(libc::O_DIRECT)
+    /// Turns on O_DIRECT for an open file. `Ok(false)`: the filesystem does not take it (EINVAL),
+    /// so I/O goes through the page cache.
+    pub fn enable_direct_io(file: &std::fs::File) -> std::io::Result<bool> {
+        use nix::fcntl::{FcntlArg, OFlag, fcntl};
+        let flags = fcntl(file, FcntlArg::F_GETFL)?;
+        let with_direct = OFlag::from_bits_retain(flags) | OFlag::O_DIRECT;
+        match fcntl(file, FcntlArg::F_SETFL(with_direct)) {
+            Ok(_) => Ok(true),
+            Err(nix::errno::Errno::EINVAL) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// open(2) flags that claim a block device exclusively: the open fails with EBUSY while it is
+    /// mounted, used as swap or held by another driver.
+    pub fn exclusive_device_flags() -> i32 {
+        libc::O_EXCL
     }
 
     /// Major and minor numbers of a device number.
@@ -251,9 +265,14 @@ mod imp {
         ))
     }
 
-    /// O_DIRECT is Linux's.
-    pub fn direct_io_flag() -> Option<i32> {
-        None
+    /// O_DIRECT is Linux's: I/O goes through the cache elsewhere.
+    pub fn enable_direct_io(_file: &std::fs::File) -> std::io::Result<bool> {
+        Ok(false)
+    }
+
+    /// Exclusive opens of block devices are Linux's.
+    pub fn exclusive_device_flags() -> i32 {
+        0
     }
 
     /// Major and minor numbers (BSD layout).
@@ -276,8 +295,9 @@ mod imp {
 }
 
 pub use imp::{
-    allowed_cpus, bind_to_node, daemonize, direct_io_flag, hugetlb_mmap_flags,
-    install_stop_handlers, major_minor, pin_current_thread, tcp_total_retransmits, thp_advice,
+    allowed_cpus, bind_to_node, daemonize, enable_direct_io, exclusive_device_flags,
+    hugetlb_mmap_flags, install_stop_handlers, major_minor, pin_current_thread,
+    tcp_total_retransmits, thp_advice,
 };
 
 #[cfg(test)]

@@ -20,26 +20,56 @@ pub struct Target {
     pub size: u64,
 }
 
-/// Opens `path` for reading (and writing when `write`), with O_DIRECT if the filesystem takes it.
-/// `size` limits the bytes used (None: the whole file or device).
-pub fn open(path: &Path, write: bool, size: Option<u64>) -> Result<Target, String> {
+/// Why an existing file or device could not be opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenError {
+    /// A device asked for writing is in use by something else (mounted, swap, a driver).
+    Busy,
+    /// Anything else, as a message.
+    Other(String),
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::Busy => {
+                f.write_str("it is in use (mounted, swap, or held by another driver)")
+            }
+            OpenError::Other(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Opens an existing file or device for reading (and writing when `write`; a device written is
+/// claimed exclusively, so the open fails while anything else uses it). `size` limits the bytes
+/// used (None: the whole file or device).
+pub fn open(
+    path: &Path,
+    write: bool,
+    device: bool,
+    size: Option<u64>,
+) -> Result<Target, OpenError> {
     let mut opts = std::fs::OpenOptions::new();
     opts.read(true).write(write);
-    let direct_flag = crate::os::direct_io_flag().unwrap_or(0);
-    let (file, direct) = match opts.clone().custom_flags(direct_flag).open(path) {
-        Ok(f) => (f, direct_flag != 0),
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => (
-            opts.open(path)
-                .map_err(|e| format!("cannot open '{}': {e}", path.display()))?,
-            false,
-        ),
-        Err(e) => return Err(format!("cannot open '{}': {e}", path.display())),
-    };
+    if write && device {
+        opts.custom_flags(crate::os::exclusive_device_flags());
+    }
+    let file = opts.open(path).map_err(|e| match e.raw_os_error() {
+        Some(libc::EBUSY) if write => OpenError::Busy,
+        _ => OpenError::Other(format!("cannot open '{}': {e}", path.display())),
+    })?;
+    from_file(file, size).map_err(|e| OpenError::Other(format!("'{}': {e}", path.display())))
+}
+
+/// Takes an open file as the target, turning on O_DIRECT where the filesystem takes it.
+pub fn from_file(file: File, size: Option<u64>) -> Result<Target, String> {
+    let direct =
+        crate::os::enable_direct_io(&file).map_err(|e| format!("cannot set O_DIRECT: {e}"))?;
     let length = {
         use std::io::{Seek, SeekFrom};
         (&file)
             .seek(SeekFrom::End(0))
-            .map_err(|e| format!("cannot size '{}': {e}", path.display()))?
+            .map_err(|e| format!("cannot find its size: {e}"))?
     };
     let size = size.map_or(length, |s| s.min(length)) / (1 << 20) * (1 << 20);
     Ok(Target { file, direct, size })
@@ -171,7 +201,8 @@ fn worker(
             Some(d) => start.elapsed() >= d,
             None => next >= share.1,
         };
-        if done || (ops % 16 == 0 && should_stop()) {
+        // One atomic load per call: a stop lands within one I/O even on a slow disk.
+        if done || should_stop() {
             return Ok((ops, start.elapsed(), latency));
         }
     }
@@ -186,7 +217,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, vec![0u8; 4 << 20]).unwrap();
-        let t = open(&path, true, None).unwrap();
+        let t = open(&path, true, false, None).unwrap();
         assert_eq!(t.size, 4 << 20);
         let layout = run(&t, Pattern::SequentialWrite, 1 << 20, 4, None, &|| false).unwrap();
         assert_eq!(

@@ -4,8 +4,8 @@
 //! time, through O_DIRECT and the sync engine's one call at a time per thread.
 //!
 //! Safe by default: in a directory it writes only its own test file (laid out with written data,
-//! not fallocate, since reads of never-written extents do not reach the device) and removes it,
-//! also on Ctrl-C; an existing file or block device is only read unless `--storage-allow-write`,
+//! not fallocate, since reads of never-written extents do not reach the device), unlinked as soon
+//! as it is open so nothing is left behind even after a kill; an existing file or block device is only read unless `--storage-allow-write`,
 //! and a device that is mounted or holds a filesystem or partition table is never written.
 
 pub mod histogram;
@@ -16,7 +16,7 @@ pub mod target;
 use io::{IoResult, Pattern};
 use std::path::PathBuf;
 use std::time::Duration;
-use target::{Kind, TargetInfo, TestFile};
+use target::{Kind, TargetInfo};
 
 /// Validated storage settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,23 +77,18 @@ pub fn run(
 ) -> Result<StorageResults, String> {
     let info = target::inspect(&cfg.path, cfg.allow_write)?;
     let mut notes = Vec::new();
-    let (test_file, path, size) = match info.kind {
+    let mut info = info;
+    let target = match info.kind {
         Kind::Directory => {
             let size = directory_size(cfg)?;
-            let f = TestFile::create(&cfg.path)?;
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .open(f.path())
-                .map_err(|e| e.to_string())?;
+            let file = target::create_test_file(&cfg.path)?;
             file.set_len(size)
                 .map_err(|e| format!("cannot size the test file: {e}"))?;
-            let path = f.path().to_path_buf();
-            (Some(f), path, Some(size))
+            io::from_file(file, Some(size))?
         }
-        Kind::File | Kind::Device => (None, cfg.path.clone(), cfg.size_bytes),
+        Kind::File | Kind::Device => open_existing(cfg, &mut info)?,
     };
     let writable = info.no_write.is_none();
-    let target = io::open(&path, writable, size)?;
     if !target.direct {
         notes.push("the filesystem does not take O_DIRECT: figures include the page cache".into());
     }
@@ -113,7 +108,7 @@ pub fn run(
             .map(|why| format!("no writes: {why}")),
         notes,
     };
-    if test_file.is_some() {
+    if info.kind == Kind::Directory {
         progress(&format!(
             "storage: laying out a {} MiB test file",
             target.size >> 20
@@ -163,8 +158,21 @@ pub fn run(
             cfg.random_threads,
         )?);
     }
-    drop(test_file);
     Ok(out)
+}
+
+/// Opens an existing file or device, for writing when `info` allows it. A device that turns out to
+/// be in use is still read; its writes are skipped with the reason.
+fn open_existing(cfg: &StorageConfig, info: &mut TargetInfo) -> Result<io::Target, String> {
+    let device = info.kind == Kind::Device;
+    let writable = info.no_write.is_none();
+    match io::open(&cfg.path, writable, device, cfg.size_bytes) {
+        Err(busy @ io::OpenError::Busy) => {
+            info.no_write = Some(busy.to_string());
+            io::open(&cfg.path, false, device, cfg.size_bytes).map_err(|e| e.to_string())
+        }
+        other => other.map_err(|e| e.to_string()),
+    }
 }
 
 /// The test file's size in a directory: as asked, else the smaller of 4 GiB and 10 % of the free

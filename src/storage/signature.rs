@@ -8,12 +8,20 @@ pub const PROBE_BYTES: usize = 68 * 1024;
 /// (what, offset, magic bytes).
 const SIGNATURES: &[(&str, usize, &[u8])] = &[
     ("a GPT partition table", 512, b"EFI PART"),
+    // LVM's label may sit in any of the first four sectors.
+    ("an LVM physical volume", 24, b"LVM2 001"),
     ("an LVM physical volume", 512 + 24, b"LVM2 001"),
+    ("an LVM physical volume", 1024 + 24, b"LVM2 001"),
+    ("an LVM physical volume", 1536 + 24, b"LVM2 001"),
     ("an ext2/3/4 filesystem", 1024 + 56, &[0x53, 0xef]),
     ("an XFS filesystem", 0, b"XFSB"),
     ("a btrfs filesystem", 65536 + 64, b"_BHRfS_M"),
     ("swap space", 4096 - 10, b"SWAPSPACE2"),
     ("swap space", 4096 - 10, b"SWAP-SPACE"),
+    // Swap made on a 64 KiB-page machine (aarch64) ends its first page further in.
+    ("swap space", 65536 - 10, b"SWAPSPACE2"),
+    ("an F2FS filesystem", 1024, &[0x10, 0x20, 0xf5, 0xf2]),
+    ("a Ceph BlueStore device", 0, b"bluestore block device"),
     ("an NTFS filesystem", 3, b"NTFS    "),
     ("a FAT filesystem", 54, b"FAT1"),
     ("a FAT32 filesystem", 82, b"FAT32   "),
@@ -67,5 +75,13 @@ mod tests {
         let mut xfs = vec![0u8; 4096];
         xfs[..4].copy_from_slice(b"XFSB");
         assert_eq!(detect(&xfs), Some("an XFS filesystem"));
+        for sector in 0..4 {
+            let mut lvm = vec![0u8; PROBE_BYTES];
+            lvm[sector * 512 + 24..][..8].copy_from_slice(b"LVM2 001");
+            assert_eq!(detect(&lvm), Some("an LVM physical volume"));
+        }
+        let mut swap64k = vec![0u8; PROBE_BYTES];
+        swap64k[65526..65536].copy_from_slice(b"SWAPSPACE2");
+        assert_eq!(detect(&swap64k), Some("swap space"));
     }
 }

@@ -1,5 +1,5 @@
 //! What `--storage PATH` names and whether we may write to it. A directory gets a test file of
-//! our own (created exclusively, removed afterwards, also on Ctrl-C). An existing file or a block
+//! our own (created exclusively and unlinked at once, so nothing is left even after a kill). An existing file or a block
 //! device is only read unless `--storage-allow-write`; a block device that is mounted, held by
 //! another driver (LVM, RAID), partitioned, or carries a partition table or filesystem signature
 //! is never written, flag or not.
@@ -167,15 +167,19 @@ fn device_write_refusal(
                 .into(),
         );
     }
-    if let Some(m) = mounts
-        .iter()
-        .find(|m| m.dev == dev || Path::new(&m.source) == path)
-    {
+    if let Some(m) = mounts.iter().find(|m| names_device(m, path, dev)) {
         return Some(format!(
             "it is mounted on {} ({})",
             m.mount_point.display(),
             m.fstype
         ));
+    }
+    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    if swap_devices(&swaps)
+        .iter()
+        .any(|s| same_device(Path::new(s), path, dev))
+    {
+        return Some("it is in use as swap".into());
     }
     let sys = sys_block(dev);
     if std::fs::read_dir(sys.join("holders")).is_ok_and(|mut d| d.next().is_some()) {
@@ -203,6 +207,37 @@ fn device_write_refusal(
     }
 }
 
+/// Whether mount `m` is of the device `path` (numbers `dev`). Filesystems on a device report its
+/// numbers; the source may also name it through a symlink (/dev/mapper, /dev/disk/by-uuid).
+fn names_device(m: &Mount, path: &Path, dev: (u32, u32)) -> bool {
+    m.dev == dev || same_device(Path::new(&m.source), path, dev)
+}
+
+/// Whether `other` is the device `path` (numbers `dev`), following symlinks.
+fn same_device(other: &Path, path: &Path, dev: (u32, u32)) -> bool {
+    if !other.is_absolute() {
+        return false;
+    }
+    if let Ok(meta) = std::fs::metadata(other) {
+        if meta.file_type().is_block_device() && split_dev(meta.rdev()) == dev {
+            return true;
+        }
+    }
+    match (std::fs::canonicalize(other), std::fs::canonicalize(path)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => other == path,
+    }
+}
+
+/// The paths in /proc/swaps (first column, after the header).
+pub fn swap_devices(text: &str) -> Vec<String> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .map(unescape)
+        .collect()
+}
+
 /// Free bytes of the filesystem holding `dir`.
 pub fn free_bytes(dir: &Path) -> Result<u64, String> {
     let s =
@@ -210,34 +245,23 @@ pub fn free_bytes(dir: &Path) -> Result<u64, String> {
     Ok(s.blocks_available() as u64 * s.fragment_size() as u64)
 }
 
-/// Our test file in a directory: created exclusively, removed when dropped (also when a run is
-/// interrupted or panics).
-pub struct TestFile {
-    path: PathBuf,
-}
-
-impl TestFile {
-    /// Creates `dir/health_check-storage-<pid>.tmp`; fails if it exists.
-    pub fn create(dir: &Path) -> Result<TestFile, String> {
-        let path = dir.join(format!("health_check-storage-{}.tmp", std::process::id()));
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| format!("cannot create the test file '{}': {e}", path.display()))?;
-        Ok(TestFile { path })
-    }
-
-    /// Its path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for TestFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
+/// Creates our test file in `dir` (exclusively: an existing file is never reused) and unlinks it
+/// at once, so it vanishes when the descriptor closes, even if the process is killed.
+pub fn create_test_file(dir: &Path) -> Result<std::fs::File, String> {
+    let path = dir.join(format!("health_check-storage-{}.tmp", std::process::id()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| format!("cannot create the test file '{}': {e}", path.display()))?;
+    std::fs::remove_file(&path).map_err(|e| {
+        format!(
+            "cannot unlink the test file '{}' (remove it by hand): {e}",
+            path.display()
+        )
+    })?;
+    Ok(file)
 }
 
 #[cfg(test)]
@@ -260,6 +284,38 @@ mod tests {
     }
 
     #[test]
+    fn swap_devices_are_listed() {
+        let text = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n\
+            /dev/vdb2                               partition\t8388604\t\t0\t\t-2\n\
+            /swap\\040file                            file\t\t1048572\t\t0\t\t-3\n";
+        assert_eq!(swap_devices(text), vec!["/dev/vdb2", "/swap file"]);
+        assert!(swap_devices("").is_empty());
+    }
+
+    #[test]
+    fn mount_sources_match_through_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::write(&real, b"").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let m = Mount {
+            dev: (0, 99),
+            mount_point: PathBuf::from("/mnt"),
+            fstype: "ext4".into(),
+            source: link.to_string_lossy().into_owned(),
+        };
+        assert!(names_device(&m, &real, (7, 0)));
+        assert!(!names_device(&m, &dir.path().join("other"), (7, 0)));
+        let tmpfs = Mount {
+            source: "tmpfs".into(),
+            ..m.clone()
+        };
+        assert!(!names_device(&tmpfs, Path::new("tmpfs"), (7, 0)));
+        assert!(names_device(&tmpfs, &real, (0, 99)), "same numbers");
+    }
+
+    #[test]
     fn the_longest_mount_point_wins() {
         let m = parse_mountinfo(MOUNTINFO);
         assert_eq!(mount_of(Path::new("/data/x"), &m).unwrap().fstype, "xfs");
@@ -276,17 +332,22 @@ mod tests {
     }
 
     #[test]
-    fn test_files_are_exclusive_and_removed() {
+    fn test_files_leave_nothing_behind() {
         let dir = tempfile::tempdir().unwrap();
-        let path = {
-            let f = TestFile::create(dir.path()).unwrap();
-            assert!(
-                TestFile::create(dir.path()).is_err(),
-                "never reuses an existing file"
-            );
-            f.path().to_path_buf()
-        };
-        assert!(!path.exists());
+        let file = create_test_file(dir.path()).unwrap();
+        file.set_len(1 << 20).unwrap();
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "unlinked while still open"
+        );
+        let name = format!("health_check-storage-{}.tmp", std::process::id());
+        std::fs::write(dir.path().join(&name), b"theirs").unwrap();
+        assert!(
+            create_test_file(dir.path()).is_err(),
+            "never reuses an existing file"
+        );
+        assert_eq!(std::fs::read(dir.path().join(name)).unwrap(), b"theirs");
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! The storage section's safety rules and figures: our own test file in a directory (removed
-//! afterwards, also on Ctrl-C), existing files left byte-for-byte unchanged without
-//! --storage-allow-write, and a device with a filesystem never written, flag or not.
+//! The storage section's safety rules and figures: our own test file in a directory (unlinked
+//! while in use, so nothing is left after Ctrl-C or a kill), existing files left byte-for-byte
+//! unchanged without --storage-allow-write, a device with a filesystem or in use by anyone else
+//! never written, flag or not.
 
 use crate::netns::require;
 use crate::util::{assert_valid, bin_path, exclusive, run};
@@ -83,11 +84,80 @@ fn an_existing_file_is_only_read_without_the_flag() {
     );
 }
 
+/// Detaches a loop device when dropped.
+struct Detach(String);
+
+impl Drop for Detach {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+/// Attaches `image` to a free loop device.
+fn attach_loop(image: &std::path::Path) -> (String, Detach) {
+    require("losetup", "mount");
+    let out = Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(image)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "losetup needs root: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    (dev.clone(), Detach(dev))
+}
+
+#[test]
+fn a_blank_device_is_written_only_with_the_flag_and_only_when_nobody_holds_it() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let _cpus = exclusive();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let image = dir.path().join("blank.img");
+    std::fs::write(&image, vec![0u8; 32 << 20]).unwrap();
+    let (loop_dev, _detach) = attach_loop(&image);
+    let mut args = vec!["storage", loop_dev.as_str(), "--storage-allow-write"];
+    args.extend(QUICK);
+    {
+        // Someone else claims the device (as mount, swapon or a RAID driver would).
+        let _holder = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(&loop_dev)
+            .unwrap();
+        let r = run(&args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let doc = r.json();
+        assert_valid(&doc);
+        let why = doc["storage"]["writes_skipped"].as_str().unwrap();
+        assert!(why.contains("in use"), "{why}");
+        assert!(
+            doc["storage"]["read_iops_4k"].as_f64().unwrap() > 0.0,
+            "reads still run"
+        );
+        assert!(
+            std::fs::read(&image).unwrap().iter().all(|b| *b == 0),
+            "not written"
+        );
+    }
+    let r = run(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = r.json();
+    assert_valid(&doc);
+    assert_eq!(doc["storage"]["kind"], "device");
+    assert!(doc["storage"]["write_mb_s_1m"].as_f64().unwrap() > 0.0);
+    assert!(
+        std::fs::read(&image).unwrap().iter().any(|b| *b != 0),
+        "with the flag, a blank device is written"
+    );
+}
+
 #[test]
 fn a_device_with_a_filesystem_is_refused_for_writing_even_with_the_flag() {
     let _cpus = exclusive();
     require("mkfs.ext4", "e2fsprogs");
-    require("losetup", "mount");
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let image = dir.path().join("disk.img");
     std::fs::write(&image, vec![0u8; 64 << 20]).unwrap();
@@ -97,24 +167,7 @@ fn a_device_with_a_filesystem_is_refused_for_writing_even_with_the_flag() {
         .status()
         .unwrap();
     assert!(ok.success());
-    let out = Command::new("losetup")
-        .args(["-f", "--show"])
-        .arg(&image)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "losetup needs root: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let loop_dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    struct Detach(String);
-    impl Drop for Detach {
-        fn drop(&mut self) {
-            let _ = Command::new("losetup").args(["-d", &self.0]).status();
-        }
-    }
-    let _detach = Detach(loop_dev.clone());
+    let (loop_dev, _detach) = attach_loop(&image);
     let before = std::fs::read(&image).unwrap();
     let mut args = vec!["storage", loop_dev.as_str(), "--storage-allow-write"];
     args.extend(QUICK);
@@ -135,9 +188,19 @@ fn a_device_with_a_filesystem_is_refused_for_writing_even_with_the_flag() {
     );
 }
 
-#[test]
-fn ctrl_c_removes_the_test_file() {
-    let _cpus = exclusive();
+/// Files in `dir` that process `pid` holds open although they are unlinked.
+fn held_unlinked(pid: u32, dir: &std::path::Path) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|fds| {
+            fds.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                .filter(|t| t.starts_with(dir) && t.to_string_lossy().ends_with(" (deleted)"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// Starts a 30 s storage run on a fresh directory and waits until its test file is in use.
+fn start_long_storage_run() -> (tempfile::TempDir, std::process::Child) {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let child = Command::new(bin_path())
         .args([
@@ -155,12 +218,27 @@ fn ctrl_c_removes_the_test_file() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    assert_eq!(
-        leftovers(dir.path()).len(),
-        1,
-        "the test file exists while the run goes on"
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while held_unlinked(child.id(), dir.path()) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never opened its test file"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "the test file is unlinked while in use: {:?}",
+        leftovers(dir.path())
     );
+    (dir, child)
+}
+
+#[test]
+fn ctrl_c_reports_and_leaves_no_test_file() {
+    let _cpus = exclusive();
+    let (dir, child) = start_long_storage_run();
+    std::thread::sleep(Duration::from_millis(500));
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
@@ -168,9 +246,18 @@ fn ctrl_c_removes_the_test_file() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_valid(&doc);
     assert_eq!(doc["health_check"]["sections"]["storage"], "interrupted");
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn sigkill_leaves_no_test_file() {
+    let _cpus = exclusive();
+    let (dir, mut child) = start_long_storage_run();
+    child.kill().unwrap();
+    child.wait().unwrap();
     assert!(
         leftovers(dir.path()).is_empty(),
-        "removed: {:?}",
+        "{:?}",
         leftovers(dir.path())
     );
 }
