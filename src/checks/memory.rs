@@ -51,6 +51,19 @@ pub fn peak_vs_theoretical(
         },
     };
     let pct = crate::units::round_to(100.0 * best / dram.theoretical_peak_mb_s, 1);
+    if pct > 100.0 {
+        return Some(check(
+            name,
+            Status::Skip,
+            None,
+            limit,
+            format!(
+                "cannot compare: the best {best:.0} MiB/s exceeds the {:.0} MiB/s computed from \
+                 dmidecode ({} channel(s) of {} MT/s), so its DIMM list misses channels",
+                dram.theoretical_peak_mb_s, dram.channels, dram.speed_mts
+            ),
+        ));
+    }
     let detail = format!(
         "best {best:.0} MiB/s is {pct}% of the {:.0} MiB/s that {} channel(s) of {} MT/s x {} bit deliver",
         dram.theoretical_peak_mb_s, dram.channels, dram.speed_mts, dram.data_width_bits
@@ -64,7 +77,8 @@ pub fn peak_vs_theoretical(
             Some(pct),
             limit,
             format!(
-                "{detail}: check that every channel is populated, the DIMMs run at their rated speed              (BIOS), and no other load ran; few cores cannot saturate many channels"
+                "{detail}: check that every channel is populated, the DIMMs run at their rated \
+                 speed (BIOS), and no other load ran; few cores cannot saturate many channels"
             ),
         )
     })
@@ -309,6 +323,14 @@ mod tests {
             peak_vs_theoretical(&m, Some(&s), &t).unwrap().status,
             Status::Pass
         );
+        m.peak_read_simd_mb_s = Some(80_000.0);
+        let c = peak_vs_theoretical(&m, Some(&s), &t).unwrap();
+        assert_eq!(
+            (c.status, c.value),
+            (Status::Skip, None),
+            "above the computed peak, the DIMM list is wrong, not the machine fast"
+        );
+        assert!(c.message.contains("misses channels"), "{}", c.message);
         m.peak_bandwidth_mb_s.clear();
         m.peak_read_simd_mb_s = None;
         assert!(

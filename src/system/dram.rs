@@ -124,6 +124,13 @@ pub fn parse_dmidecode_memory(text: &str) -> Result<DramInfo, String> {
     for d in &devices {
         *channels.entry(channel_key(d)).or_default() += 1;
     }
+    // DDR4 and DDR5 take at most two DIMMs per channel: more means the locators do not name
+    // channels, and a peak from them would be wrong.
+    if let Some((name, n)) = channels.iter().find(|(_, n)| **n > 2) {
+        return Err(format!(
+            "the channel layout is unknown: the locators put {n} DIMMs on '{name}'"
+        ));
+    }
     let bytes_per_s = channels.len() as f64 * f64::from(speed) * 1e6 * f64::from(width) / 8.0;
     Ok(DramInfo {
         dimms: devices.len(),
@@ -241,6 +248,21 @@ Memory Device
                     Memory Device\n\tSize: 16 GB\n\tLocator: DIMM_B1\n\tBank Locator: BANK 1\n\tSpeed: 3200 MT/s\n";
         let d = parse_dmidecode_memory(text).unwrap();
         assert_eq!(d.channels, 2);
+    }
+
+    #[test]
+    fn locators_that_do_not_name_channels_give_no_peak() {
+        let dimm = |i: u32| {
+            format!(
+                "Memory Device\n\tSize: 16 GB\n\tLocator: DIMM{i}\n\tBank Locator: NODE 0\n\tSpeed: 3200 MT/s\n"
+            )
+        };
+        let text: String = (0..3).map(|_| dimm(0)).collect();
+        assert!(
+            parse_dmidecode_memory(&text)
+                .unwrap_err()
+                .contains("channel layout is unknown")
+        );
     }
 
     #[test]
