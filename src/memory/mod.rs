@@ -90,6 +90,8 @@ pub struct MemoryResults {
     pub memcpy: CopyResults,
     /// The cache-latency curve.
     pub curve: CurveResults,
+    /// The idle-latency chain, bytes (the configured size, or less when memory is short).
+    pub region_bytes: usize,
     /// Per-thread region used by the bandwidth tests, bytes.
     pub thread_region_bytes: usize,
     /// Threads of the bandwidth tests.
@@ -98,6 +100,13 @@ pub struct MemoryResults {
     pub errors: Vec<String>,
     /// Huge-page reservation notes.
     pub notes: Vec<String>,
+}
+
+/// Roughly how long one idle-latency cell (both patterns) takes: building the chain (about a
+/// second per GiB, first touch included), the warm-up and the repeats.
+pub fn idle_cell_time(cfg: &MemoryConfig) -> Duration {
+    let build = Duration::from_secs_f64(cfg.region_bytes as f64 / f64::from(1u32 << 30));
+    2 * (build + cfg.warmup + cfg.idle_time * cfg.repeats as u32)
 }
 
 /// Runs the section on the CPUs in `usable`. `available` is MemAvailable in bytes (regions
@@ -110,58 +119,34 @@ pub fn run(
     should_stop: &(dyn Fn() -> bool + Sync),
     progress: &dyn Fn(&str),
 ) -> MemoryResults {
-    let mut out = MemoryResults::default();
-    let pairs = plan::latency_pairs(topo, usable);
-    let curve_sizes = plan::curve_sizes(
-        topo.caches.iter().map(|c| c.size_bytes).max(),
-        available.map_or(usize::MAX, |a| (a / 4) as usize),
-        cfg.curve_fine,
-    );
+    let plan = RunPlan::new(cfg, topo, usable, available);
+    let mut out = MemoryResults {
+        region_bytes: plan.idle_region,
+        thread_region_bytes: plan.bw.region_bytes,
+        threads: plan.bw.cpus.len(),
+        notes: plan.notes.clone(),
+        ..Default::default()
+    };
     let _reservation = cfg.reserve_hugepages.then(|| {
-        let nodes: Vec<usize> = pairs
-            .iter()
-            .map(|p| p.mem_node)
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let largest = curve_sizes
-            .last()
-            .copied()
-            .unwrap_or(0)
-            .max(cfg.region_bytes) as u64;
-        let r = hugepages::Reservation::reserve(std::path::Path::new("/"), &nodes, largest);
+        let r = plan.reserve_hugepages();
         out.notes.extend(r.notes.iter().cloned());
         r
     });
-    let (threads, region) =
-        plan::bandwidth_sizing(cfg.thread_region_bytes, usable.len(), 2, available);
-    out.threads = threads;
-    out.thread_region_bytes = region;
-    if threads < usable.len() {
-        out.notes.push(format!(
-            "bandwidth tests use {threads} of {} CPUs: the memory available does not hold 2 x 8 MiB for each",
-            usable.len()
-        ));
-    }
-    let bw = BandwidthConfig {
-        cpus: usable[..threads].to_vec(),
-        region_bytes: out.thread_region_bytes,
-        phase_time: cfg.bandwidth_time,
-        warmup: cfg.warmup,
-        repeats: cfg.repeats,
-    };
     let go = |wanted: bool| wanted && !should_stop();
     if go(cfg.tests.idle) {
         progress(&format!(
             "memory: idle latency, {} node pair(s)",
-            pairs.len()
+            plan.pairs.len()
         ));
-        run_idle(cfg, topo, pairs, should_stop, &mut out);
+        run_idle(cfg, topo, &plan, should_stop, &mut out);
     }
     if go(cfg.tests.peak) {
-        progress(&format!("memory: peak bandwidth, {} threads", usable.len()));
+        progress(&format!(
+            "memory: peak bandwidth, {} threads",
+            plan.bw.cpus.len()
+        ));
         record(
-            bandwidth::measure_peak(&bw, should_stop),
+            bandwidth::measure_peak(&plan.bw, should_stop),
             "peak bandwidth",
             should_stop,
             &mut out,
@@ -171,7 +156,7 @@ pub fn run(
     if go(cfg.tests.memcpy) {
         progress("memory: memcpy");
         record(
-            bandwidth::measure_memcpy(&bw, should_stop),
+            bandwidth::measure_memcpy(&plan.bw, should_stop),
             "memcpy",
             should_stop,
             &mut out,
@@ -180,20 +165,15 @@ pub fn run(
     }
     if go(cfg.tests.loaded) {
         progress("memory: loaded latency sweep");
-        run_loaded(cfg, usable, &bw, should_stop, &mut out);
+        run_loaded(cfg, &plan.bw, should_stop, &mut out);
     }
     if go(cfg.tests.curve) {
         progress(&format!(
             "memory: cache latency curve, {} working sets",
-            curve_sizes.len()
+            plan.curve.sizes.len()
         ));
-        let curve = CurveConfig {
-            cpu: plan::idle_cpu(usable).unwrap_or(0),
-            sizes: curve_sizes,
-            point_time: cfg.curve_time,
-        };
         record(
-            curve::measure(&curve, should_stop),
+            curve::measure(&plan.curve, should_stop),
             "cache latency curve",
             should_stop,
             &mut out,
@@ -201,6 +181,83 @@ pub fn run(
         );
     }
     out
+}
+
+/// What a run measures with how much memory, decided before anything is allocated.
+struct RunPlan {
+    /// The idle-latency chain, bytes.
+    idle_region: usize,
+    /// The idle-latency cells.
+    pairs: Vec<plan::LatencyPair>,
+    /// The bandwidth, memcpy and loaded-latency threads and regions.
+    bw: BandwidthConfig,
+    /// The cache curve.
+    curve: CurveConfig,
+    /// Why the plan is smaller than asked, for people.
+    notes: Vec<String>,
+}
+
+impl RunPlan {
+    /// Fits the configured sizes to `available` bytes (MemAvailable and the cgroup limit).
+    fn new(cfg: &MemoryConfig, topo: &Topology, usable: &[usize], available: Option<u64>) -> Self {
+        let mut notes = Vec::new();
+        let idle_region = plan::idle_region(cfg.region_bytes, available);
+        if idle_region < cfg.region_bytes {
+            notes.push(format!(
+                "idle latency uses a {} MiB chain: the memory available does not hold {} MiB x 4",
+                idle_region >> 20,
+                cfg.region_bytes >> 20
+            ));
+        }
+        let (threads, region) =
+            plan::bandwidth_sizing(cfg.thread_region_bytes, usable.len(), 2, available);
+        if threads < usable.len() {
+            notes.push(format!(
+                "bandwidth tests use {threads} of {} CPUs: the memory available does not hold \
+                 2 x 8 MiB for each",
+                usable.len()
+            ));
+        }
+        RunPlan {
+            idle_region,
+            pairs: plan::latency_pairs(topo, usable, idle_region),
+            bw: BandwidthConfig {
+                cpus: usable[..threads].to_vec(),
+                region_bytes: region,
+                phase_time: cfg.bandwidth_time,
+                warmup: cfg.warmup,
+                repeats: cfg.repeats,
+            },
+            curve: CurveConfig {
+                cpu: plan::idle_cpu(usable).unwrap_or(0),
+                sizes: plan::curve_sizes(
+                    topo.caches.iter().map(|c| c.size_bytes).max(),
+                    available.map_or(usize::MAX, |a| (a / 4) as usize),
+                    cfg.curve_fine,
+                ),
+                point_time: cfg.curve_time,
+            },
+            notes,
+        }
+    }
+
+    /// Grows the hugetlb pools of the measured nodes enough for the largest chain.
+    fn reserve_hugepages(&self) -> hugepages::Reservation {
+        let nodes: Vec<usize> = self
+            .pairs
+            .iter()
+            .map(|p| p.mem_node)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let largest = self
+            .curve
+            .sizes
+            .iter()
+            .copied()
+            .fold(self.idle_region, usize::max);
+        hugepages::Reservation::reserve(std::path::Path::new("/"), &nodes, largest as u64)
+    }
 }
 
 /// Stores a part's results, or its error (unless a stop request caused it).
@@ -221,14 +278,23 @@ fn record<T>(
 fn run_idle(
     cfg: &MemoryConfig,
     topo: &Topology,
-    pairs: Vec<plan::LatencyPair>,
+    plan: &RunPlan,
     should_stop: &(dyn Fn() -> bool + Sync),
     out: &mut MemoryResults,
 ) {
+    if plan.pairs.is_empty() {
+        out.errors.push(format!(
+            "idle latency: no node pair to measure: a row needs usable CPUs (taskset, cpusets) \
+             and a column {} MiB of memory for the {} MiB chain (--memory-size)",
+            plan::min_target_node_kib(plan.idle_region) >> 10,
+            plan.idle_region >> 20
+        ));
+        return;
+    }
     let idle = IdleConfig {
-        pairs,
+        pairs: plan.pairs.clone(),
         bind: topo.nodes.len() > 1,
-        region_bytes: cfg.region_bytes,
+        region_bytes: plan.idle_region,
         point_time: cfg.idle_time,
         warmup: cfg.warmup,
         repeats: cfg.repeats,
@@ -244,12 +310,12 @@ fn run_idle(
 
 fn run_loaded(
     cfg: &MemoryConfig,
-    usable: &[usize],
     bw: &BandwidthConfig,
     should_stop: &(dyn Fn() -> bool + Sync),
     out: &mut MemoryResults,
 ) {
-    let Some(roles) = plan::loaded_roles(usable) else {
+    // The bandwidth threads' CPUs: their regions are what fits in memory.
+    let Some(roles) = plan::loaded_roles(&bw.cpus) else {
         out.errors.push("loaded latency: no usable CPU".into());
         return;
     };

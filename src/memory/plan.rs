@@ -8,6 +8,13 @@ use crate::system::topology::Topology;
 /// Nodes with less memory than this are not measured as latency targets (mm-mem: 1 GiB).
 pub const MIN_TARGET_NODE_KIB: u64 = 1024 * 1024;
 
+/// The least memory a node needs to be a latency target for a `region_bytes` chain: mm-mem's
+/// 1 GiB, or twice the chain, since memory bound to a node that cannot hold it summons the OOM
+/// killer instead of spilling over.
+pub fn min_target_node_kib(region_bytes: usize) -> u64 {
+    MIN_TARGET_NODE_KIB.max(2 * region_bytes as u64 / 1024)
+}
+
 /// One cell of the idle latency matrix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LatencyPair {
@@ -26,12 +33,14 @@ pub fn idle_cpu(cpus: &[usize]) -> Option<usize> {
 }
 
 /// Every (CPU node, memory node) pair to measure: rows are nodes with usable CPUs, columns are
-/// nodes with enough memory (memory-only CXL nodes included, CPU-less rows left out).
-pub fn latency_pairs(topo: &Topology, usable: &[usize]) -> Vec<LatencyPair> {
+/// nodes with enough memory for a `region_bytes` chain (memory-only CXL nodes included, CPU-less
+/// rows left out).
+pub fn latency_pairs(topo: &Topology, usable: &[usize], region_bytes: usize) -> Vec<LatencyPair> {
+    let least = min_target_node_kib(region_bytes);
     let targets: Vec<usize> = topo
         .nodes
         .iter()
-        .filter(|n| n.mem_total_kib.is_none_or(|kib| kib >= MIN_TARGET_NODE_KIB))
+        .filter(|n| n.mem_total_kib.is_none_or(|kib| kib >= least))
         .map(|n| n.id)
         .collect();
     let mut pairs = Vec::new();
@@ -126,6 +135,16 @@ pub fn curve_sizes(largest_cache: Option<u64>, max_bytes: usize, fine: bool) -> 
     sizes
 }
 
+/// The idle-latency chain: `wanted`, but at most a quarter of the memory available (so a small
+/// container is not OOM-killed), cut to whole 2 MiB pages and never under 16 MiB.
+pub fn idle_region(wanted: usize, available: Option<u64>) -> usize {
+    const TWO_MIB: usize = 2 << 20;
+    let cap = available.map_or(usize::MAX, |a| {
+        ((a / 4) as usize / TWO_MIB * TWO_MIB).max(16 << 20)
+    });
+    wanted.min(cap)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,7 +157,7 @@ mod tests {
     #[test]
     fn two_sockets_give_a_two_by_two_matrix_pinned_at_a_quarter() {
         let t = read_topology(&fake::two_socket_384());
-        let pairs = latency_pairs(&t, &all(&t));
+        let pairs = latency_pairs(&t, &all(&t), 512 << 20);
         assert_eq!(pairs.len(), 4);
         // Node 0 owns 0-95,192-287 (192 CPUs): index 48 is CPU 48. Node 1: 96-191,288-383 -> 144.
         assert_eq!(
@@ -162,7 +181,7 @@ mod tests {
     #[test]
     fn eight_nodes_give_sixty_four_pairs() {
         let t = read_topology(&fake::eight_nodes_384());
-        let pairs = latency_pairs(&t, &all(&t));
+        let pairs = latency_pairs(&t, &all(&t), 512 << 20);
         assert_eq!(pairs.len(), 64);
         // Node 5: cores 120-143 and their siblings 312-335; index 12 of 48 CPUs is CPU 132.
         assert!(pairs.contains(&LatencyPair {
@@ -175,17 +194,26 @@ mod tests {
     #[test]
     fn memory_only_nodes_are_columns_not_rows() {
         let t = read_topology(&fake::eight_nodes_with_cxl());
-        let pairs = latency_pairs(&t, &all(&t));
+        let pairs = latency_pairs(&t, &all(&t), 512 << 20);
         assert_eq!(pairs.len(), 6 * 8);
         assert!(pairs.iter().all(|p| p.cpu_node < 6));
         assert!(pairs.iter().any(|p| p.mem_node == 7));
     }
 
     #[test]
+    fn nodes_too_small_for_the_chain_are_not_targets() {
+        // Two nodes of 189 GiB: a 64 GiB chain fits, a 100 GiB one does not.
+        let t = read_topology(&fake::eight_nodes_384());
+        assert_eq!(latency_pairs(&t, &all(&t), 64 << 30).len(), 64);
+        assert!(latency_pairs(&t, &all(&t), 100 << 30).is_empty());
+        assert_eq!(min_target_node_kib(16 << 20), MIN_TARGET_NODE_KIB);
+    }
+
+    #[test]
     fn taskset_limits_which_cpus_measure() {
         let t = read_topology(&fake::two_socket_384());
         let usable: Vec<usize> = (100..110).collect();
-        let pairs = latency_pairs(&t, &usable);
+        let pairs = latency_pairs(&t, &usable, 512 << 20);
         assert_eq!(pairs.len(), 2, "only node 1 has usable CPUs");
         assert_eq!(pairs[0].cpu, 102);
     }
@@ -229,6 +257,21 @@ mod tests {
             (1, 8 * mib)
         );
         assert_eq!(bandwidth_sizing(128 * mib, 4, 1, None), (4, 128 * mib));
+    }
+
+    #[test]
+    fn idle_region_fits_a_quarter_of_available_memory() {
+        let mib = 1 << 20;
+        assert_eq!(idle_region(1024 * mib, None), 1024 * mib);
+        assert_eq!(idle_region(1024 * mib, Some(24 << 30)), 1024 * mib);
+        assert_eq!(idle_region(1024 * mib, Some(2 << 30)), 512 * mib);
+        assert_eq!(idle_region(1024 * mib, Some(1000 * mib as u64)), 250 * mib);
+        assert_eq!(idle_region(1024 * mib, Some(1 << 20)), 16 * mib, "a floor");
+        assert_eq!(
+            idle_region(mib, Some(1 << 20)),
+            mib,
+            "never more than asked"
+        );
     }
 
     #[test]

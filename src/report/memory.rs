@@ -105,14 +105,8 @@ fn node(id: usize) -> String {
 }
 
 impl MemoryPart {
-    /// Builds the section from the results; `region_bytes` is the idle-latency chain size and
-    /// `caches` the machine's cache levels.
-    pub fn from_results(
-        r: &MemoryResults,
-        region_bytes: usize,
-        repeats: usize,
-        caches: &[Cache],
-    ) -> Self {
+    /// Builds the section from the results; `caches` are the machine's cache levels.
+    pub fn from_results(r: &MemoryResults, repeats: usize, caches: &[Cache]) -> Self {
         let mut idle_latency: BTreeMap<String, NodeMatrix<f64>> = BTreeMap::new();
         let mut idle_spread: BTreeMap<String, NodeMatrix<MinAvgMax>> = BTreeMap::new();
         let mut idle_pages = BTreeMap::new();
@@ -132,7 +126,15 @@ impl MemoryPart {
                 .entry(cpu)
                 .or_default()
                 .insert(mem, s);
-            idle_pages.entry(key).or_insert_with(|| f.page_size.clone());
+            // Node pairs can get different pages (huge pages short on one node): say so.
+            idle_pages
+                .entry(key)
+                .and_modify(|p: &mut String| {
+                    if *p != f.page_size {
+                        *p = "mixed".into();
+                    }
+                })
+                .or_insert_with(|| f.page_size.clone());
         }
         let mut sweep = BTreeMap::new();
         let mut sweep_pages = BTreeMap::new();
@@ -191,7 +193,7 @@ impl MemoryPart {
                 memcpy_medium_mb_s: medium,
                 memcpy_large_mb_s: large,
             },
-            region_mib: region_bytes >> 20,
+            region_mib: r.region_bytes >> 20,
             thread_region_mib: r.thread_region_bytes >> 20,
             threads: r.threads,
             errors: r.errors.clone(),
@@ -206,5 +208,40 @@ impl MemoryPart {
             && self.peak_bandwidth_mb_s.is_empty()
             && self.memcpy_large_mb_s.is_none()
             && self.cache_latency_ns.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::chase::Pattern;
+    use crate::memory::latency::IdleFigure;
+    use crate::memory::plan::LatencyPair;
+
+    fn figure(mem_node: usize, page_size: &str) -> IdleFigure {
+        IdleFigure {
+            pattern: Pattern::FullRandom,
+            pair: LatencyPair {
+                cpu_node: 0,
+                cpu: 0,
+                mem_node,
+            },
+            ns: vec![100.0, 110.0],
+            page_size: page_size.into(),
+        }
+    }
+
+    #[test]
+    fn idle_cells_on_different_pages_are_reported_as_mixed() {
+        let mut r = MemoryResults {
+            idle: vec![figure(0, "1G"), figure(1, "1G")],
+            ..Default::default()
+        };
+        let part = MemoryPart::from_results(&r, 2, &[]);
+        assert_eq!(part.page_size.idle_latency["FullRandom"], "1G");
+        assert_eq!(part.idle_latency["FullRandom"]["Node-0"]["Node-1"], 105.0);
+        r.idle[1].page_size = "4K".into();
+        let part = MemoryPart::from_results(&r, 2, &[]);
+        assert_eq!(part.page_size.idle_latency["FullRandom"], "mixed");
     }
 }

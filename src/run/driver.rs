@@ -107,7 +107,7 @@ fn run_plan(config: &Config, system: &SystemInfo, doc: &mut Document) -> Vec<(Se
 
 /// Runs one section, turning errors and panics into its status and a `NotMeasured` entry.
 fn run_step(section: Section, config: &Config, system: &SystemInfo, doc: &mut Document) -> String {
-    let progress = start_progress(section, config);
+    let progress = start_progress(section, config, system);
     let result = catch_unwind(AssertUnwindSafe(|| {
         measure(section, config, system, doc, &progress)
     }));
@@ -182,16 +182,11 @@ fn measure_memory(
         &config.memory,
         &system.topology,
         &usable,
-        system.mem_available_kib.map(|k| k * 1024),
+        system.allocatable_bytes(),
         &stop,
         &|line| progress.step(line),
     );
-    let part = MemoryPart::from_results(
-        &results,
-        config.memory.region_bytes,
-        config.memory.repeats,
-        &system.topology.caches,
-    );
+    let part = MemoryPart::from_results(&results, config.memory.repeats, &system.topology.caches);
     if part.is_empty() && !stop() {
         anyhow::bail!(
             "no memory figure could be measured: {}",
@@ -279,7 +274,7 @@ fn mark_not_measured(doc: &mut Document, section: Section, why: NotMeasured, con
     }
 }
 
-fn start_progress(section: Section, config: &Config) -> Progress {
+fn start_progress(section: Section, config: &Config, system: &SystemInfo) -> Progress {
     let detail = match section {
         Section::Sleep => format!(
             " ({} threads for {:.1} s)",
@@ -289,11 +284,15 @@ fn start_progress(section: Section, config: &Config) -> Progress {
         Section::Network => format!(" ({} client(s))", config.clients.len()),
         _ => String::new(),
     };
-    Progress::start(section.name(), &detail, expected_time(section, config))
+    Progress::start(
+        section.name(),
+        &detail,
+        expected_time(section, config, system),
+    )
 }
 
 /// Roughly how long a section takes, for the progress bar.
-fn expected_time(section: Section, config: &Config) -> Option<Duration> {
+fn expected_time(section: Section, config: &Config, system: &SystemInfo) -> Option<Duration> {
     match section {
         Section::Sleep => Some(config.sleep.duration),
         Section::Network => {
@@ -311,11 +310,18 @@ fn expected_time(section: Section, config: &Config) -> Option<Duration> {
             });
             Some(ping + bw)
         }
-        Section::Memory => Some(Duration::from_secs(match config.profile {
-            crate::config::Profile::Quick => 9,
-            crate::config::Profile::Standard => 33,
-            crate::config::Profile::Thorough => 120,
-        })),
+        Section::Memory => {
+            // Measured on one node; each further idle-latency cell adds its own time.
+            let one_node = Duration::from_secs(match config.profile {
+                crate::config::Profile::Quick => 9,
+                crate::config::Profile::Standard => 33,
+                crate::config::Profile::Thorough => 120,
+            });
+            let nodes = &system.topology.nodes;
+            let rows = nodes.iter().filter(|n| !n.cpu_ids.is_empty()).count();
+            let cells = (rows * nodes.len()).saturating_sub(1) as u32;
+            Some(one_node + cells * crate::memory::idle_cell_time(&config.memory))
+        }
         Section::Storage => config.storage.as_ref().map(|s| s.time * 3),
         Section::System => None,
     }

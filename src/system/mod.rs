@@ -3,9 +3,11 @@
 //! THP, the frequency governor, NIC link speeds, degraded PCIe links, thermal-throttle counters,
 //! NUMA balancing and timer slack. Sizes are in KiB or bytes as each field's name says.
 
+pub mod cgroup;
 pub mod devices;
 pub mod dram;
 pub mod fake;
+pub mod mounts;
 pub mod parse;
 pub mod source;
 pub mod topology;
@@ -56,6 +58,9 @@ pub struct SystemInfo {
     pub mem_total_kib: Option<u64>,
     /// Memory available to new work, KiB.
     pub mem_available_kib: Option<u64>,
+    /// Memory this process's cgroup may still allocate (the tightest memory limit minus usage, up
+    /// the hierarchy), KiB; `None` without a limit.
+    pub cgroup_memory_free_kib: Option<u64>,
     /// Swap configured, KiB.
     pub swap_total_kib: Option<u64>,
     /// Swap in use, KiB.
@@ -95,6 +100,18 @@ pub struct SystemInfo {
     /// CPU times when the section ran, to compute steal over the run.
     #[serde(skip)]
     pub cpu_times: Option<CpuTimes>,
+}
+
+impl SystemInfo {
+    /// Bytes new work can allocate: MemAvailable, capped by the cgroup's memory limit.
+    pub fn allocatable_bytes(&self) -> Option<u64> {
+        let available = self.mem_available_kib.map(|k| k * 1024);
+        let cgroup = self.cgroup_memory_free_kib.map(|k| k * 1024);
+        match (available, cgroup) {
+            (Some(a), Some(c)) => Some(a.min(c)),
+            (a, c) => a.or(c),
+        }
+    }
 }
 
 /// Counters compared between the start and the end of a run.
@@ -184,6 +201,7 @@ pub fn collect(src: &dyn Source, usable_cpus: Option<usize>) -> SystemInfo {
         caches: topology.caches.clone(),
         mem_total_kib: meminfo.get("MemTotal").copied(),
         mem_available_kib: meminfo.get("MemAvailable").copied(),
+        cgroup_memory_free_kib: cgroup::memory_headroom(src).map(|b| b / 1024),
         swap_total_kib: meminfo.get("SwapTotal").copied(),
         swap_used_kib: swap_used,
         hugepages: devices::read_hugepage_pools(src),

@@ -95,6 +95,7 @@ fn bad_memory_values_name_the_flag() {
         (vec!["memory", "--memory-size", "0"], "--memory-size"),
         (vec!["memory", "--memory-repeats", "0"], "--memory-repeats"),
         (vec!["memory", "--memory-size", "-5"], "--memory-size"),
+        (vec!["memory", "--memory-size", "262145"], "--memory-size"),
     ] {
         let r = run(&args);
         assert_eq!(r.code, 2, "{args:?}");

@@ -16,7 +16,7 @@ def parser(tmp_path_factory):
 
 
 DOC = {"sleepbench": {"calls per second": 1.0}, "checks": [], "health_check": {"role": "server"}}
-SKELETON_KEYS = {"ping", "iperf3_bandwidth", "sleepbench", "memory", "error"}
+SKELETON_KEYS = {"ping", "iperf3_bandwidth", "iperf3 bandwidth", "sleepbench", "memory", "checks", "error"}
 
 
 def test_one_line_document_is_returned_unchanged(parser):
@@ -47,7 +47,13 @@ def test_escaped_line_separators_survive_splitlines(parser):
 def test_no_document_gives_dcperfs_skeleton_with_the_reason(parser, stdout):
     result = parser.parse(stdout, ["health_check: error: something broke"], 1)
     assert set(result) == SKELETON_KEYS
-    assert result["memory"] == {"peak_bandwidth_mb_s": {}, "idle_latency": {}, "delay_bandwidth_latency": {}}
+    assert result["memory"] == {
+        "peak_bandwidth_mb_s": {},
+        "idle_latency": {},
+        "delay_bandwidth_latency": {},
+        "delay_latency_bandwidth": {},
+    }
+    assert result["iperf3_bandwidth"] == result["iperf3 bandwidth"] == result["checks"] == []
     assert "no health_check JSON document" in result["error"]
     assert "something broke" in result["error"]
 

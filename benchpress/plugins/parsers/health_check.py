@@ -11,17 +11,21 @@ from benchpress.lib.parser import Parser
 
 
 def dcperf_skeleton(reason):
-    """DCPerf's empty result (what its own parser returns for output it cannot read), plus the
-    reason no document was found."""
+    """DCPerf's empty result (what its own parser returns for output it cannot read) with our
+    document's names for the same lists beside its own ("iperf3 bandwidth",
+    delay_latency_bandwidth), an empty verdict list, and the reason no document was found."""
     return {
         "ping": [],
         "iperf3_bandwidth": [],
+        "iperf3 bandwidth": [],
         "sleepbench": {},
         "memory": {
             "peak_bandwidth_mb_s": {},
             "idle_latency": {},
             "delay_bandwidth_latency": {},
+            "delay_latency_bandwidth": {},
         },
+        "checks": [],
         "error": reason,
     }
 

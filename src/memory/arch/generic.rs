@@ -17,6 +17,11 @@ pub unsafe fn chase(p: *const u8) -> *const u8 {
     p
 }
 
+/// The first `lines` cache lines of the block at `p`: one read each, then a write where `write`
+/// says so, else a second read.
+///
+/// # Safety
+/// `p` must be valid for reads and writes of `lines` x 64 bytes (at most the 8 KiB block).
 unsafe fn lines(p: *mut u8, lines: usize, write: impl Fn(usize) -> bool) -> u64 {
     let mut acc = 0u64;
     let words = p.cast::<u64>();
@@ -77,6 +82,10 @@ pub unsafe fn one_to_one(p: *mut u8) -> u64 {
     unsafe { lines(p, 128, |_| true) }
 }
 
+/// Reads the 8 KiB block at `p` one word at a time.
+///
+/// # Safety
+/// See [`super::Kernel::call`].
 unsafe fn read_words(p: *mut u8) -> u64 {
     let mut acc = 0u64;
     for i in 0..1024 {
