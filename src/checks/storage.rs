@@ -126,6 +126,7 @@ mod tests {
             seconds: 10.0,
             writes_skipped: None,
             notes: Vec::new(),
+            errors: Vec::new(),
             expect_iops: Some(600_000.0),
             expect_mb_s: Some(1500.0),
         }

@@ -63,6 +63,9 @@ pub struct StoragePart {
     /// Warnings (no O_DIRECT, in-memory filesystem).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Tests that failed, and why (the others still ran).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
     /// The user's expectations, for the checks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expect_iops: Option<f64>,
@@ -104,6 +107,7 @@ impl StoragePart {
             seconds: round_to(cfg.time.as_secs_f64(), 3),
             writes_skipped: r.writes_skipped.clone(),
             notes: r.notes.clone(),
+            errors: r.errors.clone(),
             expect_iops: cfg.expect_iops,
             expect_mb_s: cfg.expect_mb_s,
         }

@@ -214,6 +214,17 @@ fn measure_storage(
     let stop = || os::interrupted().is_some();
     let results =
         crate::storage::run(cfg, &stop, &|line| progress.step(line)).map_err(anyhow::Error::msg)?;
+    let measured = [
+        &results.sequential_write,
+        &results.random_read,
+        &results.random_write,
+    ];
+    if measured.iter().all(|r| r.is_none()) && !results.errors.is_empty() && !stop() {
+        anyhow::bail!(
+            "no storage figure could be measured: {}",
+            results.errors.join("; ")
+        );
+    }
     doc.storage = Some(Part::Measured(StoragePart::from_results(&results, cfg)));
     Ok(if stop() {
         StepEnd::Interrupted

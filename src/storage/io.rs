@@ -86,6 +86,17 @@ pub enum Pattern {
     RandomWrite,
 }
 
+impl Pattern {
+    /// The test's name for people.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::SequentialWrite => "sequential writes",
+            Pattern::RandomRead => "random reads",
+            Pattern::RandomWrite => "random writes",
+        }
+    }
+}
+
 /// What a test did, all threads together.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IoResult {

@@ -67,34 +67,18 @@ pub struct StorageResults {
     pub writes_skipped: Option<String>,
     /// Warnings for people (no O_DIRECT, tmpfs...).
     pub notes: Vec<String>,
+    /// Tests that failed, and why.
+    pub errors: Vec<String>,
 }
 
-/// Runs the section. `progress` gets one line per test.
+/// Runs the section. `progress` gets one line per test. A test that fails is reported in
+/// `errors` and the others still run; `Err` only when the target cannot be used at all.
 pub fn run(
     cfg: &StorageConfig,
     should_stop: &(dyn Fn() -> bool + Sync),
     progress: &dyn Fn(&str),
 ) -> Result<StorageResults, String> {
-    let info = target::inspect(&cfg.path, cfg.allow_write)?;
-    let mut notes = Vec::new();
-    let mut info = info;
-    let target = match info.kind {
-        Kind::Directory => {
-            let size = directory_size(cfg)?;
-            let file = target::create_test_file(&cfg.path)?;
-            file.set_len(size)
-                .map_err(|e| format!("cannot size the test file: {e}"))?;
-            io::from_file(file, Some(size))?
-        }
-        Kind::File | Kind::Device => open_existing(cfg, &mut info)?,
-    };
-    let writable = info.no_write.is_none();
-    if !target.direct {
-        notes.push("the filesystem does not take O_DIRECT: figures include the page cache".into());
-    }
-    if matches!(info.fstype.as_deref(), Some("tmpfs" | "ramfs")) {
-        notes.push("the target is in memory (tmpfs): this measures memory, not a device".into());
-    }
+    let (info, target) = prepare(cfg)?;
     let mut out = StorageResults {
         target: info.clone(),
         size: target.size,
@@ -106,7 +90,8 @@ pub fn run(
             .no_write
             .as_ref()
             .map(|why| format!("no writes: {why}")),
-        notes,
+        notes: notes_for(&info, &target),
+        errors: Vec::new(),
     };
     if info.kind == Kind::Directory {
         progress(&format!(
@@ -120,45 +105,84 @@ pub fn run(
             cfg.sequential_threads,
             None,
             should_stop,
-        )?;
+        )
+        .map_err(|e| format!("laying out the test file: {e}"))?;
     }
-    let timed = |pattern, block, threads| {
-        io::run(
+    let writable = info.no_write.is_none();
+    let random = cfg.random_threads;
+    let tests = [
+        (
+            writable,
+            Pattern::SequentialWrite,
+            LARGE_BLOCK,
+            cfg.sequential_threads,
+        ),
+        (true, Pattern::RandomRead, SMALL_BLOCK, random),
+        (writable, Pattern::RandomWrite, SMALL_BLOCK, random),
+    ];
+    for (wanted, pattern, block, threads) in tests {
+        if !wanted || should_stop() {
+            continue;
+        }
+        let what = format!(
+            "{} {}",
+            crate::units::format_binary_size(block as u64),
+            pattern.name()
+        );
+        progress(&format!("storage: {what}, {threads} threads"));
+        match io::run(
             &target,
             pattern,
             block,
             threads,
             Some(cfg.time),
             should_stop,
-        )
-    };
-    if writable && !should_stop() {
-        progress("storage: 1 MiB sequential writes");
-        out.sequential_write = Some(timed(
-            Pattern::SequentialWrite,
-            LARGE_BLOCK,
-            cfg.sequential_threads,
-        )?);
-    }
-    if !should_stop() {
-        progress(&format!(
-            "storage: 4 KiB random reads, {} threads",
-            cfg.random_threads
-        ));
-        out.random_read = Some(timed(Pattern::RandomRead, SMALL_BLOCK, cfg.random_threads)?);
-    }
-    if writable && !should_stop() {
-        progress(&format!(
-            "storage: 4 KiB random writes, {} threads",
-            cfg.random_threads
-        ));
-        out.random_write = Some(timed(
-            Pattern::RandomWrite,
-            SMALL_BLOCK,
-            cfg.random_threads,
-        )?);
+        ) {
+            Ok(r) => *out.slot(pattern) = Some(r),
+            Err(e) => out.errors.push(format!("{what}: {e}")),
+        }
     }
     Ok(out)
+}
+
+/// Inspects the target and opens it: our own unlinked test file in a directory, else the file
+/// or device itself.
+fn prepare(cfg: &StorageConfig) -> Result<(TargetInfo, io::Target), String> {
+    let mut info = target::inspect(&cfg.path, cfg.allow_write)?;
+    let target = match info.kind {
+        Kind::Directory => {
+            let size = directory_size(cfg)?;
+            let file = target::create_test_file(&cfg.path)?;
+            file.set_len(size)
+                .map_err(|e| format!("cannot size the test file: {e}"))?;
+            io::from_file(file, Some(size))?
+        }
+        Kind::File | Kind::Device => open_existing(cfg, &mut info)?,
+    };
+    Ok((info, target))
+}
+
+/// Warnings about what the figures mean on this target.
+fn notes_for(info: &TargetInfo, target: &io::Target) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !target.direct {
+        notes.push("the filesystem does not take O_DIRECT: figures include the page cache".into());
+    }
+    if matches!(info.fstype.as_deref(), Some("tmpfs" | "ramfs")) {
+        notes.push("the target is in memory (tmpfs): this measures memory, not a device".into());
+    }
+    notes
+}
+
+impl StorageResults {
+    /// Where a test's result goes.
+    fn slot(&mut self, pattern: Pattern) -> &mut Option<IoResult> {
+        match pattern {
+            Pattern::SequentialWrite => &mut self.sequential_write,
+            Pattern::RandomRead => &mut self.random_read,
+            Pattern::RandomWrite => &mut self.random_write,
+        }
+    }
 }
 
 /// Opens an existing file or device, for writing when `info` allows it. A device that turns out to
@@ -200,4 +224,42 @@ fn directory_size(cfg: &StorageConfig) -> Result<u64, String> {
         ));
     }
     Ok(size / (1 << 20) * (1 << 20))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(path: PathBuf, allow_write: bool) -> StorageConfig {
+        StorageConfig {
+            path,
+            size_bytes: None,
+            time: Duration::from_millis(50),
+            allow_write,
+            random_threads: 2,
+            sequential_threads: 2,
+            expect_iops: None,
+            expect_mb_s: None,
+        }
+    }
+
+    #[test]
+    fn each_failing_test_is_reported_and_the_others_run() {
+        let dir = tempfile::tempdir().unwrap();
+        // Under 1 MiB: no whole 1 MiB of it to use, so every test fails on its own.
+        let tiny = dir.path().join("tiny");
+        std::fs::write(&tiny, vec![1u8; 512 << 10]).unwrap();
+        let r = run(&config(tiny, true), &|| false, &|_| {}).unwrap();
+        assert_eq!(r.errors.len(), 3, "{:?}", r.errors);
+        assert!(r.errors[0].starts_with("1 MiB sequential writes: "));
+        assert!(r.errors[1].starts_with("4 KiB random reads: "));
+        assert!(r.random_read.is_none());
+
+        let file = dir.path().join("data");
+        std::fs::write(&file, vec![1u8; 2 << 20]).unwrap();
+        let r = run(&config(file, false), &|| false, &|_| {}).unwrap();
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        assert!(r.random_read.is_some() && r.sequential_write.is_none());
+        assert!(r.writes_skipped.unwrap().contains("--storage-allow-write"));
+    }
 }
