@@ -4,6 +4,7 @@
 //! `page_size`, `repeats`). Each headline figure is the mean of its repeats.
 
 use crate::memory::MemoryResults;
+use crate::memory::latency::IdleFigure;
 use crate::stats::min_avg_max;
 use crate::system::topology::Cache;
 use crate::units::round_to;
@@ -104,44 +105,65 @@ fn node(id: usize) -> String {
     format!("Node-{id}")
 }
 
-impl MemoryPart {
-    /// Builds the section from the results; `caches` are the machine's cache levels.
-    pub fn from_results(r: &MemoryResults, repeats: usize, caches: &[Cache]) -> Self {
-        let mut idle_latency: BTreeMap<String, NodeMatrix<f64>> = BTreeMap::new();
-        let mut idle_spread: BTreeMap<String, NodeMatrix<MinAvgMax>> = BTreeMap::new();
-        let mut idle_pages = BTreeMap::new();
-        for f in &r.idle {
+/// The idle-latency figures as pattern -> CPU node -> memory node tables.
+#[derive(Default)]
+struct IdleTables {
+    /// Mean ns per cell.
+    latency: BTreeMap<String, NodeMatrix<f64>>,
+    /// Repeats per cell.
+    spread: BTreeMap<String, NodeMatrix<MinAvgMax>>,
+    /// Page size per pattern (`mixed` when cells differ).
+    pages: BTreeMap<String, String>,
+}
+
+/// The row of CPU node `cpu` in `pattern`'s table.
+fn row<'a, T>(
+    tables: &'a mut BTreeMap<String, NodeMatrix<T>>,
+    pattern: &str,
+    cpu: &str,
+) -> &'a mut BTreeMap<String, T> {
+    tables
+        .entry(pattern.to_string())
+        .or_default()
+        .entry(cpu.to_string())
+        .or_default()
+}
+
+impl IdleTables {
+    fn from_figures(figures: &[IdleFigure]) -> Self {
+        let mut t = IdleTables::default();
+        for f in figures {
             let Some(s) = spread(&f.ns, 1) else { continue };
             let key = f.pattern.name().to_string();
             let (cpu, mem) = (node(f.pair.cpu_node), node(f.pair.mem_node));
-            idle_latency
-                .entry(key.clone())
-                .or_default()
-                .entry(cpu.clone())
-                .or_default()
-                .insert(mem.clone(), s.avg);
-            idle_spread
-                .entry(key.clone())
-                .or_default()
-                .entry(cpu)
-                .or_default()
-                .insert(mem, s);
+            row(&mut t.latency, &key, &cpu).insert(mem.clone(), s.avg);
+            row(&mut t.spread, &key, &cpu).insert(mem, s);
             // Node pairs can get different pages (huge pages short on one node): say so.
-            idle_pages
+            t.pages
                 .entry(key)
-                .and_modify(|p: &mut String| {
+                .and_modify(|p| {
                     if *p != f.page_size {
                         *p = "mixed".into();
                     }
                 })
                 .or_insert_with(|| f.page_size.clone());
         }
+        t
+    }
+}
+
+impl MemoryPart {
+    /// Builds the section from the results; `caches` are the machine's cache levels.
+    pub fn from_results(r: &MemoryResults, repeats: usize, caches: &[Cache]) -> Self {
+        let idle = IdleTables::from_figures(&r.idle);
         let mut sweep = BTreeMap::new();
         let mut sweep_pages = BTreeMap::new();
-        for (pattern, rows, page) in &r.loaded.sweeps {
-            if rows.is_empty() {
-                continue;
-            }
+        for (pattern, rows, page) in r
+            .loaded
+            .sweeps
+            .iter()
+            .filter(|(_, rows, _)| !rows.is_empty())
+        {
             let rows = rows
                 .iter()
                 .map(|x| (x.delay, round_to(x.gib_s, 2), round_to(x.ns, 1)))
@@ -159,7 +181,7 @@ impl MemoryPart {
         let medium = spread(&r.memcpy.medium, 1);
         let large = spread(&r.memcpy.large, 1);
         MemoryPart {
-            idle_latency,
+            idle_latency: idle.latency,
             delay_latency_bandwidth: sweep,
             peak_bandwidth_mb_s: peak_spread
                 .iter()
@@ -181,13 +203,13 @@ impl MemoryPart {
                 .map(|c| (c.name.clone(), c.size_bytes))
                 .collect(),
             page_size: PageSizes {
-                idle_latency: idle_pages,
+                idle_latency: idle.pages,
                 delay_latency_bandwidth: sweep_pages,
                 cache_latency_ns: (!r.curve.points.is_empty()).then(|| r.curve.page_size.clone()),
             },
             repeats: Repeats {
                 count: repeats,
-                idle_latency: idle_spread,
+                idle_latency: idle.spread,
                 peak_bandwidth_mb_s: peak_spread,
                 peak_read_simd_mb_s: simd,
                 memcpy_medium_mb_s: medium,
