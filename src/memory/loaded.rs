@@ -70,44 +70,9 @@ pub fn measure(
     cfg: &LoadedConfig,
     should_stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<LoadedResults, String> {
-    let mut phases = Vec::new();
-    for p in 0..cfg.patterns.len() {
-        phases.push(Point {
-            pattern: p,
-            delay: DELAYS[0],
-            warmup: true,
-        });
-        phases.extend(DELAYS.iter().map(|&delay| Point {
-            pattern: p,
-            delay,
-            warmup: false,
-        }));
-    }
+    let phases = phases(cfg.patterns.len());
     let pages = Mutex::new(Vec::new());
-    let setup = |i: usize| -> Result<Role, String> {
-        if i > 0 {
-            let mut r = Region::map(cfg.region_bytes, Pages::Default, None).map_err(|e| {
-                format!(
-                    "cannot map {} MiB per generator: {e}",
-                    cfg.region_bytes >> 20
-                )
-            })?;
-            if !r.touch_until(should_stop) {
-                return Err("interrupted".into());
-            }
-            return Ok(Role::Generator(r, 0));
-        }
-        let mut chains = Vec::new();
-        for &p in &cfg.patterns {
-            let chain = chase::build(cfg.chain_bytes, p, None, should_stop)?;
-            if let Ok(mut v) = pages.lock() {
-                v.push(chain.page_size());
-            }
-            let head = chain.head();
-            chains.push((chain, head));
-        }
-        Ok(Role::Chaser(chains))
-    };
+    let setup = |i: usize| setup_role(cfg, i, &pages, should_stop);
     let work = |_: usize, role: &mut Role, point: &Point| -> Sample {
         let time = if point.warmup {
             cfg.warmup
@@ -149,6 +114,56 @@ pub fn measure(
         }
     }
     Ok(out)
+}
+
+/// Per pattern: a warm-up at the first delay, then every delay.
+fn phases(patterns: usize) -> Vec<Point> {
+    let mut phases = Vec::new();
+    for pattern in 0..patterns {
+        phases.push(Point {
+            pattern,
+            delay: DELAYS[0],
+            warmup: true,
+        });
+        phases.extend(DELAYS.iter().map(|&delay| Point {
+            pattern,
+            delay,
+            warmup: false,
+        }));
+    }
+    phases
+}
+
+/// Member 0 builds the chaser's chains (their page sizes go to `pages`); the others map and
+/// touch their generator regions.
+fn setup_role(
+    cfg: &LoadedConfig,
+    member: usize,
+    pages: &Mutex<Vec<String>>,
+    should_stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Role, String> {
+    if member > 0 {
+        let mut r = Region::map(cfg.region_bytes, Pages::Default, None).map_err(|e| {
+            format!(
+                "cannot map {} MiB per generator: {e}",
+                cfg.region_bytes >> 20
+            )
+        })?;
+        if !r.touch_until(should_stop) {
+            return Err("interrupted".into());
+        }
+        return Ok(Role::Generator(r, 0));
+    }
+    let mut chains = Vec::new();
+    for &p in &cfg.patterns {
+        let chain = chase::build(cfg.chain_bytes, p, None, should_stop)?;
+        if let Ok(mut v) = pages.lock() {
+            v.push(chain.page_size());
+        }
+        let head = chain.head();
+        chains.push((chain, head));
+    }
+    Ok(Role::Chaser(chains))
 }
 
 /// One delay's row from the threads' samples (thread 0 is the chaser). Samples shorter than
