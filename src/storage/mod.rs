@@ -5,8 +5,9 @@
 //!
 //! Safe by default: in a directory it writes only its own test file (laid out with written data,
 //! not fallocate, since reads of never-written extents do not reach the device), unlinked as soon
-//! as it is open so nothing is left behind even after a kill; an existing file or block device is only read unless `--storage-allow-write`,
-//! and a device that is mounted or holds a filesystem or partition table is never written.
+//! as it is open so nothing is left behind even after a kill; an existing file or block device is
+//! only read unless `--storage-allow-write`, and a device that is mounted, in use, or holds a
+//! filesystem or partition table is never written.
 
 pub mod histogram;
 pub mod io;

@@ -1,8 +1,9 @@
 //! What `--storage PATH` names and whether we may write to it. A directory gets a test file of
-//! our own (created exclusively and unlinked at once, so nothing is left even after a kill). An existing file or a block
-//! device is only read unless `--storage-allow-write`; a block device that is mounted, held by
-//! another driver (LVM, RAID), partitioned, or carries a partition table or filesystem signature
-//! is never written, flag or not.
+//! our own (created exclusively and unlinked at once, so nothing is left even after a kill). An
+//! existing file or a block device is only read unless `--storage-allow-write`; a block device
+//! that is mounted, used as swap, held by another driver (LVM, RAID), partitioned, or carries a
+//! partition table or filesystem signature is never written, flag or not, and while it is written
+//! it is held with O_EXCL so nothing can claim it meanwhile.
 
 use super::signature;
 use crate::system::mounts::{Mount, mount_of, parse_mountinfo, unescape};
