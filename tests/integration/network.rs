@@ -106,6 +106,29 @@ fn start_responder(port: u16, extra: &[&str]) -> std::process::Child {
     child
 }
 
+/// A stock `iperf3 -s` on `port`, stopped when dropped (also when an assertion fails).
+struct StockIperf3Server(std::process::Child);
+
+impl StockIperf3Server {
+    fn start(port: u16) -> Self {
+        let child = Command::new("iperf3")
+            .args(["-s", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        StockIperf3Server(child)
+    }
+}
+
+impl Drop for StockIperf3Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn wait_port(port: u16) {
     for _ in 0..100 {
         if TcpStream::connect(("127.0.0.1", port)).is_ok() {
@@ -187,13 +210,7 @@ fn our_client_against_stock_iperf3_server_on_loopback() {
     let _cpus = exclusive();
     require("iperf3", "iperf3");
     let port = free_port();
-    let mut server = Command::new("iperf3")
-        .args(["-s", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    let _server = StockIperf3Server::start(port);
     let out = Command::new(bin_path())
         .args([
             "iperf",
@@ -207,8 +224,6 @@ fn our_client_against_stock_iperf3_server_on_loopback() {
         ])
         .output()
         .unwrap();
-    let _ = server.kill();
-    let _ = server.wait();
     let doc = json_of(&out);
     assert_valid(&doc);
     let b = &doc["iperf3 bandwidth"][0];
@@ -521,13 +536,7 @@ fn daemon_returns_at_once_and_serves_until_killed() {
 fn a_port_already_served_by_iperf3_is_fine() {
     require("iperf3", "iperf3");
     let port = free_port();
-    let mut server = Command::new("iperf3")
-        .args(["-s", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    let _server = StockIperf3Server::start(port);
     let out = Command::new(bin_path())
         .args([
             "-r",
@@ -539,8 +548,6 @@ fn a_port_already_served_by_iperf3_is_fine() {
         ])
         .output()
         .unwrap();
-    let _ = server.kill();
-    let _ = server.wait();
     assert_eq!(
         out.status.code(),
         Some(0),
