@@ -384,21 +384,13 @@ fn local_results(
     let streams = streams
         .iter()
         .zip(bytes)
-        .map(|(s, &b)| StreamResult {
-            id: s.id,
-            bytes: i64::try_from(b).unwrap_or(i64::MAX),
-            retransmits: if sending {
+        .map(|(s, &b)| {
+            let retransmits = if sending {
                 crate::os::tcp_total_retransmits(s.socket.as_fd()).map_or(-1, |r| r as i64)
             } else {
                 -1
-            },
-            jitter: 0.0,
-            errors: 0,
-            omitted_errors: 0,
-            packets: 0,
-            omitted_packets: 0,
-            start_time: 0.0,
-            end_time: elapsed.as_secs_f64(),
+            };
+            StreamResult::tcp(s.id, b, retransmits, elapsed)
         })
         .collect::<Vec<_>>();
     let has_retrans = if !sending {

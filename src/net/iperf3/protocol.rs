@@ -485,6 +485,25 @@ pub struct StreamResult {
     pub end_time: f64,
 }
 
+impl StreamResult {
+    /// A TCP stream's entry: `bytes` moved over `elapsed`; `retransmits` -1 where unknown (a
+    /// receiver, or no TCP_INFO). The UDP fields are zero, as iperf3 writes them for TCP.
+    pub fn tcp(id: i64, bytes: u64, retransmits: i64, elapsed: std::time::Duration) -> Self {
+        StreamResult {
+            id,
+            bytes: i64::try_from(bytes).unwrap_or(i64::MAX),
+            retransmits,
+            jitter: 0.0,
+            errors: 0,
+            omitted_errors: 0,
+            packets: 0,
+            omitted_packets: 0,
+            start_time: 0.0,
+            end_time: elapsed.as_secs_f64(),
+        }
+    }
+}
+
 /// The results message, the same in both directions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Results {

@@ -447,18 +447,7 @@ fn server_results(
                 }
                 Direction::Receive => -1,
             };
-            StreamResult {
-                id: s.id,
-                bytes: i64::try_from(bytes).unwrap_or(i64::MAX),
-                retransmits,
-                jitter: 0.0,
-                errors: 0,
-                omitted_errors: 0,
-                packets: 0,
-                omitted_packets: 0,
-                start_time: 0.0,
-                end_time: elapsed.as_secs_f64(),
-            }
+            StreamResult::tcp(s.id, bytes, retransmits, elapsed)
         })
         .collect();
     let senders: Vec<&StreamResult> = entries
