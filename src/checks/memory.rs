@@ -98,15 +98,18 @@ pub fn numa_ratios(m: &MemoryPart) -> Vec<Check> {
         let Some(&local) = row.get(cpu) else { continue };
         for (mem, &ns) in row.iter().filter(|(mem, _)| *mem != cpu) {
             let ratio = crate::units::round_to(ns / local, 2);
-            let mut c = check(
-                &format!("memory.numa_ratio:{cpu}>{mem}"),
-                Status::Pass,
-                Some(ratio),
-                0.0,
-                format!("{cpu} reaches {mem}'s memory in {ns} ns, {ratio}x its local {local} ns"),
+            out.push(
+                check(
+                    &format!("memory.numa_ratio:{cpu}>{mem}"),
+                    Status::Pass,
+                    Some(ratio),
+                    0.0,
+                    format!(
+                        "{cpu} reaches {mem}'s memory in {ns} ns, {ratio}x its local {local} ns"
+                    ),
+                )
+                .without_limit(),
             );
-            c.limit = None;
-            out.push(c);
         }
     }
     out

@@ -8,15 +8,11 @@ use crate::report::schema::{Check, Status};
 use crate::system::SystemInfo;
 
 fn pass(name: &str, message: String) -> Check {
-    let mut c = check(name, Status::Pass, None, 0.0, message);
-    c.limit = None;
-    c
+    check(name, Status::Pass, None, 0.0, message).without_limit()
 }
 
 fn finding(name: &str, status: Status, value: Option<f64>, message: String) -> Check {
-    let mut c = check(name, status, value, 0.0, message);
-    c.limit = None;
-    c
+    check(name, status, value, 0.0, message).without_limit()
 }
 
 /// Every system rule.
@@ -75,17 +71,12 @@ pub fn pcie_links(s: &SystemInfo) -> Check {
 pub fn governor(s: &SystemInfo) -> Check {
     let name = "system.governor";
     match s.governor.as_deref() {
-        None => {
-            let mut c = check(
-                name,
-                Status::Skip,
-                None,
-                0.0,
-                "no cpufreq driver: firmware or the hypervisor sets the frequency".into(),
-            );
-            c.limit = None;
-            c
-        }
+        None => finding(
+            name,
+            Status::Skip,
+            None,
+            "no cpufreq driver: firmware or the hypervisor sets the frequency".into(),
+        ),
         Some("performance") => pass(name, "the frequency governor is 'performance'".into()),
         Some(g) => finding(
             name,
@@ -103,17 +94,12 @@ pub fn governor(s: &SystemInfo) -> Check {
 pub fn thermal_throttle(s: &SystemInfo) -> Check {
     let name = "system.thermal_throttle";
     match s.during_run.and_then(|d| d.throttle_events) {
-        None => {
-            let mut c = check(
-                name,
-                Status::Skip,
-                None,
-                0.0,
-                "the kernel exposes no thermal-throttle counters here".into(),
-            );
-            c.limit = None;
-            c
-        }
+        None => finding(
+            name,
+            Status::Skip,
+            None,
+            "the kernel exposes no thermal-throttle counters here".into(),
+        ),
         Some(0) => pass(name, "no thermal throttling during the run".into()),
         Some(n) => finding(
             name,
