@@ -16,6 +16,18 @@ use std::path::PathBuf;
 /// own (which win): lets a benchpress job, whose argv is fixed by DCPerf's YAML, pick a profile.
 pub const OPTIONS_ENV: &str = "HEALTH_CHECK_OPTS";
 
+/// How long the client role waits for a test before it stops by itself: 15 minutes, long enough
+/// for a server's whole run, short enough that a forgotten responder does not linger.
+pub const DEFAULT_IDLE_TIMEOUT: &str = "900";
+
+/// An argument group with nothing typed: every field at the default its clap attributes declare,
+/// so defaults live in one place (the attribute) and nowhere else.
+pub fn untyped<T: Args + clap::FromArgMatches>() -> T {
+    let cmd = T::augment_args(clap::Command::new("health_check"));
+    let matches = cmd.get_matches_from(["health_check"]);
+    T::from_arg_matches(&matches).expect("an empty command line parses into every group")
+}
+
 /// A native machine health check for DCPerf: memory, network, scheduling and storage, as one
 /// JSON document on stdout.
 #[derive(Debug, Parser)]
@@ -148,7 +160,7 @@ pub struct CommonArgs {
     #[arg(long)]
     pub strict: bool,
     /// iperf3 port: where the client role listens and the server role connects.
-    #[arg(long, value_name = "N", default_value_t = 5201)]
+    #[arg(long, value_name = "N", default_value_t = crate::net::iperf3::protocol::DEFAULT_PORT)]
     pub port: u16,
     /// Change a check's limit (repeatable); 'health_check checks --list' shows the names.
     #[arg(long, value_name = "NAME=VALUE", action = ArgAction::Append)]
@@ -231,7 +243,7 @@ pub struct ResponderArgs {
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<String>,
     /// Stop after this long without a test: seconds, or with a unit; 0 serves until signalled.
-    #[arg(long, value_name = "SECONDS", default_value = "900")]
+    #[arg(long, value_name = "SECONDS", default_value = DEFAULT_IDLE_TIMEOUT)]
     pub idle_timeout: String,
     /// Detach (new session, stdio closed, pid file) and return at once.
     #[arg(long)]
@@ -320,6 +332,18 @@ pub enum Command {
         /// Print the thresholds and their defaults.
         #[arg(long)]
         list: bool,
+        /// Shared options (accepted so $HEALTH_CHECK_OPTS applies to every subcommand).
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Print the JSON Schema of the document (or, with --fleet, of compare's fleet report).
+    Schema {
+        /// The fleet report's schema instead of the document's.
+        #[arg(long)]
+        fleet: bool,
+        /// Shared options (accepted so $HEALTH_CHECK_OPTS applies to every subcommand).
+        #[command(flatten)]
+        common: CommonArgs,
     },
     /// Serve iperf3 tests in the foreground (the client role).
     Serve {
@@ -388,13 +412,13 @@ pub fn with_env_options(mut args: Vec<String>, env: Option<&str>) -> Vec<String>
     if extra.is_empty() || args.is_empty() {
         return args;
     }
-    let subcommands = [
-        "system", "sleep", "ping", "iperf", "memory", "checks", "serve",
-    ];
-    let at = if args
-        .get(1)
-        .is_some_and(|a| subcommands.contains(&a.as_str()))
-    {
+    use clap::CommandFactory;
+    let is_subcommand = |name: &str| {
+        Cli::command()
+            .get_subcommands()
+            .any(|c| c.get_name() == name)
+    };
+    let at = if args.get(1).is_some_and(|a| is_subcommand(a)) {
         2
     } else {
         1
@@ -448,6 +472,15 @@ mod tests {
             with_env_options(sub, Some("--sleep-time 1")),
             ["hc", "sleep", "--sleep-time", "1"]
         );
+        // Every subcommand, the ones added later included, takes the options after its name.
+        for sub in ["storage", "checks", "schema"] {
+            let args = vec!["hc".to_string(), sub.into(), "x".into()];
+            assert_eq!(
+                with_env_options(args, Some("--profile quick"))[1],
+                sub,
+                "{sub}"
+            );
+        }
         assert_eq!(with_env_options(args.clone(), None), args);
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::cli::{
     Cli, Command, CommonArgs, MemoryArgs, NetArgs, ProfileArg, ResponderArgs, RoleArg, SectionArg,
-    SleepArgs,
+    SleepArgs, untyped,
 };
 use crate::error::ConfigError;
 use crate::memory::MemoryConfig;
@@ -181,6 +181,11 @@ pub enum Mode {
     Client,
     /// `checks --list`: print the thresholds.
     ListChecks,
+    /// `schema`: print a JSON Schema.
+    Schema {
+        /// The fleet report's instead of the document's.
+        fleet: bool,
+    },
     /// A debug subcommand running one section.
     Debug {
         /// The section it runs.
@@ -197,6 +202,7 @@ impl Mode {
             Mode::Server => "server",
             Mode::Client => "client",
             Mode::ListChecks => "checks",
+            Mode::Schema { .. } => "schema",
             Mode::Debug { name, .. } => name,
         }
     }
@@ -269,12 +275,8 @@ pub fn split_clients(values: &[String]) -> Vec<String> {
 impl Config {
     /// Validates the command line. `usable_cpus` sets the default sleep thread count.
     pub fn from_cli(cli: &Cli, usable_cpus: usize) -> Result<Config, ConfigError> {
-        let none = (
-            SleepArgs::none(),
-            NetArgs::none(),
-            ResponderArgs::none(),
-            MemoryArgs::none(),
-        );
+        let none: (SleepArgs, NetArgs, ResponderArgs, MemoryArgs) =
+            (untyped(), untyped(), untyped(), untyped());
         let base = |mode, common, sleep, net, responder| {
             Self::base(mode, common, sleep, net, responder, &none.3, usable_cpus)
         };
@@ -341,15 +343,18 @@ impl Config {
                 c.plan = vec![Section::Storage];
                 Ok(c)
             }
-            Some(Command::Checks { list }) => {
+            Some(Command::Checks { list, common }) => {
                 if !list {
                     return Err(ConfigError::new(
                         "checks",
                         "say what to show: 'health_check checks --list' prints the thresholds",
                     ));
                 }
-                let common = CommonArgs::defaults();
-                base(Mode::ListChecks, &common, &none.0, &none.1, &none.2)
+                base(Mode::ListChecks, common, &none.0, &none.1, &none.2)
+            }
+            Some(Command::Schema { fleet, common }) => {
+                let mode = Mode::Schema { fleet: *fleet };
+                base(mode, common, &none.0, &none.1, &none.2)
             }
             Some(Command::Serve { common, responder }) => {
                 base(Mode::Client, common, &none.0, &none.1, responder)
@@ -399,6 +404,7 @@ impl Config {
                     .notes
                     .push("'-c' is ignored in the client role".into());
             }
+            config.clients.clear();
             config.plan = Vec::new();
             return Ok(config);
         }
@@ -442,7 +448,7 @@ impl Config {
             memory: memory_config(memory, profile)?,
             storage: None,
             thresholds: crate::checks::Thresholds::with_overrides(&common.threshold)
-                .map_err(|m| ConfigError::new("--threshold", m))?,
+                .map_err(|m| ConfigError::new("--threshold", m.to_string()))?,
             notes: Vec::new(),
         })
     }
@@ -450,44 +456,6 @@ impl Config {
 
 fn debug(section: Section, name: &'static str) -> Mode {
     Mode::Debug { section, name }
-}
-
-impl NetArgs {
-    fn none() -> Self {
-        NetArgs {
-            ping_count: None,
-            ping_interval: None,
-            iperf_time: None,
-            iperf_streams: None,
-            iperf_timeout: None,
-            no_reverse: false,
-            ping_method: crate::cli::PingMethodArg::Auto,
-        }
-    }
-}
-
-impl CommonArgs {
-    fn defaults() -> Self {
-        CommonArgs {
-            profile: ProfileArg::Standard,
-            output: None,
-            envelope: false,
-            strict: false,
-            port: crate::net::iperf3::protocol::DEFAULT_PORT,
-            threshold: Vec::new(),
-        }
-    }
-}
-
-impl MemoryArgs {
-    fn none() -> Self {
-        MemoryArgs {
-            memory_size: None,
-            memory_repeats: None,
-            memory_reserve_hugepages: false,
-            memory_tests: Vec::new(),
-        }
-    }
 }
 
 fn memory_config(args: &MemoryArgs, profile: Profile) -> Result<MemoryConfig, ConfigError> {
@@ -526,7 +494,9 @@ fn storage_config(
     profile: Profile,
 ) -> Result<crate::storage::StorageConfig, ConfigError> {
     let time = match &args.storage_time {
-        Some(t) => parse_duration(t).map_err(|m| ConfigError::new("--storage-time", m))?,
+        Some(t) => {
+            parse_duration(t).map_err(|m| ConfigError::new("--storage-time", m.to_string()))?
+        }
         None => Duration::from_secs(match profile {
             Profile::Quick => 2,
             Profile::Standard => 10,
@@ -558,17 +528,6 @@ fn storage_config(
     })
 }
 
-impl ResponderArgs {
-    fn none() -> Self {
-        ResponderArgs {
-            bind: None,
-            idle_timeout: "900".into(),
-            daemon: false,
-            pid_file: None,
-        }
-    }
-}
-
 /// A whole number from a flag, within `range`.
 fn int_in(
     value: Option<i64>,
@@ -592,7 +551,9 @@ fn network_config(
     port: u16,
 ) -> Result<NetworkConfig, ConfigError> {
     let interval = match &net.ping_interval {
-        Some(t) => parse_duration(t).map_err(|m| ConfigError::new("--ping-interval", m))?,
+        Some(t) => {
+            parse_duration(t).map_err(|m| ConfigError::new("--ping-interval", m.to_string()))?
+        }
         None => profile.ping_interval(),
     };
     if interval < Duration::from_millis(10) {
@@ -617,12 +578,16 @@ fn network_config(
     if port == 0 {
         return Err(ConfigError::new(
             "--port",
-            "'0' is not a port; iperf3 uses 5201",
+            format!(
+                "'0' is not a port; iperf3 uses {}",
+                crate::net::iperf3::protocol::DEFAULT_PORT
+            ),
         ));
     }
     let mut timeouts = Timeouts::default();
     if let Some(t) = &net.iperf_timeout {
-        let wait = parse_duration(t).map_err(|m| ConfigError::new("--iperf-timeout", m))?;
+        let wait =
+            parse_duration(t).map_err(|m| ConfigError::new("--iperf-timeout", m.to_string()))?;
         timeouts.control = wait;
         timeouts.connect = wait.min(timeouts.connect);
     }
@@ -667,7 +632,9 @@ fn responder_config(args: &ResponderArgs, port: u16) -> Result<ResponderConfig, 
     };
     let idle_timeout = match args.idle_timeout.trim() {
         "0" => None,
-        t => Some(parse_duration(t).map_err(|m| ConfigError::new("--idle-timeout", m))?),
+        t => {
+            Some(parse_duration(t).map_err(|m| ConfigError::new("--idle-timeout", m.to_string()))?)
+        }
     };
     let pid_file = args
         .pid_file
@@ -682,22 +649,15 @@ fn responder_config(args: &ResponderArgs, port: u16) -> Result<ResponderConfig, 
     })
 }
 
-impl SleepArgs {
-    fn none() -> Self {
-        SleepArgs {
-            sleep_time: None,
-            sleep_threads: None,
-        }
-    }
-}
-
 fn sleep_config(
     args: &SleepArgs,
     profile: Profile,
     usable_cpus: usize,
 ) -> Result<SleepConfig, ConfigError> {
     let duration = match &args.sleep_time {
-        Some(t) => parse_duration(t).map_err(|m| ConfigError::new("--sleep-time", m))?,
+        Some(t) => {
+            parse_duration(t).map_err(|m| ConfigError::new("--sleep-time", m.to_string()))?
+        }
         None => profile.sleep_time(),
     };
     let threads = match args.sleep_threads {

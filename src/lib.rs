@@ -12,6 +12,7 @@ pub mod checks;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod fleet;
 pub mod memory;
 pub mod net;
 pub mod os;

@@ -311,7 +311,18 @@ mod tests {
     }
 
     #[test]
-    fn available_cpus_is_at_least_one() {
-        assert!(available_cpus() >= 1);
+    #[cfg(target_os = "linux")]
+    fn available_cpus_follows_the_affinity_mask() {
+        let allowed = allowed_cpus().expect("Linux reports the affinity mask");
+        assert_eq!(available_cpus(), allowed.len());
+        // Pinned to one CPU (as taskset would), the count is one, whatever the machine has.
+        let first = allowed[0];
+        let pinned = std::thread::spawn(move || {
+            pin_current_thread(first).unwrap();
+            (available_cpus(), allowed_cpus())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(pinned, (1, Some(vec![first])));
     }
 }

@@ -4,9 +4,23 @@
 
 use std::time::Duration;
 
+/// A duration typed by a person that makes no sense.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    /// Not a number with a known unit.
+    #[error("'{0}' is not a duration (try '30', '2.5s' or '500ms')")]
+    NotADuration(String),
+    /// Zero or negative.
+    #[error("'{0}' must be a positive duration")]
+    NotPositive(String),
+    /// More than a day: almost surely a typo.
+    #[error("'{0}' is longer than a day")]
+    TooLong(String),
+}
+
 /// Parses a duration: a plain number means seconds; `ms`, `s`, `m` and `h` suffixes are accepted.
 /// Zero and negative values are rejected, as are values above one day (almost surely a typo).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     let t = text.trim();
     let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
         (n, 1e-3)
@@ -22,13 +36,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let value: f64 = number
         .trim()
         .parse()
-        .map_err(|_| format!("'{text}' is not a duration (try '30', '2.5s' or '500ms')"))?;
+        .map_err(|_| DurationError::NotADuration(text.into()))?;
     let seconds = value * scale;
     if !seconds.is_finite() || seconds <= 0.0 {
-        return Err(format!("'{text}' must be a positive duration"));
+        return Err(DurationError::NotPositive(text.into()));
     }
     if seconds > 86_400.0 {
-        return Err(format!("'{text}' is longer than a day"));
+        return Err(DurationError::TooLong(text.into()));
     }
     Ok(Duration::from_secs_f64(seconds))
 }

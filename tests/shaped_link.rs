@@ -11,22 +11,9 @@ mod netns;
 #[allow(dead_code)]
 mod util;
 
-use netns::{ADDR_B, NetPair, Side, require};
+use netns::{ADDR_B, NetPair, Side};
 use serde_json::Value;
-use util::{assert_valid, bin_path};
-
-fn bin_str() -> String {
-    bin_path().to_string_lossy().into_owned()
-}
-
-fn json_of(out: &std::process::Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "no JSON document ({e}); stderr:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
+use util::{Need, assert_valid, bin_str, json_of, needs};
 
 /// TCP goodput of a 1 Gbit/s token bucket at MTU 1500: tbf counts 1514-byte frames carrying 1448
 /// payload bytes; the reference figure is 0.9554.
@@ -55,8 +42,17 @@ fn measure(pair: &NetPair) -> Value {
 
 #[test]
 fn shaped_gigabit_link_measures_tcp_goodput_both_ways_against_stock_iperf3() {
-    require("iperf3", "iperf3");
-    let mut pair = NetPair::new();
+    if !needs(
+        "shaped_gigabit_link_measures_tcp_goodput_both_ways_against_stock_iperf3",
+        &[Need::Tool("iperf3", "iperf3")],
+    ) {
+        return;
+    }
+    let Some(mut pair) =
+        NetPair::new("shaped_gigabit_link_measures_tcp_goodput_both_ways_against_stock_iperf3")
+    else {
+        return;
+    };
     pair.shape(Side::A, "1gbit");
     pair.shape(Side::B, "1gbit");
     pair.spawn(Side::B, "iperf3", &["-s", "-p", "5201"]);

@@ -5,14 +5,14 @@
 use super::{Thresholds, check};
 use crate::report::memory::{MemoryPart, MinAvgMax};
 use crate::report::schema::{Check, Status};
-use crate::system::SystemInfo;
+use crate::report::system::SystemPart;
 use crate::units::format_binary_size;
 
 /// The best measured bandwidth (any mix, or the vector read kernel) against what the DIMMs can
 /// deliver; skipped, with the reason, where dmidecode gave no peak or the system section is absent.
 pub fn peak_vs_theoretical(
     m: &MemoryPart,
-    system: Option<&SystemInfo>,
+    system: Option<&SystemPart>,
     t: &Thresholds,
 ) -> Option<Check> {
     let name = "memory.peak_vs_theoretical";
@@ -88,8 +88,9 @@ pub fn peak_vs_theoretical(
 pub fn numa_ratios(m: &MemoryPart) -> Vec<Check> {
     let matrix = m
         .idle_latency
+        .patterns
         .get("FullRandom")
-        .or_else(|| m.idle_latency.get("RandomInChunk"));
+        .or_else(|| m.idle_latency.patterns.get("RandomInChunk"));
     let Some(matrix) = matrix else {
         return Vec::new();
     };
@@ -237,7 +238,11 @@ mod tests {
         fr.insert("Node-0".to_string(), row(100.0, 180.0));
         fr.insert("Node-1".to_string(), row(185.0, 102.0));
         MemoryPart {
-            idle_latency: BTreeMap::from([("FullRandom".to_string(), fr)]),
+            idle_latency: crate::report::memory::IdleLatency {
+                avg_latency: None,
+                patterns: BTreeMap::from([("FullRandom".to_string(), fr)]),
+            },
+            delay_bandwidth_latency: BTreeMap::new(),
             delay_latency_bandwidth: BTreeMap::new(),
             peak_bandwidth_mb_s: BTreeMap::new(),
             peak_read_simd_mb_s: None,
@@ -303,11 +308,14 @@ mod tests {
             peak_vs_theoretical(&m, None, &t).unwrap().status,
             Status::Skip
         );
-        let mut s = crate::system::collect(&crate::system::fake::two_socket_384(), None);
+        let mut s = SystemPart::from(&crate::system::collect(
+            &crate::system::fake::two_socket_384(),
+            None,
+        ));
         s.dram_error = Some("dmidecode is not installed".into());
         let c = peak_vs_theoretical(&m, Some(&s), &t).unwrap();
         assert!(c.message.contains("dmidecode is not installed"));
-        s.dram = Some(crate::system::dram::DramInfo {
+        s.dram = Some(crate::report::system::DramInfo {
             dimms: 2,
             channels: 2,
             kind: None,

@@ -165,30 +165,56 @@ pub const LIMITS: &[Limit] = &[
     },
 ];
 
+/// A `--threshold` setting that cannot be applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ThresholdError {
+    /// No limit has that name.
+    #[error("'{0}' is not a threshold; 'health_check checks --list' shows them")]
+    Unknown(String),
+    /// Not `NAME=VALUE`.
+    #[error("'{0}' is not NAME=VALUE")]
+    Malformed(String),
+    /// The value is not a finite number.
+    #[error("'{value}' is not a number in '{setting}'")]
+    NotANumber {
+        /// The value as typed.
+        value: String,
+        /// The whole setting.
+        setting: String,
+    },
+}
+
 impl Thresholds {
     /// Sets the limit called `name`.
-    pub fn set(&mut self, name: &str, value: f64) -> Result<(), String> {
-        let limit = LIMITS.iter().find(|l| l.name == name).ok_or_else(|| {
-            format!("'{name}' is not a threshold; 'health_check checks --list' shows them")
-        })?;
+    pub fn set(&mut self, name: &str, value: f64) -> Result<(), ThresholdError> {
+        let limit = LIMITS
+            .iter()
+            .find(|l| l.name == name)
+            .ok_or_else(|| ThresholdError::Unknown(name.into()))?;
         if !value.is_finite() {
-            return Err(format!("'{value}' is not a number for '{name}'"));
+            return Err(ThresholdError::NotANumber {
+                value: value.to_string(),
+                setting: name.into(),
+            });
         }
         *(limit.field)(self) = value;
         Ok(())
     }
 
     /// Applies `NAME=VALUE` settings.
-    pub fn with_overrides(settings: &[String]) -> Result<Thresholds, String> {
+    pub fn with_overrides(settings: &[String]) -> Result<Thresholds, ThresholdError> {
         let mut t = Thresholds::default();
         for s in settings {
             let (name, value) = s
                 .split_once('=')
-                .ok_or_else(|| format!("'{s}' is not NAME=VALUE"))?;
+                .ok_or_else(|| ThresholdError::Malformed(s.clone()))?;
             let value: f64 = value
                 .trim()
                 .parse()
-                .map_err(|_| format!("'{value}' is not a number in '{s}'"))?;
+                .map_err(|_| ThresholdError::NotANumber {
+                    value: value.into(),
+                    setting: s.clone(),
+                })?;
             t.set(name.trim(), value)?;
         }
         Ok(t)
@@ -283,6 +309,7 @@ mod tests {
         assert!(
             Thresholds::with_overrides(&["nope=1".into()])
                 .unwrap_err()
+                .to_string()
                 .contains("checks --list")
         );
         assert!(Thresholds::with_overrides(&["sleepbench.irq_pct".into()]).is_err());

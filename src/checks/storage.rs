@@ -93,12 +93,12 @@ fn tail(name: &str, l: &Latency, t: &Thresholds) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::target::Kind;
+    use crate::report::storage::TargetKind;
 
     fn part() -> StoragePart {
         StoragePart {
             path: "/data".into(),
-            kind: Kind::Directory,
+            kind: TargetKind::Directory,
             fstype: Some("xfs".into()),
             device: Some("nvme0n1".into()),
             rotational: Some(false),

@@ -5,7 +5,7 @@
 
 use super::{Thresholds, check};
 use crate::report::schema::{Check, Status};
-use crate::system::SystemInfo;
+use crate::report::system::SystemPart;
 
 fn pass(name: &str, message: String) -> Check {
     check(name, Status::Pass, None, 0.0, message).without_limit()
@@ -16,7 +16,7 @@ fn finding(name: &str, status: Status, value: Option<f64>, message: String) -> C
 }
 
 /// Every system rule.
-pub fn all(s: &SystemInfo, t: &Thresholds) -> Vec<Check> {
+pub fn all(s: &SystemPart, t: &Thresholds) -> Vec<Check> {
     vec![
         pcie_links(s),
         governor(s),
@@ -30,7 +30,7 @@ pub fn all(s: &SystemInfo, t: &Thresholds) -> Vec<Check> {
 }
 
 /// PCIe devices whose link runs narrower or slower than the device and slot allow.
-pub fn pcie_links(s: &SystemInfo) -> Check {
+pub fn pcie_links(s: &SystemPart) -> Check {
     let name = "system.pcie_links";
     if s.pcie_links_degraded.is_empty() {
         return pass(
@@ -68,7 +68,7 @@ pub fn pcie_links(s: &SystemInfo) -> Check {
 }
 
 /// The cpufreq governor: anything but performance lets frequency sag under benchmarks.
-pub fn governor(s: &SystemInfo) -> Check {
+pub fn governor(s: &SystemPart) -> Check {
     let name = "system.governor";
     match s.governor.as_deref() {
         None => finding(
@@ -91,7 +91,7 @@ pub fn governor(s: &SystemInfo) -> Check {
 }
 
 /// Thermal-throttle events that happened while the run went on.
-pub fn thermal_throttle(s: &SystemInfo) -> Check {
+pub fn thermal_throttle(s: &SystemPart) -> Check {
     let name = "system.thermal_throttle";
     match s.during_run.and_then(|d| d.throttle_events) {
         None => finding(
@@ -114,7 +114,7 @@ pub fn thermal_throttle(s: &SystemInfo) -> Check {
 }
 
 /// THP set to never: services that rely on huge pages lose TLB reach.
-pub fn thp(s: &SystemInfo) -> Check {
+pub fn thp(s: &SystemPart) -> Check {
     let name = "system.thp";
     match s.thp.as_deref() {
         Some("never") => finding(
@@ -131,7 +131,7 @@ pub fn thp(s: &SystemInfo) -> Check {
 }
 
 /// Swap in use: the machine has run short of memory.
-pub fn swap(s: &SystemInfo) -> Check {
+pub fn swap(s: &SystemPart) -> Check {
     let name = "system.swap";
     match s.swap_used_kib {
         Some(kib) if kib > 0 => finding(
@@ -149,7 +149,7 @@ pub fn swap(s: &SystemInfo) -> Check {
 }
 
 /// Automatic NUMA balancing moves pages during runs; DCPerf's memory tool turns it off.
-pub fn numa_balancing(s: &SystemInfo) -> Check {
+pub fn numa_balancing(s: &SystemPart) -> Check {
     let name = "system.numa_balancing";
     match (s.numa_balancing, s.numa_nodes.len() > 1) {
         (Some(true), true) => finding(
@@ -169,7 +169,7 @@ pub fn numa_balancing(s: &SystemInfo) -> Check {
 }
 
 /// CPU time stolen by the hypervisor during the run.
-pub fn steal(s: &SystemInfo, t: &Thresholds) -> Check {
+pub fn steal(s: &SystemPart, t: &Thresholds) -> Check {
     let name = "system.steal";
     let limit = t.steal_pct;
     match s.during_run.and_then(|d| d.steal_pct) {
@@ -202,7 +202,7 @@ pub fn steal(s: &SystemInfo, t: &Thresholds) -> Check {
 }
 
 /// Timer slack above the default lengthens every sleep.
-pub fn timer_slack(s: &SystemInfo, t: &Thresholds) -> Check {
+pub fn timer_slack(s: &SystemPart, t: &Thresholds) -> Check {
     let name = "system.timer_slack";
     let limit = t.timer_slack_ns;
     match s.timer_slack_ns {
@@ -236,10 +236,11 @@ pub fn timer_slack(s: &SystemInfo, t: &Thresholds) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::system::{RunDeltas, collect, devices::PcieLink, fake};
+    use crate::report::system::{PcieLink, RunDeltas};
+    use crate::system::{collect, fake};
 
-    fn fake_system() -> SystemInfo {
-        collect(&fake::two_socket_384(), None)
+    fn fake_system() -> SystemPart {
+        SystemPart::from(&collect(&fake::two_socket_384(), None))
     }
 
     fn status(c: &Check) -> Status {

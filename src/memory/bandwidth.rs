@@ -8,6 +8,7 @@
 use super::arch::{self, Mix};
 use super::buffer::{BLOCK, Pages, Region};
 use super::crew::{self, Sample};
+use super::error::{MemoryError, Result};
 use std::time::Duration;
 
 /// Blocks a kernel handles between two clock readings (512 KiB).
@@ -51,18 +52,18 @@ enum PeakPhase {
 pub fn measure_peak(
     cfg: &BandwidthConfig,
     should_stop: &(dyn Fn() -> bool + Sync),
-) -> Result<PeakResults, String> {
+) -> Result<PeakResults> {
     let mut phases = vec![PeakPhase::Warmup];
     for _ in 0..cfg.repeats {
         phases.extend(Mix::ALL.iter().map(|&m| PeakPhase::Mix(m)));
         phases.push(PeakPhase::Simd);
     }
     let (simd_kernel, simd_name) = arch::read_wide_kernel();
-    let setup = |_| -> Result<(Region, usize), String> {
+    let setup = |_| -> Result<(Region, usize)> {
         let mut r = Region::map(cfg.region_bytes, Pages::Default, None)
-            .map_err(|e| format!("cannot map {} MiB per thread: {e}", cfg.region_bytes >> 20))?;
+            .map_err(|e| MemoryError::map(cfg.region_bytes >> 20, "per thread", e))?;
         if !r.touch_until(should_stop) {
-            return Err("interrupted".into());
+            return Err(MemoryError::Interrupted);
         }
         Ok((r, 0))
     };
@@ -127,23 +128,21 @@ enum CopyPhase {
 pub fn measure_memcpy(
     cfg: &BandwidthConfig,
     should_stop: &(dyn Fn() -> bool + Sync),
-) -> Result<CopyResults, String> {
+) -> Result<CopyResults> {
     let mut phases = vec![CopyPhase::Warmup];
     for _ in 0..cfg.repeats {
         phases.extend([CopyPhase::Large, CopyPhase::Medium]);
     }
-    let setup = |_| -> Result<(Region, Region, usize), String> {
+    let setup = |_| -> Result<(Region, Region, usize)> {
         let map = || {
-            Region::map(cfg.region_bytes, Pages::Default, None).map_err(|e| {
-                format!(
-                    "cannot map 2 x {} MiB per thread: {e}",
-                    cfg.region_bytes >> 20
-                )
+            Region::map(cfg.region_bytes, Pages::Default, None).map_err(|cause| MemoryError::Map {
+                what: format!("2 x {} MiB per thread", cfg.region_bytes >> 20),
+                cause,
             })
         };
         let (mut src, mut dst) = (map()?, map()?);
         if !src.touch_until(should_stop) || !dst.touch_until(should_stop) {
-            return Err("interrupted".into());
+            return Err(MemoryError::Interrupted);
         }
         Ok((src, dst, 0))
     };

@@ -9,6 +9,7 @@
 //! so walking it from a [`Position`] of the same chain never leaves the mapping.
 
 use super::arch;
+use super::error::MemoryError;
 use std::io;
 use std::ptr::NonNull;
 
@@ -127,9 +128,18 @@ impl Region {
     /// Maps `len` bytes with the largest pages to be had for a latency chain: hugetlb 1 GiB when
     /// the pool (of `node`, or the system) has enough free pages, then hugetlb 2 MiB, then THP.
     pub fn map_huge(len: usize, node: Option<usize>) -> io::Result<Region> {
+        Self::map_huge_from(len, node, &|size_kib| free_hugepages(size_kib, node))
+    }
+
+    /// [`Region::map_huge`] with the free pages of each pool (by page size in KiB) from `free`.
+    fn map_huge_from(
+        len: usize,
+        node: Option<usize>,
+        free: &dyn Fn(u64) -> u64,
+    ) -> io::Result<Region> {
         for (pages, size_kib) in [(Pages::Huge1G, 1 << 20), (Pages::Huge2M, 2048)] {
             let needed = (len as u64).div_ceil(size_kib * 1024);
-            if free_hugepages(size_kib, node) >= needed {
+            if free(size_kib) >= needed {
                 if let Ok(r) = Region::map(len, pages, node) {
                     return Ok(r);
                 }
@@ -296,15 +306,17 @@ pub struct Position {
 impl Chain {
     /// Links the slots of `region` in the order given (slot indices; the cycle closes from the
     /// last back to the first). Every index must be a slot of the region.
-    pub fn link(mut region: Region, order: &[u32], stride: usize) -> Result<Chain, String> {
+    pub fn link(mut region: Region, order: &[u32], stride: usize) -> Result<Chain, MemoryError> {
         let slots = region.len() / stride.max(1);
         if stride < 8 || stride % 8 != 0 || order.is_empty() {
-            return Err(
+            return Err(MemoryError::BadChain(
                 "a chain needs a stride that is a multiple of 8 bytes, and one slot".into(),
-            );
+            ));
         }
         if let Some(bad) = order.iter().find(|&&s| s as usize >= slots) {
-            return Err(format!("slot {bad} is outside the region's {slots} slots"));
+            return Err(MemoryError::BadChain(format!(
+                "slot {bad} is outside the region's {slots} slots"
+            )));
         }
         let base = region.start() as usize;
         let bytes = region.as_mut_slice();
@@ -383,9 +395,16 @@ mod tests {
 
     #[test]
     fn huge_falls_back_when_no_pool_is_free() {
-        let mut r = Region::map_huge(4 << 20, None).unwrap();
+        // Every pool empty: transparent huge pages (or 4K where THP is off), never hugetlb.
+        let mut r = Region::map_huge_from(4 << 20, None, &|_| 0).unwrap();
+        assert_eq!(r.pages, Pages::Thp);
         r.touch();
-        assert!(!r.page_size().is_empty());
+        let page = r.page_size();
+        assert!(page.contains("THP") || page == "4K", "{page}");
+        // A pool with room is used when its pages can be had; when the kernel refuses them
+        // (none really free here), the fallback still gives a usable region.
+        let r = Region::map_huge_from(4 << 20, None, &|kib| u64::from(kib == 2048) * 2).unwrap();
+        assert!(matches!(r.pages, Pages::Huge2M | Pages::Thp));
     }
 
     #[test]

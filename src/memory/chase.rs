@@ -11,6 +11,7 @@
 
 use super::arch::CHASE_LOADS;
 use super::buffer::{Chain, Pages, Position, Region};
+use super::error::{MemoryError, Result};
 use std::time::{Duration, Instant};
 
 /// Bytes between chain slots.
@@ -95,20 +96,14 @@ pub fn build(
     pattern: Pattern,
     node: Option<usize>,
     should_stop: &dyn Fn() -> bool,
-) -> Result<Chain, String> {
+) -> Result<Chain> {
     let mut region = match pattern {
         Pattern::FullRandom => Region::map_huge(bytes, node),
         Pattern::RandomInChunk(_) => Region::map(bytes, Pages::Small, node),
     }
-    .map_err(|e| {
-        format!(
-            "cannot map {} MiB for the {} chain: {e}",
-            bytes >> 20,
-            pattern.name()
-        )
-    })?;
+    .map_err(|e| MemoryError::map(bytes >> 20, &format!("for the {} chain", pattern.name()), e))?;
     if !region.touch_until(should_stop) {
-        return Err("interrupted".into());
+        return Err(MemoryError::Interrupted);
     }
     let slots = region.len() / STRIDE;
     Chain::link(region, &order(pattern, slots, &mut Rng::new(0)), STRIDE)

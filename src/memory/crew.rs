@@ -6,6 +6,7 @@
 //! panics leaves the gate (the others stop waiting for it), any setup failure or stop request
 //! skips the remaining work, and the first setup error is what the crew returns.
 
+use super::error::{MemoryError, Result};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -86,15 +87,15 @@ pub fn run<S, P, W, F>(
     setup: F,
     work: W,
     should_stop: &(dyn Fn() -> bool + Sync),
-) -> Result<Vec<Vec<Option<Sample>>>, String>
+) -> Result<Vec<Vec<Option<Sample>>>>
 where
     P: Sync,
-    F: Fn(usize) -> Result<S, String> + Sync,
+    F: Fn(usize) -> Result<S> + Sync,
     W: Fn(usize, &mut S, &P) -> Sample + Sync,
 {
     let gate = Gate::new(cpus.len());
     let failed = AtomicBool::new(false);
-    let results: Vec<Result<Vec<Option<Sample>>, String>> = std::thread::scope(|scope| {
+    let results: Vec<Result<Vec<Option<Sample>>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = cpus
             .iter()
             .enumerate()
@@ -109,13 +110,15 @@ where
                         outcome.unwrap_or_else(|_| {
                             failed.store(true, Ordering::Relaxed);
                             gate.leave();
-                            Err(format!("the measuring thread on CPU {cpu} panicked"))
+                            Err(MemoryError::Panicked(format!(
+                                "the measuring thread on CPU {cpu}"
+                            )))
                         })
                     });
-                spawned.map_err(|e| {
+                spawned.map_err(|cause| {
                     failed.store(true, Ordering::Relaxed);
                     gate.leave();
-                    format!("cannot start a thread for CPU {cpu}: {e}")
+                    MemoryError::Spawn { cpu, cause }
                 })
             })
             .collect();
@@ -124,7 +127,7 @@ where
             .map(|h| match h {
                 Ok(h) => h
                     .join()
-                    .unwrap_or_else(|_| Err("a measuring thread panicked".into())),
+                    .unwrap_or_else(|_| Err(MemoryError::Panicked("a measuring thread".into()))),
                 Err(e) => Err(e),
             })
             .collect()
@@ -143,13 +146,13 @@ fn member<S, P, W, F>(
     setup: &F,
     work: &W,
     should_stop: &(dyn Fn() -> bool + Sync),
-) -> Result<Vec<Option<Sample>>, String>
+) -> Result<Vec<Option<Sample>>>
 where
-    F: Fn(usize) -> Result<S, String>,
+    F: Fn(usize) -> Result<S>,
     W: Fn(usize, &mut S, &P) -> Sample,
 {
     let state = crate::os::pin_current_thread(cpu)
-        .map_err(|e| format!("cannot pin a thread to CPU {cpu}: {e}"))
+        .map_err(|cause| MemoryError::Pin { cpu, cause })
         .and_then(|_| setup(i));
     let mut state = match state {
         Ok(s) => s,
@@ -248,7 +251,7 @@ mod tests {
             &[0u8; 3],
             |i| {
                 if i == 0 {
-                    Err("no memory".to_string())
+                    Err(MemoryError::Setup("no memory".into()))
                 } else {
                     Ok(())
                 }
@@ -259,7 +262,7 @@ mod tests {
             },
             &|| false,
         );
-        assert_eq!(r.unwrap_err(), "no memory");
+        assert_eq!(r.unwrap_err().to_string(), "no memory");
     }
 
     #[test]
@@ -277,7 +280,7 @@ mod tests {
             },
             &|| false,
         );
-        assert!(r.unwrap_err().contains("panicked"));
+        assert!(r.unwrap_err().to_string().contains("panicked"));
     }
 
     #[test]
@@ -296,8 +299,21 @@ mod tests {
 
     #[test]
     fn members_can_leave_the_gate() {
-        let gate = Gate::new(2);
+        // A member blocked at the gate is released when the only other member leaves for good.
+        let gate = std::sync::Arc::new(Gate::new(2));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = std::sync::Arc::clone(&gate);
+        std::thread::spawn(move || {
+            waiter.wait();
+            let _ = tx.send(());
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(
+            rx.try_recv().is_err(),
+            "the gate held while a member was missing"
+        );
         gate.leave();
-        gate.wait(); // alone now: returns at once
+        rx.recv_timeout(std::time::Duration::from_secs(5))
+            .expect("the waiting member was released when the other left");
     }
 }

@@ -5,6 +5,7 @@
 
 use super::buffer::{Chain, Region};
 use super::chase::{self, Pattern, Rng, STRIDE};
+use super::error::{MemoryError, Result};
 use std::time::Duration;
 
 /// Curve settings.
@@ -31,22 +32,20 @@ pub struct CurveResults {
 const MAX_WARMUP_LOADS: usize = 1 << 21;
 
 /// Measures the curve on a thread pinned to `cfg.cpu`.
-pub fn measure(
-    cfg: &CurveConfig,
-    should_stop: &(dyn Fn() -> bool + Sync),
-) -> Result<CurveResults, String> {
+pub fn measure(cfg: &CurveConfig, should_stop: &(dyn Fn() -> bool + Sync)) -> Result<CurveResults> {
     let Some(&largest) = cfg.sizes.iter().max() else {
         return Ok(CurveResults::default());
     };
     std::thread::scope(|s| {
         s.spawn(|| {
-            crate::os::pin_current_thread(cfg.cpu)
-                .map_err(|e| format!("cannot pin to CPU {}: {e}", cfg.cpu))?;
-            let mut region = Region::map_huge(largest, None).map_err(|e| {
-                format!("cannot map {} MiB for the cache curve: {e}", largest >> 20)
+            crate::os::pin_current_thread(cfg.cpu).map_err(|cause| MemoryError::Pin {
+                cpu: cfg.cpu,
+                cause,
             })?;
+            let mut region = Region::map_huge(largest, None)
+                .map_err(|e| MemoryError::map(largest >> 20, "for the cache curve", e))?;
             if !region.touch_until(should_stop) {
-                return Err("interrupted".into());
+                return Err(MemoryError::Interrupted);
             }
             let mut out = CurveResults {
                 page_size: region.page_size(),
@@ -74,7 +73,7 @@ pub fn measure(
             Ok(out)
         })
         .join()
-        .unwrap_or_else(|_| Err("the cache-curve thread panicked".into()))
+        .unwrap_or_else(|_| Err(MemoryError::Panicked("the cache-curve thread".into())))
     })
 }
 

@@ -5,6 +5,7 @@
 //! ten equal parts, so one burst of interference does not move it.
 
 use super::chase::{self, Pattern};
+use super::error::{MemoryError, Result};
 use super::plan::LatencyPair;
 use std::time::Duration;
 
@@ -73,11 +74,13 @@ fn measure_cell(
     pattern: Pattern,
     pair: LatencyPair,
     should_stop: &(dyn Fn() -> bool + Sync),
-) -> Result<IdleFigure, String> {
+) -> Result<IdleFigure> {
     std::thread::scope(|s| {
         s.spawn(|| {
-            crate::os::pin_current_thread(pair.cpu)
-                .map_err(|e| format!("cannot pin to CPU {}: {e}", pair.cpu))?;
+            crate::os::pin_current_thread(pair.cpu).map_err(|cause| MemoryError::Pin {
+                cpu: pair.cpu,
+                cause,
+            })?;
             let chain = chase::build(
                 cfg.region_bytes,
                 pattern,
@@ -92,7 +95,7 @@ fn measure_cell(
                 })
                 .collect::<Vec<_>>();
             if ns.is_empty() {
-                return Err("interrupted before a measurement finished".to_string());
+                return Err(MemoryError::Interrupted);
             }
             Ok(IdleFigure {
                 pattern,
@@ -102,7 +105,7 @@ fn measure_cell(
             })
         })
         .join()
-        .unwrap_or_else(|_| Err("the measuring thread panicked".into()))
+        .unwrap_or_else(|_| Err(MemoryError::Panicked("the measuring thread".into())))
     })
 }
 

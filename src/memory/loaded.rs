@@ -8,6 +8,7 @@ use super::arch::{self, DELAYS, Mix};
 use super::buffer::{BLOCK, Chain, Pages, Position, Region};
 use super::chase::{self, Pattern, STRIDE};
 use super::crew::{self, Sample};
+use super::error::{MemoryError, Result};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -69,7 +70,7 @@ enum Role {
 pub fn measure(
     cfg: &LoadedConfig,
     should_stop: &(dyn Fn() -> bool + Sync),
-) -> Result<LoadedResults, String> {
+) -> Result<LoadedResults> {
     let phases = phases(cfg.patterns.len());
     let pages = Mutex::new(Vec::new());
     let setup = |i: usize| setup_role(cfg, i, &pages, should_stop);
@@ -141,16 +142,12 @@ fn setup_role(
     member: usize,
     pages: &Mutex<Vec<String>>,
     should_stop: &(dyn Fn() -> bool + Sync),
-) -> Result<Role, String> {
+) -> Result<Role> {
     if member > 0 {
-        let mut r = Region::map(cfg.region_bytes, Pages::Default, None).map_err(|e| {
-            format!(
-                "cannot map {} MiB per generator: {e}",
-                cfg.region_bytes >> 20
-            )
-        })?;
+        let mut r = Region::map(cfg.region_bytes, Pages::Default, None)
+            .map_err(|e| MemoryError::map(cfg.region_bytes >> 20, "per generator", e))?;
         if !r.touch_until(should_stop) {
-            return Err("interrupted".into());
+            return Err(MemoryError::Interrupted);
         }
         return Ok(Role::Generator(r, 0));
     }

@@ -11,6 +11,7 @@ pub mod buffer;
 pub mod chase;
 pub mod crew;
 pub mod curve;
+pub mod error;
 pub mod hugepages;
 pub mod latency;
 pub mod loaded;
@@ -20,6 +21,7 @@ use crate::system::topology::Topology;
 use bandwidth::{BandwidthConfig, CopyResults, PeakResults};
 use chase::Pattern;
 use curve::{CurveConfig, CurveResults};
+use error::MemoryError;
 use latency::{IdleConfig, IdleFigure};
 use loaded::{LoadedConfig, LoadedResults};
 use std::time::Duration;
@@ -262,7 +264,7 @@ impl RunPlan {
 
 /// Stores a part's results, or its error (unless a stop request caused it).
 fn record<T>(
-    result: Result<T, String>,
+    result: Result<T, MemoryError>,
     part: &str,
     should_stop: &(dyn Fn() -> bool + Sync),
     out: &mut MemoryResults,

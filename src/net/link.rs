@@ -3,11 +3,10 @@
 //! `/sys/class/net/<if>/speed` (Mbit/s) and MTU, and the most TCP goodput that link can carry.
 
 use crate::system::parse::parse_int;
-use serde::Serialize;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 
 /// The egress interface towards a client.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Link {
     /// Interface name.
     pub interface: String,

@@ -6,12 +6,14 @@
 //! A loopback client with nothing listening on the port gets an in-process responder, so
 //! `health_check -r server -c localhost` works on a lone machine.
 
+pub mod error;
 pub mod icmp;
 pub mod iperf3;
 pub mod link;
 pub mod ping;
 pub mod resolve;
 
+use error::NetError;
 use iperf3::client::{ClientError, TestReport, TestSpec, Timeouts, run_test};
 use iperf3::protocol::DEFAULT_BLOCK;
 use iperf3::server::{Responder, ServerConfig};
@@ -52,15 +54,15 @@ pub struct BandwidthConfig {
 }
 
 /// A bandwidth test's outcome, from the server role's side.
-pub type TestOutcome = Result<TestReport, String>;
+pub type TestOutcome = Result<TestReport, NetError>;
 
 /// Everything measured for one client.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct HostResult {
     /// The name exactly as given.
     pub hostname: String,
     /// The address used, or why there is none.
-    pub address: Result<SocketAddr, String>,
+    pub address: Result<SocketAddr, NetError>,
     /// Ping samples.
     pub ping: Option<PingResult>,
     /// This end sends to the client (iperf3's normal direction).
@@ -74,7 +76,7 @@ pub struct HostResult {
 }
 
 /// All clients at once.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct Aggregate {
     /// The clients that took part.
     pub clients: Vec<String>,
@@ -83,7 +85,7 @@ pub struct Aggregate {
 }
 
 /// The section's results.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct NetworkResults {
     /// One entry per client, in the order given.
     pub hosts: Vec<HostResult>,
@@ -179,11 +181,8 @@ fn probe_all(hosts: &[HostResult], timeout: Duration) -> Vec<Option<ClientError>
         let handles: Vec<_> = hosts
             .iter()
             .map(|h| {
-                let addr = h.address.clone();
-                scope.spawn(move || match addr {
-                    Ok(a) => iperf3::client::connect(a, timeout).err(),
-                    Err(_) => None,
-                })
+                let addr = h.address.as_ref().ok().copied();
+                scope.spawn(move || addr.and_then(|a| iperf3::client::connect(a, timeout).err()))
             })
             .collect();
         handles
@@ -210,14 +209,14 @@ fn bandwidth_per_host<'scope, 'env>(hosts: &mut [HostResult], t: &Tester<'_, 'sc
         hosts.iter().map(|_| None).collect()
     };
     for (host, probe) in hosts.iter_mut().zip(probes) {
-        let Ok(addr) = host.address.clone() else {
+        let Ok(&addr) = host.address.as_ref() else {
             continue;
         };
         if (t.should_stop)() {
             break;
         }
         match probe.filter(|e| !(is_refused(e) && addr.ip().is_loopback())) {
-            Some(e) => host.forward = Some(Err(e.to_string())),
+            Some(e) => host.forward = Some(Err(e.into())),
             None => test_host(host, addr, t),
         }
     }
@@ -257,14 +256,14 @@ fn test_host<'scope, 'env>(host: &mut HostResult, addr: SocketAddr, t: &Tester<'
         .unwrap_or(false);
     host.peer = forward.as_ref().ok().map(|r| peer_name(r, is_embedded));
     let forward_ok = forward.is_ok();
-    host.forward = Some(forward.map_err(|e| e.to_string()));
+    host.forward = Some(forward.map_err(NetError::from));
     if t.bw.reverse_seconds > 0 && forward_ok && !(t.should_stop)() {
         (t.progress)(&format!(
             "iperf3: {} reverse ({} s)",
             host.hostname, t.bw.reverse_seconds
         ));
         let reverse = run_test(addr, &spec(true), &t.cfg.timeouts, t.should_stop);
-        host.reverse = Some(reverse.map_err(|e| e.to_string()));
+        host.reverse = Some(reverse.map_err(NetError::from));
     }
 }
 
@@ -307,7 +306,7 @@ fn all_at_once(
     // One test per distinct address: two names for one host would only take turns.
     let mut ready: Vec<(&str, SocketAddr)> = Vec::new();
     for h in hosts.iter().filter(|h| matches!(h.forward, Some(Ok(_)))) {
-        if let Ok(a) = h.address {
+        if let Ok(&a) = h.address.as_ref() {
             if !ready.iter().any(|(_, seen)| *seen == a) {
                 ready.push((h.hostname.as_str(), a));
             }
@@ -341,8 +340,8 @@ fn all_at_once(
         handles
             .into_iter()
             .map(|h| match h.join() {
-                Ok(r) => r.map_err(|e| e.to_string()),
-                Err(_) => Err("internal error in the test thread".to_string()),
+                Ok(r) => r.map_err(NetError::from),
+                Err(_) => Err(NetError::Panicked),
             })
             .collect()
     });

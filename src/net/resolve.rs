@@ -1,6 +1,7 @@
 //! Host names to addresses, all at once and with a deadline: getaddrinfo has no timeout of its
 //! own, so each lookup runs in its own thread and an answer that comes too late is an error.
 
+use super::error::NetError;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -11,7 +12,7 @@ pub fn resolve_all(
     hosts: &[String],
     port: u16,
     deadline: Duration,
-) -> Vec<Result<SocketAddr, String>> {
+) -> Vec<Result<SocketAddr, NetError>> {
     let (tx, rx) = mpsc::channel();
     for (i, host) in hosts.iter().enumerate() {
         let (worker_tx, host) = (tx.clone(), host.clone());
@@ -22,11 +23,12 @@ pub fn resolve_all(
                 let _ = worker_tx.send((i, resolve(&host, port)));
             });
         if spawned.is_err() {
-            let _ = tx.send((i, Err("could not start a resolver thread".to_string())));
+            let _ = tx.send((i, Err(NetError::Thread("resolver"))));
         }
     }
     drop(tx);
-    let mut out: Vec<Option<Result<SocketAddr, String>>> = vec![None; hosts.len()];
+    let mut out: Vec<Option<Result<SocketAddr, NetError>>> =
+        std::iter::repeat_with(|| None).take(hosts.len()).collect();
     let until = Instant::now() + deadline;
     while out.iter().any(Option::is_none) {
         match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
@@ -35,18 +37,12 @@ pub fn resolve_all(
         }
     }
     out.into_iter()
-        .map(|r| {
-            r.unwrap_or_else(|| {
-                Err(format!(
-                    "name lookup took longer than {deadline:?} (check DNS)"
-                ))
-            })
-        })
+        .map(|r| r.unwrap_or(Err(NetError::LookupTimeout(deadline))))
         .collect()
 }
 
 /// Resolves one host for `port`.
-pub fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
+pub fn resolve(host: &str, port: u16) -> Result<SocketAddr, NetError> {
     let literal = host.trim_start_matches('[').trim_end_matches(']');
     if let Ok(ip) = literal.parse::<std::net::IpAddr>() {
         return Ok(SocketAddr::new(ip, port));
@@ -54,8 +50,11 @@ pub fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
     match (host, port).to_socket_addrs() {
         Ok(mut addrs) => addrs
             .next()
-            .ok_or_else(|| format!("'{host}' has no address")),
-        Err(e) => Err(format!("cannot resolve '{host}': {e}")),
+            .ok_or_else(|| NetError::NoAddress(host.to_string())),
+        Err(cause) => Err(NetError::Resolve {
+            host: host.to_string(),
+            cause,
+        }),
     }
 }
 
@@ -81,7 +80,7 @@ mod tests {
             Duration::from_secs(10),
         );
         let e = r[0].as_ref().unwrap_err();
-        assert!(e.contains("'x;rm'"), "{e}");
+        assert!(e.to_string().contains("'x;rm'"), "{e}");
         assert!(r[1].is_ok());
     }
 }

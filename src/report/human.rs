@@ -3,7 +3,7 @@
 //! messages, passes and skips by name), and the total time. Colour only on a terminal (and never
 //! with NO_COLOR set). Never parsed by anything.
 
-use super::schema::{Check, Document, Status};
+use super::schema::{Check, Document, Status, word};
 use std::fmt::Write as _;
 
 /// Whether the summary on stderr may use colour: a terminal, and NO_COLOR unset.
@@ -25,18 +25,6 @@ fn paint(word: &str, status: Status, color: bool) -> String {
     format!("\u{1b}[{code}m{word}\u{1b}[0m")
 }
 
-fn section_status(status: &str) -> Status {
-    if status == "ok" {
-        Status::Pass
-    } else if status.starts_with("failed") {
-        Status::Fail
-    } else if status == "interrupted" {
-        Status::Warn
-    } else {
-        Status::Skip
-    }
-}
-
 /// The summary text.
 pub fn summary(doc: &Document, color: bool) -> String {
     let info = &doc.health_check;
@@ -44,7 +32,10 @@ pub fn summary(doc: &Document, color: bool) -> String {
     let _ = writeln!(
         out,
         "health_check {}: {} role, {} profile, {:.1} s",
-        info.version, info.role, info.profile, info.seconds
+        info.version,
+        word(&info.role),
+        word(&info.profile),
+        info.seconds
     );
     let width = info
         .sections
@@ -56,8 +47,8 @@ pub fn summary(doc: &Document, color: bool) -> String {
     for (section, status) in &info.sections.0 {
         let figures = key_figures(doc, section);
         let sep = if figures.is_empty() { "" } else { "  " };
-        let word = paint(status, section_status(status), color);
-        let _ = writeln!(out, "  {section:<width$}  {word}{sep}{figures}");
+        let shown = paint(&status.to_wire(), status.status(), color);
+        let _ = writeln!(out, "  {section:<width$}  {shown}{sep}{figures}");
     }
     if !doc.checks.is_empty() {
         let count = |s: Status| doc.checks.iter().filter(|c| c.status == s).count();
@@ -119,7 +110,7 @@ fn key_figures(doc: &Document, section: &str) -> String {
         "network" => network_figures(doc),
         "memory" => doc.memory.as_ref().and_then(|p| p.measured()).map(|m| {
             let mut parts = Vec::new();
-            for (pattern, matrix) in &m.idle_latency {
+            for (pattern, matrix) in &m.idle_latency.patterns {
                 if let Some(ns) = matrix.values().next().and_then(|row| row.values().next()) {
                     parts.push(format!("idle {pattern} {ns} ns"));
                 }
@@ -163,7 +154,7 @@ fn network_figures(doc: &Document) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::schema::{RunInfo, SectionStatuses};
+    use crate::report::schema::{ProfileName, Role, RunInfo, SectionOutcome, SectionStatuses};
 
     fn check(name: &str, status: Status, message: &str) -> Check {
         Check {
@@ -189,13 +180,16 @@ mod tests {
             ],
             health_check: RunInfo {
                 version: "0.1.0".into(),
-                role: "server".into(),
-                profile: "quick".into(),
+                role: Role::Server,
+                profile: ProfileName::Quick,
                 seconds: 3.25,
                 sections: SectionStatuses(vec![
-                    ("system".into(), "ok".into()),
-                    ("network".into(), "skipped: no clients".into()),
-                    ("sleep".into(), "interrupted".into()),
+                    ("system".into(), SectionOutcome::Ok),
+                    (
+                        "network".into(),
+                        SectionOutcome::Skipped("no clients".into()),
+                    ),
+                    ("sleep".into(), SectionOutcome::Interrupted),
                 ]),
                 ..RunInfo::default()
             },

@@ -3,33 +3,48 @@
 //! peak and memcpy), and ours beside them (`peak_read_simd_mb_s`, `cache_latency_ns`,
 //! `page_size`, `repeats`). Each headline figure is the mean of its repeats.
 
+use super::schema::nullable;
 use crate::memory::MemoryResults;
 use crate::memory::latency::IdleFigure;
 use crate::stats::min_avg_max;
 use crate::system::topology::Cache;
 use crate::units::round_to;
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// `{"Node-i": {"Node-j": value}}`.
 pub type NodeMatrix<T> = BTreeMap<String, BTreeMap<String, T>>;
 
+/// One row of the loaded-latency sweep: `[delay, bandwidth, ns]`.
+pub type SweepRow = (u32, f64, f64);
+
 /// The memory section.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct MemoryPart {
     /// Idle latency per pattern and (CPU node, memory node), ns.
-    pub idle_latency: BTreeMap<String, NodeMatrix<f64>>,
+    pub idle_latency: IdleLatency,
     /// Loaded-latency sweep per pattern: rows [delay, GiB/s of all threads, ns].
-    pub delay_latency_bandwidth: BTreeMap<String, Vec<(u32, f64, f64)>>,
+    pub delay_latency_bandwidth: BTreeMap<String, Vec<SweepRow>>,
+    /// The same sweep under the name DCPerf's parser writes (same rows); on aarch64 it also holds
+    /// `loaded_latency`, the FullRandom sweep as DCPerf's aarch64 path names it, with bandwidth in
+    /// MB/s (10^6 B/s) as that tool reports it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub delay_bandwidth_latency: BTreeMap<String, Vec<SweepRow>>,
     /// Peak bandwidth per read/write mix, MiB/s (mm-mem prints these as "MB/s").
     pub peak_bandwidth_mb_s: BTreeMap<String, f64>,
     /// Read bandwidth with wide vector loads, MiB/s.
+    #[schemars(required, transform = nullable)]
     pub peak_read_simd_mb_s: Option<f64>,
     /// The vector kernel used (`avx512`, `avx2`, `neon`, ...).
+    #[schemars(required, transform = nullable)]
     pub simd_kernel: Option<String>,
     /// 16 KiB memcpy, MiB/s (bytes copied counted once).
+    #[schemars(required, transform = nullable)]
     pub memcpy_medium_mb_s: Option<f64>,
     /// 128 MiB memcpy, MiB/s.
+    #[schemars(required, transform = nullable)]
     pub memcpy_large_mb_s: Option<f64>,
     /// Latency by working set: [bytes, ns].
     pub cache_latency_ns: Vec<(usize, f64)>,
@@ -46,15 +61,44 @@ pub struct MemoryPart {
     /// Threads of the bandwidth tests (one per usable CPU).
     pub threads: usize,
     /// Parts that failed, and why.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
     /// Huge-page reservation notes.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
 
+/// Idle latency per pattern, `{"FullRandom": {"Node-0": {"Node-1": ns}}}`; on aarch64 also
+/// `avg_latency`, the name DCPerf's aarch64 path gives its one idle figure.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IdleLatency {
+    /// The aarch64 name for the local FullRandom latency of the first node, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avg_latency: Option<f64>,
+    /// Per pattern: CPU node -> memory node -> ns.
+    #[serde(flatten)]
+    pub patterns: BTreeMap<String, NodeMatrix<f64>>,
+}
+
+impl JsonSchema for IdleLatency {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "IdleLatency".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let matrix = generator.subschema_for::<NodeMatrix<f64>>();
+        schemars::json_schema!({
+            "description": "Per pattern (FullRandom, RandomInChunk): CPU node -> memory node -> ns;                             on aarch64 also avg_latency (ns), DCPerf's aarch64 name.",
+            "type": "object",
+            "properties": { "avg_latency": { "type": "number" } },
+            "additionalProperties": matrix
+        })
+    }
+}
+
 /// Page sizes: `1G`, `2M`, `2M (THP)`, `4K`, or a THP share.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct PageSizes {
     /// Per idle-latency pattern.
     pub idle_latency: BTreeMap<String, String>,
@@ -65,7 +109,8 @@ pub struct PageSizes {
 }
 
 /// Spread of one repeated figure.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct MinAvgMax {
     /// Smallest.
     pub min: f64,
@@ -76,7 +121,8 @@ pub struct MinAvgMax {
 }
 
 /// Repeat statistics.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Repeats {
     /// Measurements per figure.
     pub count: usize,
@@ -181,8 +227,12 @@ impl MemoryPart {
         let medium = spread(&r.memcpy.medium, 1);
         let large = spread(&r.memcpy.large, 1);
         MemoryPart {
-            idle_latency: idle.latency,
+            idle_latency: IdleLatency {
+                avg_latency: None,
+                patterns: idle.latency,
+            },
             delay_latency_bandwidth: sweep,
+            delay_bandwidth_latency: BTreeMap::new(),
             peak_bandwidth_mb_s: peak_spread
                 .iter()
                 .map(|(k, s)| (k.clone(), s.avg))
@@ -223,9 +273,34 @@ impl MemoryPart {
         }
     }
 
+    /// Adds DCPerf's parser names (see [`super::schema::Document::add_dcperf_names`]).
+    pub fn add_dcperf_names(&mut self, aarch64: bool) {
+        self.delay_bandwidth_latency = self.delay_latency_bandwidth.clone();
+        if !aarch64 {
+            return;
+        }
+        // DCPerf's aarch64 tool chases one random cycle (FullRandom here) and reports decimal MB/s.
+        let chase = self
+            .delay_latency_bandwidth
+            .get("FullRandom")
+            .or_else(|| self.delay_latency_bandwidth.values().next());
+        if let Some(rows) = chase {
+            let mb_s = |gib_s: f64| round_to(gib_s * (1u64 << 30) as f64 / 1e6, 1);
+            let rows = rows.iter().map(|&(d, g, ns)| (d, mb_s(g), ns)).collect();
+            self.delay_bandwidth_latency
+                .insert("loaded_latency".into(), rows);
+        }
+        self.idle_latency.avg_latency = self
+            .idle_latency
+            .patterns
+            .get("FullRandom")
+            .or_else(|| self.idle_latency.patterns.values().next())
+            .and_then(|m| m.iter().find_map(|(cpu, row)| row.get(cpu)).copied());
+    }
+
     /// Whether no part produced a figure.
     pub fn is_empty(&self) -> bool {
-        self.idle_latency.is_empty()
+        self.idle_latency.patterns.is_empty()
             && self.delay_latency_bandwidth.is_empty()
             && self.peak_bandwidth_mb_s.is_empty()
             && self.memcpy_large_mb_s.is_none()
@@ -261,7 +336,10 @@ mod tests {
         };
         let part = MemoryPart::from_results(&r, 2, &[]);
         assert_eq!(part.page_size.idle_latency["FullRandom"], "1G");
-        assert_eq!(part.idle_latency["FullRandom"]["Node-0"]["Node-1"], 105.0);
+        assert_eq!(
+            part.idle_latency.patterns["FullRandom"]["Node-0"]["Node-1"],
+            105.0
+        );
         r.idle[1].page_size = "4K".into();
         let part = MemoryPart::from_results(&r, 2, &[]);
         assert_eq!(part.page_size.idle_latency["FullRandom"], "mixed");

@@ -9,8 +9,10 @@ pub mod human;
 pub mod memory;
 pub mod network;
 pub mod progress;
+pub mod responder;
 pub mod schema;
 pub mod storage;
+pub mod system;
 
 use anyhow::Context;
 use serde::Serialize;

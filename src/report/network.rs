@@ -1,10 +1,10 @@
 //! The network section's results in the wire format: DCPerf's `ping` and `"iperf3 bandwidth"`
 //! lists (one entry per client, named exactly as given) and our `network_aggregate`.
 
-use super::schema::{AggregateEntry, BandwidthEntry, PingEntry};
+use super::schema::{AggregateEntry, BandwidthEntry, Gbps, Ms, PingEntry, PingMethod};
 use crate::net::iperf3::client::TestReport;
 use crate::net::link::tcp_goodput_limit_gbps;
-use crate::net::ping::PingResult;
+use crate::net::ping::{Method, PingResult};
 use crate::net::{Aggregate, HostResult, NetworkResults};
 use crate::stats::{mdev, min_avg_max};
 use crate::units::round_to;
@@ -14,7 +14,7 @@ pub fn ping_error_entry(host: &str, why: &str) -> PingEntry {
     PingEntry {
         hostname: host.to_string(),
         latency: None,
-        unit: "ms",
+        unit: Ms::Word,
         min: None,
         max: None,
         mdev: None,
@@ -32,7 +32,7 @@ pub fn bandwidth_error_entry(host: &str, why: &str, streams: u32) -> BandwidthEn
     BandwidthEntry {
         hostname: host.to_string(),
         bandwidth: None,
-        unit: "Gbps",
+        unit: Gbps::Word,
         sender_gbps: None,
         retransmits: None,
         streams: streams.max(1),
@@ -61,7 +61,7 @@ fn ping_entry(h: &HostResult) -> PingEntry {
     let ms = |v: f64| round_to(v, 3);
     let mut entry = ping_error_entry(&h.hostname, "");
     entry.address = h.address.as_ref().ok().map(|a| a.ip().to_string());
-    entry.error = h.address.as_ref().err().cloned();
+    entry.error = h.address.as_ref().err().map(ToString::to_string);
     let Some(p) = &h.ping else {
         return entry;
     };
@@ -70,7 +70,10 @@ fn ping_entry(h: &HostResult) -> PingEntry {
 }
 
 fn fill_ping(entry: &mut PingEntry, p: &PingResult, ms: impl Fn(f64) -> f64) {
-    entry.method = Some(p.method.name());
+    entry.method = Some(match p.method {
+        Method::Icmp => PingMethod::Icmp,
+        Method::TcpConnect => PingMethod::TcpConnect,
+    });
     entry.sent = p.sent;
     entry.received = p.rtts_ms.len() as u32;
     if p.sent > 0 {
@@ -116,9 +119,9 @@ fn bandwidth_entry(h: &HostResult, streams: u32) -> BandwidthEntry {
     e.peer = h.peer.clone();
     e.address = h.address.as_ref().ok().map(|a| a.to_string());
     match (&h.address, &h.forward) {
-        (Err(why), _) => e.error = Some(why.clone()),
+        (Err(why), _) => e.error = Some(why.to_string()),
         (Ok(_), None) => {}
-        (Ok(_), Some(Err(why))) => e.error = Some(why.clone()),
+        (Ok(_), Some(Err(why))) => e.error = Some(why.to_string()),
         (Ok(addr), Some(Ok(r))) => {
             fill_forward(&mut e, r);
             if let (Some(speed), Some(mtu), Some(bw)) = (e.link_speed_gbps, e.mtu, e.bandwidth) {
@@ -134,7 +137,7 @@ fn bandwidth_entry(h: &HostResult, streams: u32) -> BandwidthEntry {
             e.reverse_retransmits = r.retransmits;
             e.interrupted |= r.interrupted;
         }
-        Some(Err(why)) => e.reverse_error = Some(why.clone()),
+        Some(Err(why)) => e.reverse_error = Some(why.to_string()),
         None => {}
     }
     e
@@ -167,7 +170,7 @@ pub fn aggregate_entry(agg: &Aggregate, streams: u32) -> AggregateEntry {
             .iter()
             .any(Option::is_some)
             .then(|| round_to(sum, 3)),
-        unit: "Gbps",
+        unit: Gbps::Word,
         clients: agg.clients.clone(),
         per_client_gbps: per_client,
         streams,

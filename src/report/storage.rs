@@ -1,14 +1,39 @@
 //! The storage section in the wire format. Throughput in MB/s = 10^6 bytes/s (fio's and data
 //! sheets' unit), latency in microseconds.
 
+use super::schema::nullable;
 use crate::storage::io::IoResult;
 use crate::storage::target::Kind;
 use crate::storage::{LARGE_BLOCK, SMALL_BLOCK, StorageConfig, StorageResults};
 use crate::units::round_to;
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What the storage target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    /// A directory: our own test file in it.
+    Directory,
+    /// An existing regular file.
+    File,
+    /// A block device.
+    Device,
+}
+
+impl From<Kind> for TargetKind {
+    fn from(k: Kind) -> Self {
+        match k {
+            Kind::Directory => TargetKind::Directory,
+            Kind::File => TargetKind::File,
+            Kind::Device => TargetKind::Device,
+        }
+    }
+}
 
 /// Completion latency percentiles, µs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Latency {
     /// Median.
     pub p50: f64,
@@ -21,31 +46,40 @@ pub struct Latency {
 }
 
 /// The storage section.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct StoragePart {
     /// The target as given.
     pub path: String,
     /// `directory` (our own test file), `file` or `device`.
-    pub kind: Kind,
+    pub kind: TargetKind,
     /// Filesystem type.
+    #[schemars(required, transform = nullable)]
     pub fstype: Option<String>,
     /// The block device behind it.
+    #[schemars(required, transform = nullable)]
     pub device: Option<String>,
     /// Whether that device spins.
+    #[schemars(required, transform = nullable)]
     pub rotational: Option<bool>,
     /// Bytes used, MiB.
     pub size_mib: u64,
     /// Whether O_DIRECT was honoured (false: figures include the page cache).
     pub direct: bool,
     /// 4 KiB random reads per second.
+    #[schemars(required, transform = nullable)]
     pub read_iops_4k: Option<f64>,
     /// Their completion latency, µs.
+    #[schemars(required, transform = nullable)]
     pub read_clat_us: Option<Latency>,
     /// 1 MiB sequential writes, MB/s.
+    #[schemars(required, transform = nullable)]
     pub write_mb_s_1m: Option<f64>,
     /// 4 KiB random writes per second.
+    #[schemars(required, transform = nullable)]
     pub write_iops_4k: Option<f64>,
     /// Their completion latency, µs.
+    #[schemars(required, transform = nullable)]
     pub write_clat_us: Option<Latency>,
     /// Threads of the random tests.
     pub random_threads: usize,
@@ -61,10 +95,10 @@ pub struct StoragePart {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub writes_skipped: Option<String>,
     /// Warnings (no O_DIRECT, in-memory filesystem).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// Tests that failed, and why (the others still ran).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
     /// The user's expectations, for the checks.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -89,7 +123,7 @@ impl StoragePart {
     pub fn from_results(r: &StorageResults, cfg: &StorageConfig) -> Self {
         StoragePart {
             path: cfg.path.display().to_string(),
-            kind: r.target.kind,
+            kind: r.target.kind.into(),
             fstype: r.target.fstype.clone(),
             device: r.target.device.clone(),
             rotational: r.target.rotational,

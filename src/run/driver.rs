@@ -2,34 +2,24 @@
 //! each one's outcome, and never lets one section's failure or panic stop the others. Ctrl-C ends
 //! the current section early (its figures so far are kept) and skips the rest.
 
+use super::{Outcome, RunInfoBuilder};
 use crate::checks;
 use crate::config::{Config, Section};
-use crate::os::{self, Interrupt};
+use crate::os;
 use crate::report::memory::MemoryPart;
 use crate::report::network::{
     aggregate_entry, bandwidth_entries, bandwidth_error_entry, ping_entries, ping_error_entry,
 };
 use crate::report::progress::Progress;
-use crate::report::schema::{Document, NotMeasured, Part, RunInfo, SectionStatuses, SleepBench};
+use crate::report::schema::{Document, NotMeasured, Part, SectionOutcome, SleepBench};
 use crate::report::storage::StoragePart;
+use crate::report::system::SystemPart;
 use crate::sched::sleepbench;
 use crate::system::SystemInfo;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-/// A finished run: the document, the machine description (for the envelope) and the signal that
-/// cut it short, if any.
-#[derive(Debug)]
-pub struct Outcome {
-    /// The document to print.
-    pub doc: Document,
-    /// The machine, also when the system section was not in the plan.
-    pub system: SystemInfo,
-    /// Set when SIGINT/SIGTERM arrived during the run.
-    pub interrupted: Option<Interrupt>,
-}
-
-/// How one step ended.
+/// How one step ended, before a failure becomes [`SectionOutcome::Failed`].
 enum StepEnd {
     Ok,
     Interrupted,
@@ -38,52 +28,35 @@ enum StepEnd {
 
 /// Runs the plan of `config` and builds the document.
 pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
-    let started = Instant::now();
-    let started_unix = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let clock = RunInfoBuilder::start();
     let mut system = if config.plan.contains(&Section::System) {
         crate::system::collect_host_with_dram()
     } else {
         crate::system::collect_host()
     };
     let mut doc = Document::default();
-    let mut statuses = run_plan(config, &system, &mut doc);
-    statuses.extend(
+    let mut outcomes = run_plan(config, &system, &mut doc);
+    outcomes.extend(
         config
             .excluded
             .iter()
-            .map(|(s, why)| (*s, format!("skipped: {why}"))),
+            .map(|(s, why)| (*s, SectionOutcome::Skipped(why.clone()))),
     );
-    statuses.sort_by_key(|(s, _)| *s);
+    outcomes.sort_by_key(|(s, _)| *s);
     // Throttling and steal over the run: compare the counters now with those at the start.
     let deltas = crate::system::run_deltas(
         &system,
         &crate::system::collect_host(),
-        started.elapsed().as_secs_f64(),
+        clock.elapsed_secs(),
     );
     system.during_run = Some(deltas);
     if let Some(Part::Measured(sys)) = &mut doc.system {
-        sys.during_run = Some(deltas);
+        sys.during_run = Some((&deltas).into());
     }
+    doc.add_dcperf_names(&system.architecture);
     doc.checks = checks::evaluate(&doc, &config.thresholds);
     let interrupted = os::interrupted();
-    doc.health_check = RunInfo {
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        role: config.mode.role_name().to_string(),
-        clients: config.clients.clone(),
-        profile: config.profile.name().to_string(),
-        seconds: crate::units::round_to(started.elapsed().as_secs_f64(), 3),
-        started_unix,
-        sections: SectionStatuses(
-            statuses
-                .into_iter()
-                .map(|(s, v)| (s.name().to_string(), v))
-                .collect(),
-        ),
-        options_from_env,
-        interrupted_by: interrupted.map(|i| i.name().to_string()),
-    };
+    doc.health_check = clock.finish(config, outcomes, options_from_env, interrupted);
     Outcome {
         doc,
         system,
@@ -92,39 +65,48 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
 }
 
 /// Runs each planned section in order; after a stop request the rest are skipped.
-fn run_plan(config: &Config, system: &SystemInfo, doc: &mut Document) -> Vec<(Section, String)> {
-    let mut statuses = Vec::new();
+fn run_plan(
+    config: &Config,
+    system: &SystemInfo,
+    doc: &mut Document,
+) -> Vec<(Section, SectionOutcome)> {
+    let mut outcomes = Vec::new();
     for &section in &config.plan {
         if os::interrupted().is_some() {
-            statuses.push((section, "skipped: interrupted".into()));
+            outcomes.push((section, SectionOutcome::Skipped("interrupted".into())));
             mark_not_measured(doc, section, NotMeasured::skipped("interrupted"), config);
             continue;
         }
-        statuses.push((section, run_step(section, config, system, doc)));
+        outcomes.push((section, run_step(section, config, system, doc)));
     }
-    statuses
+    outcomes
 }
 
-/// Runs one section, turning errors and panics into its status and a `NotMeasured` entry.
-fn run_step(section: Section, config: &Config, system: &SystemInfo, doc: &mut Document) -> String {
+/// Runs one section, turning errors and panics into its outcome and a `NotMeasured` entry.
+fn run_step(
+    section: Section,
+    config: &Config,
+    system: &SystemInfo,
+    doc: &mut Document,
+) -> SectionOutcome {
     let progress = start_progress(section, config, system);
     let result = catch_unwind(AssertUnwindSafe(|| {
         measure(section, config, system, doc, &progress)
     }));
     drop(progress);
     let failure = match result {
-        Ok(Ok(StepEnd::Ok)) => return "ok".into(),
-        Ok(Ok(StepEnd::Interrupted)) => return "interrupted".into(),
+        Ok(Ok(StepEnd::Ok)) => return SectionOutcome::Ok,
+        Ok(Ok(StepEnd::Interrupted)) => return SectionOutcome::Interrupted,
         Ok(Ok(StepEnd::Skipped(why))) => {
             mark_not_measured(doc, section, NotMeasured::skipped(why.clone()), config);
-            return format!("skipped: {why}");
+            return SectionOutcome::Skipped(why);
         }
         Ok(Err(e)) => format!("{e:#}"),
         Err(panic) => format!("internal error (panic): {}", panic_message(&panic)),
     };
     eprintln!("health_check: {} failed: {failure}", section.name());
     mark_not_measured(doc, section, NotMeasured::error(failure.clone()), config);
-    format!("failed: {failure}")
+    SectionOutcome::Failed(failure)
 }
 
 fn measure(
@@ -141,7 +123,7 @@ fn measure(
     }
     match section {
         Section::System => {
-            doc.system = Some(Part::Measured(system.clone()));
+            doc.system = Some(Part::Measured(SystemPart::from(system)));
             Ok(StepEnd::Ok)
         }
         Section::Sleep => {
@@ -212,8 +194,7 @@ fn measure_storage(
         ));
     };
     let stop = || os::interrupted().is_some();
-    let results =
-        crate::storage::run(cfg, &stop, &|line| progress.step(line)).map_err(anyhow::Error::msg)?;
+    let results = crate::storage::run(cfg, &stop, &|line| progress.step(line))?;
     let measured = [
         &results.sequential_write,
         &results.random_read,

@@ -6,9 +6,100 @@ pub mod driver;
 pub mod responder;
 
 use crate::checks;
-use crate::config::{Config, Mode};
+use crate::config::{Config, Mode, Profile, Section};
+use crate::os::Interrupt;
+use crate::report::schema::{
+    Document, ProfileName, Role, RunInfo, SectionOutcome, SectionStatuses, SignalName,
+};
 use crate::report::{self, envelope, human};
+use crate::system::SystemInfo;
 use std::io::{IsTerminal, Write};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// A finished run: the document, the machine description (for the envelope) and the signal that
+/// cut it short, if any. Both roles end in one.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The document to print.
+    pub doc: Document,
+    /// The machine, also when the system section was not in the plan.
+    pub system: SystemInfo,
+    /// Set when SIGINT/SIGTERM arrived during the run.
+    pub interrupted: Option<Interrupt>,
+}
+
+/// Builds `health_check`, the run's own record, for either role.
+pub struct RunInfoBuilder {
+    started: Instant,
+    started_unix: u64,
+}
+
+impl RunInfoBuilder {
+    /// Starts the clock.
+    pub fn start() -> Self {
+        RunInfoBuilder {
+            started: Instant::now(),
+            started_unix: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+        }
+    }
+
+    /// Seconds since the start.
+    pub fn elapsed_secs(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    /// The record, as of now.
+    pub fn finish(
+        &self,
+        config: &Config,
+        sections: Vec<(Section, SectionOutcome)>,
+        options_from_env: Option<String>,
+        interrupted: Option<Interrupt>,
+    ) -> RunInfo {
+        RunInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            role: wire_role(&config.mode),
+            clients: config.clients.clone(),
+            profile: match config.profile {
+                Profile::Standard => ProfileName::Standard,
+                Profile::Quick => ProfileName::Quick,
+                Profile::Thorough => ProfileName::Thorough,
+            },
+            seconds: crate::units::round_to(self.elapsed_secs(), 3),
+            started_unix: self.started_unix,
+            sections: SectionStatuses(
+                sections
+                    .into_iter()
+                    .map(|(s, o)| (s.name().to_string(), o))
+                    .collect(),
+            ),
+            options_from_env,
+            interrupted_by: interrupted.map(|i| match i {
+                Interrupt::Int => SignalName::Sigint,
+                Interrupt::Term => SignalName::Sigterm,
+            }),
+        }
+    }
+}
+
+fn wire_role(mode: &Mode) -> Role {
+    match mode {
+        Mode::Server => Role::Server,
+        Mode::Client => Role::Client,
+        Mode::ListChecks | Mode::Schema { .. } => Role::Checks,
+        Mode::Debug { name, section } => match (*name, section) {
+            ("ping", _) => Role::Ping,
+            ("iperf", _) => Role::Iperf,
+            (_, Section::System) => Role::System,
+            (_, Section::Sleep) => Role::Sleep,
+            (_, Section::Memory) => Role::Memory,
+            (_, Section::Storage) => Role::Storage,
+            (_, Section::Network) => Role::Iperf,
+        },
+    }
+}
 
 /// Runs what `config` asks for and returns the process exit code.
 pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
@@ -21,6 +112,14 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
     if config.mode == Mode::ListChecks {
         print!("{}", checks::limits_table());
         return 0;
+    }
+    if let Mode::Schema { fleet } = config.mode {
+        let schema = if fleet {
+            crate::fleet::report::fleet_schema()
+        } else {
+            report::schema::document_schema()
+        };
+        return print_pretty(&schema);
     }
     let outcome = driver::run(config, options_from_env);
     let code = deliver(config, &outcome);
@@ -36,6 +135,27 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
     0
 }
 
+/// Prints a JSON value indented, as committed files hold it; 0, or 1 when stdout is closed.
+fn print_pretty(value: &serde_json::Value) -> u8 {
+    match report::render(value, true) {
+        Ok(text) => {
+            let mut out = std::io::stdout().lock();
+            match writeln!(out, "{text}").and_then(|_| out.flush()) {
+                Ok(()) => 0,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+                Err(e) => {
+                    eprintln!("health_check: error: writing to stdout: {e}");
+                    1
+                }
+            }
+        }
+        Err(e) => {
+            eprintln!("health_check: error: {e:#}");
+            1
+        }
+    }
+}
+
 /// The role's argument strings as benchpress records them (`benchmark_args`).
 fn benchmark_args(config: &Config) -> Vec<String> {
     match &config.mode {
@@ -45,13 +165,14 @@ fn benchmark_args(config: &Config) -> Vec<String> {
         ],
         Mode::Client => vec!["-r client".to_string()],
         Mode::ListChecks => vec!["checks --list".to_string()],
+        Mode::Schema { .. } => vec!["schema".to_string()],
         Mode::Debug { name, .. } => vec![name.to_string()],
     }
 }
 
 /// Writes the document to `--output` and stdout and the summary to stderr. Returns 0, or 1 when
 /// the document could not be written where asked.
-pub fn deliver(config: &Config, outcome: &driver::Outcome) -> u8 {
+pub fn deliver(config: &Config, outcome: &Outcome) -> u8 {
     let render = |pretty: bool| {
         if config.envelope {
             let env = envelope::wrap(

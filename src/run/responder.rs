@@ -4,21 +4,22 @@
 //! is never left waiting on our stdout. When the port is already served by a working iperf3
 //! server, that server is just as good: we say so and exit 0.
 
-use super::driver::Outcome;
+use super::{Outcome, RunInfoBuilder};
 use crate::config::{Config, ResponderConfig};
 use crate::net::iperf3::protocol::{COOKIE_LEN, State, make_cookie, random_bytes};
 use crate::net::iperf3::server::{
     Ended, Responder, ServeLog, ServedTest, ServerConfig, total_bytes,
 };
 use crate::os;
-use crate::report::schema::{Document, ResponderReport, RunInfo, SectionStatuses};
+use crate::report::responder::{ResponderReport, ServedTestEntry};
+use crate::report::schema::Document;
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// Runs the client role and returns the exit code.
 pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
-    let started = Instant::now();
+    let started = RunInfoBuilder::start();
     let rc = &config.responder;
     let responder = match Responder::bind(&ServerConfig {
         bind: rc.bind,
@@ -83,23 +84,20 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
 fn log_test(t: &ServedTest) {
     eprintln!(
         "health_check: served {} ({}, {} streams, {:.1} s, {} bytes in, {} bytes out): {}",
-        t.peer, t.mode, t.streams, t.seconds, t.bytes_received, t.bytes_sent, t.outcome
+        t.peer,
+        t.mode.name(),
+        t.streams,
+        t.seconds,
+        t.bytes_received,
+        t.bytes_sent,
+        t.outcome
     );
 }
 
 fn empty_report(listening: Option<String>) -> ResponderReport {
     ResponderReport {
         listening,
-        ended_by: String::new(),
-        tests_served: 0,
-        bytes_received: 0,
-        bytes_sent: 0,
-        refused_busy: 0,
-        dropped: 0,
-        tests: Vec::new(),
-        daemon_pid: None,
-        pid_file: None,
-        note: None,
+        ..ResponderReport::default()
     }
 }
 
@@ -110,12 +108,17 @@ fn fill_report(mut r: ResponderReport, log: &ServeLog) -> ResponderReport {
     r.bytes_sent = sent;
     r.refused_busy = log.refused_busy;
     r.dropped = log.dropped;
-    r.tests = log.tests.clone();
+    r.tests = log.tests.iter().map(ServedTestEntry::from).collect();
     r
 }
 
 /// The port could not be bound: fine if a working iperf3 server holds it, an error otherwise.
-fn not_started(config: &Config, e: std::io::Error, started: Instant, env: Option<String>) -> u8 {
+fn not_started(
+    config: &Config,
+    e: std::io::Error,
+    started: RunInfoBuilder,
+    env: Option<String>,
+) -> u8 {
     let rc = &config.responder;
     let mut report = empty_report(None);
     if e.kind() == std::io::ErrorKind::AddrInUse {
@@ -186,25 +189,12 @@ fn remove_pid_file(rc: &ResponderConfig) {
 fn finish(
     config: &Config,
     report: ResponderReport,
-    started: Instant,
+    started: RunInfoBuilder,
     options_from_env: Option<String>,
 ) -> u8 {
     let doc = Document {
         responder: Some(report),
-        health_check: RunInfo {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            role: "client".into(),
-            clients: Vec::new(),
-            profile: config.profile.name().to_string(),
-            seconds: crate::units::round_to(started.elapsed().as_secs_f64(), 3),
-            started_unix: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs())
-                .saturating_sub(started.elapsed().as_secs()),
-            sections: SectionStatuses::default(),
-            options_from_env,
-            interrupted_by: None,
-        },
+        health_check: started.finish(config, Vec::new(), options_from_env, None),
         ..Document::default()
     };
     let outcome = Outcome {

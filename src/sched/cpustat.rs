@@ -6,8 +6,6 @@
 //! inside nice), so the total is the sum of the first eight fields; adding guest again, as DCPerf's
 //! collect-cpu-util.py does, counts it twice.
 
-use serde::Serialize;
-
 /// Cumulative CPU ticks of all CPUs since boot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuTimes {
@@ -104,7 +102,7 @@ pub fn read_cpu_times() -> std::io::Result<CpuTimes> {
 
 /// Percentages of all CPU time between two readings. usr..steal sum to 100; guest is the part of
 /// usr spent running guests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CpuShares {
     /// User time, %.
     pub usr_pct: f64,

@@ -2,6 +2,7 @@
 //! time (iodepth 1) on the shared file, through O_DIRECT where the filesystem honours it, from a
 //! page-aligned buffer, and times every call into a latency histogram.
 
+use super::error::{Result, StorageError};
 use super::histogram::Histogram;
 use crate::memory::buffer::{Pages, Region};
 use crate::memory::chase::Rng;
@@ -20,56 +21,36 @@ pub struct Target {
     pub size: u64,
 }
 
-/// Why an existing file or device could not be opened.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OpenError {
-    /// A device asked for writing is in use by something else (mounted, swap, a driver).
-    Busy,
-    /// Anything else, as a message.
-    Other(String),
-}
-
-impl std::fmt::Display for OpenError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            OpenError::Busy => {
-                f.write_str("it is in use (mounted, swap, or held by another driver)")
-            }
-            OpenError::Other(m) => f.write_str(m),
-        }
-    }
-}
-
 /// Opens an existing file or device for reading (and writing when `write`; a device written is
 /// claimed exclusively, so the open fails while anything else uses it). `size` limits the bytes
-/// used (None: the whole file or device).
-pub fn open(
-    path: &Path,
-    write: bool,
-    device: bool,
-    size: Option<u64>,
-) -> Result<Target, OpenError> {
+/// used (None: the whole file or device). A device in use answers [`StorageError::Busy`].
+pub fn open(path: &Path, write: bool, device: bool, size: Option<u64>) -> Result<Target> {
     let mut opts = std::fs::OpenOptions::new();
     opts.read(true).write(write);
     if write && device {
         opts.custom_flags(crate::os::exclusive_device_flags());
     }
     let file = opts.open(path).map_err(|e| match e.raw_os_error() {
-        Some(libc::EBUSY) if write => OpenError::Busy,
-        _ => OpenError::Other(format!("cannot open '{}': {e}", path.display())),
+        Some(libc::EBUSY) if write => StorageError::Busy,
+        _ => StorageError::io(format!("cannot open '{}'", path.display()), e),
     })?;
-    from_file(file, size).map_err(|e| OpenError::Other(format!("'{}': {e}", path.display())))
+    from_file(file, size).map_err(|e| match e {
+        StorageError::Io { what, cause } => {
+            StorageError::io(format!("'{}': {what}", path.display()), cause)
+        }
+        other => other,
+    })
 }
 
 /// Takes an open file as the target, turning on O_DIRECT where the filesystem takes it.
-pub fn from_file(file: File, size: Option<u64>) -> Result<Target, String> {
-    let direct =
-        crate::os::enable_direct_io(&file).map_err(|e| format!("cannot set O_DIRECT: {e}"))?;
+pub fn from_file(file: File, size: Option<u64>) -> Result<Target> {
+    let direct = crate::os::enable_direct_io(&file)
+        .map_err(|e| StorageError::io("cannot set O_DIRECT", e))?;
     let length = {
         use std::io::{Seek, SeekFrom};
         (&file)
             .seek(SeekFrom::End(0))
-            .map_err(|e| format!("cannot find its size: {e}"))?
+            .map_err(|e| StorageError::io("cannot find its size", e))?
     };
     let size = size.map_or(length, |s| s.min(length)) / (1 << 20) * (1 << 20);
     Ok(Target { file, direct, size })
@@ -131,13 +112,15 @@ pub fn run(
     threads: usize,
     duration: Option<Duration>,
     should_stop: &(dyn Fn() -> bool + Sync),
-) -> Result<IoResult, String> {
+) -> Result<IoResult> {
     let blocks = target.size / block as u64;
     if blocks == 0 {
-        return Err(format!("the target is smaller than one {block}-byte block"));
+        return Err(StorageError::Refused(format!(
+            "the target is smaller than one {block}-byte block"
+        )));
     }
     let threads = threads.clamp(1, blocks as usize);
-    let results: Vec<Result<(u64, Duration, Histogram), String>> = std::thread::scope(|s| {
+    let results: Vec<Result<(u64, Duration, Histogram)>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|i| {
                 s.spawn(move || {
@@ -148,10 +131,7 @@ pub fn run(
             .collect();
         handles
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("an I/O thread panicked".into()))
-            })
+            .map(|h| h.join().unwrap_or(Err(StorageError::Panicked)))
             .collect()
     });
     let mut total = IoResult {
@@ -179,9 +159,9 @@ fn worker(
     share: (u64, u64),
     duration: Option<Duration>,
     should_stop: &(dyn Fn() -> bool + Sync),
-) -> Result<(u64, Duration, Histogram), String> {
+) -> Result<(u64, Duration, Histogram)> {
     let mut buf = Region::map(block.max(4096), Pages::Default, None)
-        .map_err(|e| format!("I/O buffer: {e}"))?;
+        .map_err(|e| StorageError::io("I/O buffer", e))?;
     let mut rng = Rng::new(0x5eed ^ index as u64);
     for chunk in buf.as_mut_slice().chunks_mut(8) {
         chunk.copy_from_slice(&rng.next_u64().to_ne_bytes()[..chunk.len()]);
@@ -204,7 +184,7 @@ fn worker(
                 .read_exact_at(&mut buf.as_mut_slice()[..block], offset),
             _ => target.file.write_all_at(&buf.as_slice()[..block], offset),
         };
-        io.map_err(|e| format!("{pattern:?} at byte {offset}: {e}"))?;
+        io.map_err(|e| StorageError::io(format!("{pattern:?} at byte {offset}"), e))?;
         latency.record(t.elapsed().as_nanos() as u64);
         ops += 1;
         next += 1;

@@ -9,11 +9,13 @@
 //! only read unless `--storage-allow-write`, and a device that is mounted, in use, or holds a
 //! filesystem or partition table is never written.
 
+pub mod error;
 pub mod histogram;
 pub mod io;
 pub mod signature;
 pub mod target;
 
+use error::{Result, StorageError};
 use io::{IoResult, Pattern};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -78,7 +80,7 @@ pub fn run(
     cfg: &StorageConfig,
     should_stop: &(dyn Fn() -> bool + Sync),
     progress: &dyn Fn(&str),
-) -> Result<StorageResults, String> {
+) -> Result<StorageResults> {
     let (info, target) = prepare(cfg)?;
     let mut out = StorageResults {
         target: info.clone(),
@@ -107,7 +109,12 @@ pub fn run(
             None,
             should_stop,
         )
-        .map_err(|e| format!("laying out the test file: {e}"))?;
+        .map_err(|e| match e {
+            StorageError::Io { what, cause } => {
+                StorageError::io(format!("laying out the test file: {what}"), cause)
+            }
+            other => StorageError::Refused(format!("laying out the test file: {other}")),
+        })?;
     }
     let writable = info.no_write.is_none();
     let random = cfg.random_threads;
@@ -148,14 +155,14 @@ pub fn run(
 
 /// Inspects the target and opens it: our own unlinked test file in a directory, else the file
 /// or device itself.
-fn prepare(cfg: &StorageConfig) -> Result<(TargetInfo, io::Target), String> {
+fn prepare(cfg: &StorageConfig) -> Result<(TargetInfo, io::Target)> {
     let mut info = target::inspect(&cfg.path, cfg.allow_write)?;
     let target = match info.kind {
         Kind::Directory => {
             let size = directory_size(cfg)?;
             let file = target::create_test_file(&cfg.path)?;
             file.set_len(size)
-                .map_err(|e| format!("cannot size the test file: {e}"))?;
+                .map_err(|e| StorageError::io("cannot size the test file", e))?;
             io::from_file(file, Some(size))?
         }
         Kind::File | Kind::Device => open_existing(cfg, &mut info)?,
@@ -188,41 +195,41 @@ impl StorageResults {
 
 /// Opens an existing file or device, for writing when `info` allows it. A device that turns out to
 /// be in use is still read; its writes are skipped with the reason.
-fn open_existing(cfg: &StorageConfig, info: &mut TargetInfo) -> Result<io::Target, String> {
+fn open_existing(cfg: &StorageConfig, info: &mut TargetInfo) -> Result<io::Target> {
     let device = info.kind == Kind::Device;
     let writable = info.no_write.is_none();
     match io::open(&cfg.path, writable, device, cfg.size_bytes) {
-        Err(busy @ io::OpenError::Busy) => {
+        Err(busy @ StorageError::Busy) => {
             info.no_write = Some(busy.to_string());
-            io::open(&cfg.path, false, device, cfg.size_bytes).map_err(|e| e.to_string())
+            io::open(&cfg.path, false, device, cfg.size_bytes)
         }
-        other => other.map_err(|e| e.to_string()),
+        other => other,
     }
 }
 
 /// The test file's size in a directory: as asked, else the smaller of 4 GiB and 10 % of the free
 /// space; refused below 256 MiB free or when it would not fit.
-fn directory_size(cfg: &StorageConfig) -> Result<u64, String> {
+fn directory_size(cfg: &StorageConfig) -> Result<u64> {
     let free = target::free_bytes(&cfg.path)?;
     if free < MIN_FREE {
-        return Err(format!(
+        return Err(StorageError::Refused(format!(
             "--storage '{}' has only {} MiB free; the test needs at least {} MiB",
             cfg.path.display(),
             free >> 20,
             MIN_FREE >> 20
-        ));
+        )));
     }
     let size = cfg
         .size_bytes
         .unwrap_or_else(|| DEFAULT_MAX.min(free / 10))
         .max(1 << 20);
     if size > free.saturating_sub(MIN_FREE / 2) {
-        return Err(format!(
+        return Err(StorageError::Refused(format!(
             "--storage-size {} MiB does not fit in the {} MiB free on '{}'",
             size >> 20,
             free >> 20,
             cfg.path.display()
-        ));
+        )));
     }
     Ok(size / (1 << 20) * (1 << 20))
 }

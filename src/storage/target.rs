@@ -5,15 +5,14 @@
 //! partition table or filesystem signature is never written, flag or not, and while it is written
 //! it is held with O_EXCL so nothing can claim it meanwhile.
 
+use super::error::{Result, StorageError};
 use super::signature;
 use crate::system::mounts::{Mount, mount_of, parse_mountinfo, unescape};
-use serde::Serialize;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// What kind of target `PATH` is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// A directory: we make our own test file in it.
     Directory,
@@ -24,7 +23,7 @@ pub enum Kind {
 }
 
 /// The target, inspected.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TargetInfo {
     /// What PATH is.
     pub kind: Kind,
@@ -35,7 +34,6 @@ pub struct TargetInfo {
     /// Whether that device is rotational (a spinning disk).
     pub rotational: Option<bool>,
     /// Why writing is refused, when it is.
-    #[serde(skip)]
     pub no_write: Option<String>,
 }
 
@@ -68,9 +66,9 @@ fn split_dev(rdev: u64) -> (u32, u32) {
 }
 
 /// Inspects `path`. `allow_write` only matters for existing files and devices.
-pub fn inspect(path: &Path, allow_write: bool) -> Result<TargetInfo, String> {
-    let meta =
-        std::fs::metadata(path).map_err(|e| format!("--storage '{}': {e}", path.display()))?;
+pub fn inspect(path: &Path, allow_write: bool) -> Result<TargetInfo> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| StorageError::io(format!("--storage '{}'", path.display()), e))?;
     let mounts =
         parse_mountinfo(&std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
     if meta.file_type().is_block_device() {
@@ -88,10 +86,10 @@ pub fn inspect(path: &Path, allow_write: bool) -> Result<TargetInfo, String> {
     } else if meta.is_file() {
         Kind::File
     } else {
-        return Err(format!(
+        return Err(StorageError::Refused(format!(
             "--storage '{}' is neither a directory, a regular file nor a block device",
             path.display()
-        ));
+        )));
     };
     let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dev = split_dev(meta.dev());
@@ -196,26 +194,34 @@ pub fn swap_devices(text: &str) -> Vec<String> {
 }
 
 /// Free bytes of the filesystem holding `dir`.
-pub fn free_bytes(dir: &Path) -> Result<u64, String> {
-    let s =
-        nix::sys::statvfs::statvfs(dir).map_err(|e| format!("statvfs '{}': {e}", dir.display()))?;
+pub fn free_bytes(dir: &Path) -> Result<u64> {
+    let s = nix::sys::statvfs::statvfs(dir)
+        .map_err(|e| StorageError::io(format!("statvfs '{}'", dir.display()), e.into()))?;
     Ok(s.blocks_available() as u64 * s.fragment_size() as u64)
 }
 
 /// Creates our test file in `dir` (exclusively: an existing file is never reused) and unlinks it
 /// at once, so it vanishes when the descriptor closes, even if the process is killed.
-pub fn create_test_file(dir: &Path) -> Result<std::fs::File, String> {
+pub fn create_test_file(dir: &Path) -> Result<std::fs::File> {
     let path = dir.join(format!("health_check-storage-{}.tmp", std::process::id()));
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .create_new(true)
         .open(&path)
-        .map_err(|e| format!("cannot create the test file '{}': {e}", path.display()))?;
+        .map_err(|e| {
+            StorageError::io(
+                format!("cannot create the test file '{}'", path.display()),
+                e,
+            )
+        })?;
     std::fs::remove_file(&path).map_err(|e| {
-        format!(
-            "cannot unlink the test file '{}' (remove it by hand): {e}",
-            path.display()
+        StorageError::io(
+            format!(
+                "cannot unlink the test file '{}' (remove it by hand)",
+                path.display()
+            ),
+            e,
         )
     })?;
     Ok(file)
@@ -293,6 +299,7 @@ mod tests {
         assert!(
             inspect(Path::new("/nonexistent"), false)
                 .unwrap_err()
+                .to_string()
                 .contains("--storage '/nonexistent'")
         );
     }

@@ -4,11 +4,10 @@
 
 use super::parse::{parse_int, parse_pcie_speed};
 use super::source::Source;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// One network interface other than loopback.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NicLink {
     /// Interface name.
     pub name: String,
@@ -20,6 +19,8 @@ pub struct NicLink {
     pub mtu: Option<u64>,
     /// Whether a physical (or paravirtual) device backs it (`device` link in sysfs).
     pub physical: bool,
+    /// Its IP addresses (filled on the host by [`fill_addresses`]; files do not hold them).
+    pub addresses: Vec<String>,
 }
 
 /// Reads every non-loopback interface under /sys/class/net.
@@ -39,6 +40,7 @@ pub fn read_nic_links(src: &dyn Source) -> Vec<NicLink> {
                 mtu: read("mtu").and_then(|t| t.trim().parse().ok()),
                 physical: !src.list(&format!("{base}/{name}/device")).is_empty()
                     || read("device/vendor").is_some(),
+                addresses: Vec::new(),
                 name,
             }
         })
@@ -46,7 +48,7 @@ pub fn read_nic_links(src: &dyn Source) -> Vec<NicLink> {
 }
 
 /// A PCIe device whose link trained narrower or slower than it can run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PcieLink {
     /// PCI address (domain:bus:device.function).
     pub device: String,
@@ -98,7 +100,7 @@ pub fn read_degraded_pcie_links(src: &dyn Source) -> Vec<PcieLink> {
 }
 
 /// Thermal-throttle event counts since boot (x86 `thermal_throttle/*_throttle_count`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ThrottleCounts {
     /// Sum over CPUs of core throttle events.
     pub core_events: u64,
@@ -134,7 +136,7 @@ pub fn read_throttle_counts(src: &dyn Source, cpus: &[(usize, usize)]) -> Option
 }
 
 /// One huge-page pool (`/sys/kernel/mm/hugepages/hugepages-<size>kB`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HugePagePool {
     /// Page size in KiB (2048, 1048576...).
     pub page_size_kib: u64,
@@ -169,6 +171,69 @@ pub fn read_hugepage_pools(src: &dyn Source) -> Vec<HugePagePool> {
         .collect();
     pools.sort_by_key(|p| p.page_size_kib);
     pools
+}
+
+/// The IOMMU as the kernel set it up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IommuState {
+    /// IOMMU groups; 0 when no IOMMU translates DMA.
+    pub groups: usize,
+    /// The first group's default domain type (`identity`, `DMA`, `DMA-FQ`).
+    pub default_domain: Option<String>,
+    /// DMA passes through untranslated: identity domains or a passthrough boot option.
+    pub passthrough: bool,
+}
+
+/// Whether a kernel command line asks for IOMMU passthrough (`iommu=pt` on x86_64,
+/// `iommu.passthrough=1` on arm64), or turns the IOMMU off.
+pub fn cmdline_passthrough(cmdline: &str) -> bool {
+    cmdline.split_whitespace().any(|w| {
+        matches!(
+            w,
+            "iommu=pt" | "iommu=off" | "intel_iommu=off" | "amd_iommu=off" | "iommu.passthrough=1"
+        ) || w == "iommu.passthrough=on"
+    })
+}
+
+/// Reads the IOMMU groups; `None` when the kernel command line is unreadable (not a Linux host).
+pub fn read_iommu(src: &dyn Source, cmdline: Option<&str>) -> Option<IommuState> {
+    let cmdline = cmdline?;
+    let base = "/sys/kernel/iommu_groups";
+    let groups = src.list(base);
+    let default_domain = groups
+        .iter()
+        .find_map(|g| src.read(&format!("{base}/{g}/type")))
+        .map(|t| t.trim().to_string());
+    let passthrough = default_domain.as_deref() == Some("identity") || cmdline_passthrough(cmdline);
+    Some(IommuState {
+        groups: groups.len(),
+        default_domain,
+        passthrough,
+    })
+}
+
+/// Puts each interface's IP addresses on its link (Unix: getifaddrs).
+pub fn fill_addresses(links: &mut [NicLink]) {
+    #[cfg(unix)]
+    if let Ok(addrs) = nix::ifaddrs::getifaddrs() {
+        for a in addrs {
+            let Some(ip) = a.address.as_ref().and_then(|s| {
+                s.as_sockaddr_in()
+                    .map(|v4| std::net::IpAddr::V4(v4.ip()))
+                    .or_else(|| s.as_sockaddr_in6().map(|v6| std::net::IpAddr::V6(v6.ip())))
+            }) else {
+                continue;
+            };
+            if let Some(link) = links.iter_mut().find(|l| l.name == a.interface_name) {
+                let text = ip.to_string();
+                if !link.addresses.contains(&text) {
+                    link.addresses.push(text);
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = links;
 }
 
 /// The scaling governor of every CPU that has cpufreq, counted by name.

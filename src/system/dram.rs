@@ -4,12 +4,11 @@
 //! are told apart by their locator with the DIMM's index on the channel removed
 //! (`P0_Node0_Channel3_Dimm1` -> `P0_Node0_Channel3`, `DIMM_A2` -> `DIMM_A`).
 
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// What the DIMMs add up to.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DramInfo {
     /// Populated memory devices.
     pub dimms: usize,
@@ -93,8 +92,22 @@ fn channel_key(d: &Device) -> String {
         .to_string()
 }
 
+/// Why the DIMMs' peak is unknown.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DramError {
+    /// dmidecode is missing.
+    #[error("dmidecode is not installed (apt-get install dmidecode) so the DIMMs' peak is unknown")]
+    NotInstalled,
+    /// dmidecode could not be run or failed; the text says how.
+    #[error("{0}")]
+    Failed(String),
+    /// Its output gives no peak; the text says why.
+    #[error("{0}")]
+    Unknown(String),
+}
+
 /// Parses `dmidecode -t memory`. `Err` says why no peak can be given.
-pub fn parse_dmidecode_memory(text: &str) -> Result<DramInfo, String> {
+pub fn parse_dmidecode_memory(text: &str) -> Result<DramInfo, DramError> {
     let devices: Vec<Device> = parse_devices(text)
         .into_iter()
         .filter(|d| {
@@ -106,14 +119,20 @@ pub fn parse_dmidecode_memory(text: &str) -> Result<DramInfo, String> {
         })
         .collect();
     if devices.is_empty() {
-        return Err("dmidecode lists no populated memory device".into());
+        return Err(DramError::Unknown(
+            "dmidecode lists no populated memory device".into(),
+        ));
     }
     let speed = devices
         .iter()
         .filter_map(|d| d.configured_speed.or(d.speed))
         .filter(|&s| s > 0)
         .min()
-        .ok_or("dmidecode gives no memory speed (common in virtual machines)")?;
+        .ok_or_else(|| {
+            DramError::Unknown(
+                "dmidecode gives no memory speed (common in virtual machines)".into(),
+            )
+        })?;
     let width = devices
         .iter()
         .filter_map(|d| d.width)
@@ -127,9 +146,9 @@ pub fn parse_dmidecode_memory(text: &str) -> Result<DramInfo, String> {
     // DDR4 and DDR5 take at most two DIMMs per channel: more means the locators do not name
     // channels, and a peak from them would be wrong.
     if let Some((name, n)) = channels.iter().find(|(_, n)| **n > 2) {
-        return Err(format!(
+        return Err(DramError::Unknown(format!(
             "the channel layout is unknown: the locators put {n} DIMMs on '{name}'"
-        ));
+        )));
     }
     let bytes_per_s = channels.len() as f64 * f64::from(speed) * 1e6 * f64::from(width) / 8.0;
     Ok(DramInfo {
@@ -143,17 +162,14 @@ pub fn parse_dmidecode_memory(text: &str) -> Result<DramInfo, String> {
 }
 
 /// Runs `dmidecode -t memory` (2 s limit) and parses it.
-pub fn read_dram() -> Result<DramInfo, String> {
-    let path = which::which("dmidecode").map_err(|_| {
-        "dmidecode is not installed (apt-get install dmidecode) so the DIMMs' peak is unknown"
-            .to_string()
-    })?;
+pub fn read_dram() -> Result<DramInfo, DramError> {
+    let path = which::which("dmidecode").map_err(|_| DramError::NotInstalled)?;
     let handle = duct::cmd!(path, "-t", "memory")
         .stdout_capture()
         .stderr_capture()
         .unchecked()
         .start()
-        .map_err(|e| format!("cannot run dmidecode: {e}"))?;
+        .map_err(|e| DramError::Failed(format!("cannot run dmidecode: {e}")))?;
     let deadline = std::time::Instant::now() + Duration::from_secs(2);
     let output = loop {
         match handle.try_wait() {
@@ -163,17 +179,17 @@ pub fn read_dram() -> Result<DramInfo, String> {
             }
             Ok(None) => {
                 let _ = handle.kill();
-                return Err("dmidecode took longer than 2 s".into());
+                return Err(DramError::Failed("dmidecode took longer than 2 s".into()));
             }
-            Err(e) => return Err(format!("dmidecode failed: {e}")),
+            Err(e) => return Err(DramError::Failed(format!("dmidecode failed: {e}"))),
         }
     };
     if !output.status.success() {
         let err = String::from_utf8_lossy(&output.stderr);
-        return Err(format!(
+        return Err(DramError::Failed(format!(
             "dmidecode failed ({}); it needs root to read the DMI tables",
             err.trim()
-        ));
+        )));
     }
     parse_dmidecode_memory(&String::from_utf8_lossy(&output.stdout))
 }
@@ -261,6 +277,7 @@ Memory Device
         assert!(
             parse_dmidecode_memory(&text)
                 .unwrap_err()
+                .to_string()
                 .contains("channel layout is unknown")
         );
     }
@@ -272,11 +289,13 @@ Memory Device
         assert!(
             parse_dmidecode_memory(qemu)
                 .unwrap_err()
+                .to_string()
                 .contains("no memory speed")
         );
         assert!(
             parse_dmidecode_memory("")
                 .unwrap_err()
+                .to_string()
                 .contains("no populated")
         );
     }

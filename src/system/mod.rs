@@ -16,13 +16,12 @@ use crate::sched::cpustat::{CpuTimes, parse_proc_stat};
 use crate::units::format_binary_size;
 use devices::{HugePagePool, NicLink, PcieLink, ThrottleCounts};
 use parse::{parse_bracketed_choice, parse_cpuinfo, parse_meminfo, parse_os_release};
-use serde::Serialize;
 use source::Source;
 use std::collections::BTreeMap;
 use topology::{Cache, Node, Topology};
 
 /// Everything the system section reports. Field names are the JSON keys.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct SystemInfo {
     /// Host name (`/proc/sys/kernel/hostname`).
     pub hostname: Option<String>,
@@ -87,18 +86,15 @@ pub struct SystemInfo {
     pub kernel_cmdline: Option<String>,
     /// The DIMMs and their theoretical peak, from dmidecode (root).
     pub dram: Option<dram::DramInfo>,
+    /// The IOMMU's groups and passthrough.
+    pub iommu: Option<devices::IommuState>,
     /// Why `dram` is missing.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub dram_error: Option<String>,
     /// What changed while the other sections ran (set at the end of a run).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub during_run: Option<RunDeltas>,
-    /// The topology, for sections that pin threads (not serialised: `numa_nodes` and `caches`
-    /// carry it).
-    #[serde(skip)]
+    /// The topology, for sections that pin threads.
     pub topology: Topology,
     /// CPU times when the section ran, to compute steal over the run.
-    #[serde(skip)]
     pub cpu_times: Option<CpuTimes>,
 }
 
@@ -115,7 +111,7 @@ impl SystemInfo {
 }
 
 /// Counters compared between the start and the end of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunDeltas {
     /// Seconds between the two readings.
     pub seconds: f64,
@@ -219,6 +215,7 @@ pub fn collect(src: &dyn Source, usable_cpus: Option<usize>) -> SystemInfo {
             .and_then(|t| t.parse::<u32>().ok())
             .map(|v| v != 0),
         timer_slack_ns: read_trim("/proc/self/timerslack_ns").and_then(|t| t.parse().ok()),
+        iommu: devices::read_iommu(src, read_trim("/proc/cmdline").as_deref()),
         kernel_cmdline: read_trim("/proc/cmdline"),
         dram: None,
         dram_error: None,
@@ -230,7 +227,9 @@ pub fn collect(src: &dyn Source, usable_cpus: Option<usize>) -> SystemInfo {
 
 /// Collects the section from the running host.
 pub fn collect_host() -> SystemInfo {
-    collect(&source::HostFs, Some(crate::os::available_cpus()))
+    let mut s = collect(&source::HostFs, Some(crate::os::available_cpus()));
+    devices::fill_addresses(&mut s.nic_links);
+    s
 }
 
 /// [`collect_host`] plus the DIMMs from dmidecode (an external command with a 2 s limit).
@@ -238,7 +237,7 @@ pub fn collect_host_with_dram() -> SystemInfo {
     let mut s = collect_host();
     match dram::read_dram() {
         Ok(d) => s.dram = Some(d),
-        Err(e) => s.dram_error = Some(e),
+        Err(e) => s.dram_error = Some(e.to_string()),
     }
     s
 }

@@ -8,7 +8,6 @@
 
 use super::parse::{format_cpulist, parse_cache_size, parse_cpulist, parse_int, parse_meminfo};
 use super::source::Source;
-use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
@@ -26,12 +25,11 @@ pub struct Cpu {
 }
 
 /// One NUMA node. Nodes without CPUs (CXL or HBM memory-only nodes) have an empty `cpus`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
     /// Node number (`nodeN`).
     pub id: usize,
     /// Online CPUs of this node, in kernel cpulist form (`0-95,192-287`).
-    #[serde(rename = "cpus")]
     pub cpulist: String,
     /// Number of online CPUs on the node.
     pub cpu_count: usize,
@@ -39,20 +37,18 @@ pub struct Node {
     pub mem_total_kib: Option<u64>,
     /// ACPI SLIT distances to every node, in node order (10 = local).
     pub distances: Vec<u32>,
-    /// The CPU ids, expanded (not serialised: `cpus` carries them compactly).
-    #[serde(skip)]
+    /// The CPU ids, expanded.
     pub cpu_ids: Vec<usize>,
 }
 
 /// One cache level as lscpu summarises it: size of one instance and how many instances exist.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cache {
     /// lscpu's name: `L1d`, `L1i`, `L2`, `L3`.
     pub name: String,
     /// Cache level (1, 2, 3, ...).
     pub level: u8,
     /// `Data`, `Instruction` or `Unified`.
-    #[serde(rename = "type")]
     pub kind: String,
     /// Size of one instance in bytes.
     pub size_bytes: u64,

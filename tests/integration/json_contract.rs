@@ -138,3 +138,47 @@ fn the_schema_rejects_what_breaks_the_contract() {
     no_info.as_object_mut().unwrap().remove("health_check");
     assert!(!schema_errors(&no_info).is_empty());
 }
+
+#[test]
+fn the_committed_schema_is_the_one_the_wire_types_generate() {
+    let r = run(&["schema"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let generated: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("benchpress/health_check.schema.json");
+    let committed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert!(
+        generated == committed,
+        "benchpress/health_check.schema.json is not what the wire types generate; regenerate it \
+         with: cargo run --release -- schema > benchpress/health_check.schema.json"
+    );
+}
+
+#[test]
+fn documents_read_back_through_the_wire_types_unchanged() {
+    use health_check::report::schema::Document;
+    for args in [
+        &["sleep", "--sleep-time", "0.1"][..],
+        &["system"][..],
+        &[
+            "-r",
+            "server",
+            "-c",
+            "",
+            "--skip",
+            "memory",
+            "--sleep-time",
+            "0.1",
+        ][..],
+    ] {
+        let written = run(args).json();
+        let doc: Document = serde_json::from_value(written.clone())
+            .unwrap_or_else(|e| panic!("{args:?}: the document does not read back: {e}"));
+        let again = serde_json::to_value(&doc).unwrap();
+        assert_eq!(
+            again, written,
+            "{args:?}: reading and writing changed the document"
+        );
+    }
+}

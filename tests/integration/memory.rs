@@ -105,29 +105,49 @@ fn bad_memory_values_name_the_flag() {
 
 #[test]
 fn sigint_mid_memory_keeps_what_was_measured() {
+    use std::io::BufRead;
     let _cpus = exclusive();
-    let child = Command::new(bin_path())
+    let mut child = Command::new(bin_path())
         .args(["memory", "--profile", "standard"])
         .env_remove("HEALTH_CHECK_OPTS")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(6000));
+    // Interrupt once idle latency is done: the progress line of the next step says so.
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut seen = String::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains("memory: peak bandwidth") {
+                let _ = tx.send(());
+            }
+            seen.push_str(&line);
+            seen.push('\n');
+        }
+        seen
+    });
+    rx.recv_timeout(Duration::from_secs(120))
+        .expect("the memory section reached its peak-bandwidth step");
     let sent = Instant::now();
     // SAFETY: kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
+    let stderr = reader.join().unwrap();
     assert!(
         sent.elapsed() < Duration::from_secs(2),
         "{:?}",
         sent.elapsed()
     );
-    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_valid(&doc);
     assert_eq!(doc["health_check"]["sections"]["memory"], "interrupted");
-    // The idle latency (first ~5 s) was measured before the signal.
+    // The idle latency was measured before the signal.
     assert!(
         doc["memory"]["idle_latency"]["RandomInChunk"]["Node-0"]["Node-0"]
             .as_f64()

@@ -1,7 +1,8 @@
 //! Two test hosts: network namespaces joined by a veth pair (10.0.0.1 <-> 10.0.0.2), created for
 //! one test and removed when it ends, with optional `tc tbf` shaping for a known link rate. Needs
-//! root and iproute2; a missing tool fails the test with the package to install.
+//! root and iproute2: without them [`NetPair::new`] skips the test (fails it in CI).
 
+use crate::util::{Need, needs};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -35,18 +36,13 @@ fn run(cmd: &mut Command) {
     );
 }
 
-/// Asserts that `tool` is installed, naming the Debian package otherwise.
-pub fn require(tool: &str, package: &str) {
-    assert!(
-        which::which(tool).is_ok(),
-        "'{tool}' is not installed: apt-get install {package} (scripts/test.sh installs it)"
-    );
-}
-
 impl NetPair {
-    /// Creates both namespaces, the veth pair and the addresses, with loopback up.
-    pub fn new() -> NetPair {
-        require("ip", "iproute2");
+    /// Creates both namespaces, the veth pair and the addresses, with loopback up; `None` (the
+    /// test skips) without root or iproute2.
+    pub fn new(test: &str) -> Option<NetPair> {
+        if !needs(test, &[Need::Root, Need::Tool("ip", "iproute2")]) {
+            return None;
+        }
         static N: AtomicUsize = AtomicUsize::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
         let pid = std::process::id();
@@ -74,7 +70,7 @@ impl NetPair {
             run(Command::new("ip").args(["-n", ns, "link", "set", dev, "up"]));
             run(Command::new("ip").args(["-n", ns, "link", "set", "lo", "up"]));
         }
-        pair
+        Some(pair)
     }
 
     fn ns(&self, side: Side) -> &str {
@@ -87,7 +83,6 @@ impl NetPair {
     /// Limits the egress of `side`'s veth to `rate` (e.g. `1gbit`) with a token bucket.
     #[allow(dead_code)] // used by tests/shaped_link.rs, which includes this file
     pub fn shape(&self, side: Side, rate: &str) {
-        require("tc", "iproute2");
         let dev = if side == Side::A { "hca" } else { "hcb" };
         run(Command::new("ip").args([
             "netns",

@@ -3,8 +3,7 @@
 //! unchanged without --storage-allow-write, a device with a filesystem or in use by anyone else
 //! never written, flag or not.
 
-use crate::netns::require;
-use crate::util::{assert_valid, bin_path, exclusive, run};
+use crate::util::{Need, assert_valid, bin_path, exclusive, needs, run};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -95,7 +94,6 @@ impl Drop for Detach {
 
 /// Attaches `image` to a free loop device.
 fn attach_loop(image: &std::path::Path) -> (String, Detach) {
-    require("losetup", "mount");
     let out = Command::new("losetup")
         .args(["-f", "--show"])
         .arg(image)
@@ -113,6 +111,10 @@ fn attach_loop(image: &std::path::Path) -> (String, Detach) {
 #[test]
 fn a_blank_device_is_written_only_with_the_flag_and_only_when_nobody_holds_it() {
     use std::os::unix::fs::OpenOptionsExt;
+    let test = "a_blank_device_is_written_only_with_the_flag_and_only_when_nobody_holds_it";
+    if !needs(test, &[Need::Root, Need::Tool("losetup", "mount")]) {
+        return;
+    }
     let _cpus = exclusive();
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let image = dir.path().join("blank.img");
@@ -156,8 +158,16 @@ fn a_blank_device_is_written_only_with_the_flag_and_only_when_nobody_holds_it() 
 
 #[test]
 fn a_device_with_a_filesystem_is_refused_for_writing_even_with_the_flag() {
+    let test = "a_device_with_a_filesystem_is_refused_for_writing_even_with_the_flag";
+    let tools = [
+        Need::Root,
+        Need::Tool("mkfs.ext4", "e2fsprogs"),
+        Need::Tool("losetup", "mount"),
+    ];
+    if !needs(test, &tools) {
+        return;
+    }
     let _cpus = exclusive();
-    require("mkfs.ext4", "e2fsprogs");
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let image = dir.path().join("disk.img");
     std::fs::write(&image, vec![0u8; 64 << 20]).unwrap();

@@ -84,3 +84,56 @@ pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+/// Set (to anything but `0` or empty) by CI: a test whose prerequisite is missing fails instead of
+/// skipping, so CI runs every test or says why not.
+pub const REQUIRE_ALL_ENV: &str = "HEALTH_CHECK_TEST_REQUIRE_ALL";
+
+/// Something a test needs from the machine.
+#[derive(Debug, Clone, Copy)]
+pub enum Need {
+    /// Root (namespaces, `tc`, raw sockets, loop devices, cgroups).
+    Root,
+    /// A program, and the Debian package that installs it.
+    Tool(&'static str, &'static str),
+}
+
+fn missing(need: Need) -> Option<String> {
+    match need {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        Need::Root => (unsafe { libc::geteuid() } != 0).then(|| "root".to_string()),
+        Need::Tool(tool, package) => which::which(tool)
+            .is_err()
+            .then(|| format!("'{tool}' (apt-get install {package})")),
+    }
+}
+
+/// Whether `test` can run here. When something is missing it prints one line naming it and
+/// returns false (the caller returns: the test is skipped), unless [`REQUIRE_ALL_ENV`] is set, in
+/// which case the test fails with the same line.
+pub fn needs(test: &str, needs: &[Need]) -> bool {
+    let missing: Vec<String> = needs.iter().filter_map(|&n| missing(n)).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    let line = format!("{test}: needs {}", missing.join(", "));
+    let strict = std::env::var(REQUIRE_ALL_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
+    assert!(!strict, "{line} ({REQUIRE_ALL_ENV} is set)");
+    eprintln!("skipped {line}");
+    false
+}
+
+/// Parses a finished process's stdout as the JSON document, or fails with its stderr.
+pub fn json_of(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON document ({e}); stderr:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// The binary's path as a string, for `Command::new` in namespaces.
+pub fn bin_str() -> String {
+    bin_path().to_string_lossy().into_owned()
+}

@@ -5,4 +5,5 @@ pub mod client;
 pub mod protocol;
 pub mod server;
 mod session;
+mod shared;
 pub mod stream;

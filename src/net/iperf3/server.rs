@@ -13,15 +13,14 @@
 
 use super::protocol::{COOKIE_LEN, State};
 use super::session::{self, CONTROL_WAIT};
+pub use super::shared::{Mode, ServeLog, ServedTest};
+use super::shared::{Phase, Shared};
 use super::stream::Deadline;
-use serde::Serialize;
-use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// Connections allowed to wait for their cookie at once; beyond that the oldest is closed.
@@ -38,102 +37,6 @@ pub struct ServerConfig {
     pub bind: Option<IpAddr>,
     /// TCP port.
     pub port: u16,
-}
-
-/// One test served.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ServedTest {
-    /// The client's address.
-    pub peer: String,
-    /// The client's iperf3 version, as it said.
-    pub client_version: Option<String>,
-    /// Streams (both directions counted).
-    pub streams: u32,
-    /// `receive` (client sends), `send` (-R) or `bidir`.
-    pub mode: &'static str,
-    /// Bytes this end read while the test ran.
-    pub bytes_received: u64,
-    /// Bytes this end wrote.
-    pub bytes_sent: u64,
-    /// Test time on this end, seconds.
-    pub seconds: f64,
-    /// `ok`, or what went wrong.
-    pub outcome: String,
-}
-
-/// What the responder did over its life.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ServeLog {
-    /// Tests that got past the parameter exchange.
-    pub tests: Vec<ServedTest>,
-    /// Connections answered "busy".
-    pub refused_busy: u64,
-    /// Connections dropped before a test: no cookie in time, bad parameters, too many pending.
-    pub dropped: u64,
-}
-
-/// What the responder is doing, as the acceptor and the greeters see it.
-pub(super) enum Phase {
-    /// No test: the next connection with a cookie starts one.
-    Idle,
-    /// A test runs: new connections are refused.
-    Busy,
-    /// A test is connecting its data streams: connections with its cookie are handed over, with
-    /// their accept ticket so the test can number them in accept order.
-    Streams {
-        /// The running test's cookie.
-        cookie: [u8; COOKIE_LEN],
-        /// Where the test takes its streams.
-        tx: Sender<(u64, TcpStream)>,
-    },
-}
-
-/// Called after each test (the client role prints a line for it).
-type TestHook = Box<dyn Fn(&ServedTest) + Send + Sync>;
-
-/// State shared by the acceptor, the greeters and the running test.
-pub(super) struct Shared {
-    phase: Mutex<Phase>,
-    on_test: Option<TestHook>,
-    /// Connections waiting for their cookie, oldest first: (ticket, a handle to shut it down).
-    pending: Mutex<VecDeque<(u64, TcpStream)>>,
-    next_ticket: AtomicU64,
-    log: Mutex<ServeLog>,
-    last_test_end: Mutex<Instant>,
-    /// Set when `serve` returns: a running test ends with SERVER_TERMINATE.
-    pub(super) stopping: AtomicBool,
-}
-
-impl Shared {
-    pub(super) fn phase(&self) -> MutexGuard<'_, Phase> {
-        self.phase.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn log(&self) -> MutexGuard<'_, ServeLog> {
-        self.log.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn pending(&self) -> MutexGuard<'_, VecDeque<(u64, TcpStream)>> {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Registers a connection waiting for its cookie; closes the oldest when the list is full.
-    fn admit(&self, conn: &TcpStream) -> Option<u64> {
-        let handle = conn.try_clone().ok()?;
-        let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
-        let mut pending = self.pending();
-        if pending.len() >= MAX_PENDING {
-            if let Some((_, oldest)) = pending.pop_front() {
-                let _ = oldest.shutdown(std::net::Shutdown::Both);
-            }
-        }
-        pending.push_back((ticket, handle));
-        Some(ticket)
-    }
-
-    fn release(&self, ticket: u64) {
-        self.pending().retain(|(t, _)| *t != ticket);
-    }
 }
 
 /// A bound responder.
@@ -171,15 +74,7 @@ impl Responder {
         listener.set_nonblocking(true)?;
         Ok(Responder {
             listener,
-            shared: Arc::new(Shared {
-                phase: Mutex::new(Phase::Idle),
-                on_test: None,
-                pending: Mutex::new(VecDeque::new()),
-                next_ticket: AtomicU64::new(0),
-                log: Mutex::new(ServeLog::default()),
-                last_test_end: Mutex::new(Instant::now()),
-                stopping: AtomicBool::new(false),
-            }),
+            shared: Arc::new(Shared::new()),
         })
     }
 
@@ -242,7 +137,7 @@ impl Responder {
 
     fn dispatch(&self, conn: TcpStream, peer: SocketAddr) {
         let _ = conn.set_nonblocking(false);
-        let Some(ticket) = self.shared.admit(&conn) else {
+        let Some(ticket) = self.shared.admit(&conn, MAX_PENDING) else {
             self.shared.log().dropped += 1;
             return;
         };

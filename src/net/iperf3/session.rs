@@ -8,7 +8,7 @@ use super::protocol::{
     Results, State, StreamResult, ierr, our_version, read_json, read_state, stream_id, write_json,
     write_server_error, write_state,
 };
-use super::server::{Phase, ServedTest, Shared};
+use super::shared::{Mode, Phase, ServedTest, Shared};
 use super::stream::{CpuClock, DataStream, Deadline, Direction, is_timeout};
 use std::io::Read;
 use std::net::{SocketAddr, TcpStream};
@@ -16,6 +16,27 @@ use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
+
+/// Why a served test ended before its results were exchanged (the served test's `outcome`).
+#[derive(Debug, thiserror::Error)]
+enum ServeError {
+    /// The control channel failed.
+    #[error(transparent)]
+    Protocol(#[from] ProtocolError),
+    /// Not every data stream connected in time.
+    #[error("only {arrived} of {wanted} data streams connected within {wait:?}")]
+    StreamsMissing {
+        /// Streams that connected.
+        arrived: usize,
+        /// Streams the parameters announced.
+        wanted: usize,
+        /// How long we waited.
+        wait: Duration,
+    },
+    /// The test was ended early; the text says by whom and why.
+    #[error("{0}")]
+    Aborted(String),
+}
 
 /// Deadline for each control-channel wait (iperf3 3.15+ uses 10 s).
 pub(super) const CONTROL_WAIT: Duration = Duration::from_secs(10);
@@ -104,7 +125,7 @@ impl Session<'_> {
             outcome: "ok".into(),
         };
         if let Err(why) = self.run_test(&params, &mut test) {
-            test.outcome = why;
+            test.outcome = why.to_string();
         }
         Some(test)
     }
@@ -117,22 +138,19 @@ impl Session<'_> {
         );
     }
 
-    fn run_test(&self, params: &Params, test: &mut ServedTest) -> Result<(), String> {
+    fn run_test(&self, params: &Params, test: &mut ServedTest) -> Result<(), ServeError> {
         let streams = self.accept_streams(params)?;
         test.streams = streams.len() as u32;
         apply_options(&streams, params);
-        let text = |e: ProtocolError| e.to_string();
         write_state(
             &mut Deadline::new(self.ctrl, CONTROL_WAIT),
             State::TestStart,
-        )
-        .map_err(text)?;
+        )?;
         let t0 = Instant::now();
         write_state(
             &mut Deadline::new(self.ctrl, CONTROL_WAIT),
             State::TestRunning,
-        )
-        .map_err(text)?;
+        )?;
         let cpu = CpuClock::start();
         let phase = self.data_phase(params, &streams, t0);
         for (i, s) in streams.iter().enumerate() {
@@ -149,14 +167,14 @@ impl Session<'_> {
         test.seconds = (phase.elapsed.as_secs_f64() * 1000.0).round() / 1000.0;
         match phase.stop {
             Stop::TestEnd => self.exchange_results(&streams, &phase, &cpu),
-            Stop::Abort(why) => Err(why),
+            Stop::Abort(why) => Err(ServeError::Aborted(why)),
         }
     }
 
     /// Announces CREATE_STREAMS and takes the test's data connections from the greeters. They are
     /// numbered in the order they were accepted (greeters may finish out of order), which is the
     /// order the client connected them; in bidir mode the first half carries client-to-server data.
-    fn accept_streams(&self, params: &Params) -> Result<Vec<DataStream>, String> {
+    fn accept_streams(&self, params: &Params) -> Result<Vec<DataStream>, ServeError> {
         let per_direction = params.parallel as usize;
         let total = if params.bidirectional {
             2 * per_direction
@@ -182,12 +200,13 @@ impl Session<'_> {
             arrived.push(conn);
         }
         *self.shared.phase() = Phase::Busy;
-        announced.map_err(|e| e.to_string())?;
+        announced?;
         if arrived.len() < total {
-            return Err(format!(
-                "only {} of {total} data streams connected within {STREAMS_WAIT:?}",
-                arrived.len()
-            ));
+            return Err(ServeError::StreamsMissing {
+                arrived: arrived.len(),
+                wanted: total,
+                wait: STREAMS_WAIT,
+            });
         }
         arrived.sort_by_key(|(ticket, _)| *ticket);
         Ok(arrived
@@ -282,29 +301,25 @@ impl Session<'_> {
         streams: &[DataStream],
         phase: &DataOutcome,
         cpu: &CpuClock,
-    ) -> Result<(), String> {
-        let text = |e: ProtocolError| e.to_string();
+    ) -> Result<(), ServeError> {
         write_state(
             &mut Deadline::new(self.ctrl, CONTROL_WAIT),
             State::ExchangeResults,
-        )
-        .map_err(text)?;
+        )?;
         let _client: Results = read_json(
             &mut Deadline::new(self.ctrl, CONTROL_WAIT),
             MAX_RESULTS_JSON,
             "the client's results",
-        )
-        .map_err(text)?;
+        )?;
         let ours = server_results(streams, &phase.baseline, phase.elapsed, cpu);
-        write_json(&mut Deadline::new(self.ctrl, CONTROL_WAIT), &ours).map_err(text)?;
+        write_json(&mut Deadline::new(self.ctrl, CONTROL_WAIT), &ours)?;
         write_state(
             &mut Deadline::new(self.ctrl, CONTROL_WAIT),
             State::DisplayResults,
-        )
-        .map_err(text)?;
+        )?;
         match read_state(&mut Deadline::new(self.ctrl, CONTROL_WAIT), "IPERF_DONE") {
             Ok(_) | Err(ProtocolError::Closed(_)) => Ok(()),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e.into()),
         }
     }
 }
@@ -385,13 +400,13 @@ impl Watchdog {
     }
 }
 
-fn mode_name(p: &Params) -> &'static str {
+fn mode_name(p: &Params) -> Mode {
     if p.bidirectional {
-        "bidir"
+        Mode::Bidir
     } else if p.reverse {
-        "send"
+        Mode::Send
     } else {
-        "receive"
+        Mode::Receive
     }
 }
 
