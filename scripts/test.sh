@@ -3,16 +3,39 @@
 # and contract harness, shellcheck. Installs what the tests need first (pip and apt packages),
 # so it works on a fresh machine with Rust and Python 3.
 #
+# Python tools go into a virtual environment (target/test-venv), never into the system Python:
+# distributions that enforce PEP 668 refuse system-wide pip installs.
+#
 # Usage: scripts/test.sh            everything
 #        SKIP_INSTALL=1 scripts/test.sh   skip the package installation step
+#        HEALTH_CHECK_TEST_REQUIRE_ALL=1 scripts/test.sh   a test whose prerequisite (root, a tool) is
+#                                          missing fails instead of skipping (CI sets this)
 set -Eeuo pipefail
 cd "$(dirname "$(readlink -f "$0")")/.."
 
 step() { printf '\n==> %s\n' "$*" >&2; }
 
+VENV="$PWD/target/test-venv"
+PY="$VENV/bin/python"
+
+apt_install() {
+  [ $# -gt 0 ] || return 0
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get install -y --no-install-recommends "$@" >/dev/null 2>&1 \
+    || { "${sudo[@]}" apt-get update >/dev/null && "${sudo[@]}" apt-get install -y --no-install-recommends "$@" >/dev/null; }
+}
+
+make_venv() {
+  [ -x "$PY" ] && return 0
+  python3 -m venv "$VENV" 2>/dev/null || { apt_install python3-venv && python3 -m venv "$VENV"; }
+}
+
 install_deps() {
-  step "installing test tools (pip: pytest jsonschema pyyaml ruff; apt: shellcheck iperf3 fio iproute2 iputils-ping e2fsprogs mount qemu-user gcc-aarch64-linux-gnu; rustup: aarch64 and macOS targets)"
-  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+  step "installing test tools (venv: pytest jsonschema pyyaml ruff; apt: shellcheck iperf3 fio iproute2 iputils-ping e2fsprogs mount qemu-user gcc-aarch64-linux-gnu; rustup: aarch64 and macOS targets)"
+  make_venv
+  "$PY" -m pip install --quiet --disable-pip-version-check \
     'pytest>=8' 'jsonschema>=4.18' 'pyyaml>=6' 'ruff==0.17.6'
   local missing=() pair
   # tool (or file it installs):Debian package
@@ -21,13 +44,7 @@ install_deps() {
     aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu /usr/aarch64-linux-gnu/lib/crt1.o:libc6-dev-arm64-cross; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || [ -e "${pair%%:*}" ] || missing+=("${pair#*:}")
   done
-  if [ ${#missing[@]} -gt 0 ]; then
-    local sudo=()
-    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-    export DEBIAN_FRONTEND=noninteractive
-    "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 \
-      || { "${sudo[@]}" apt-get update >/dev/null && "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; }
-  fi
+  apt_install "${missing[@]}"
   # The aarch64 kernels are tested under qemu-user; macOS is only compiled ("unsupported" there).
   rustup target add aarch64-unknown-linux-gnu x86_64-apple-darwin >/dev/null 2>&1
 }
@@ -51,9 +68,9 @@ cargo check --locked --target x86_64-apple-darwin
 step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items --locked --quiet
 step "ruff check benchpress tests benchmarks"
-ruff check benchpress tests benchmarks
+"$VENV/bin/ruff" check benchpress tests benchmarks
 step "shellcheck scripts/*.sh .ci/run"
 shellcheck scripts/*.sh .ci/run
 step "pytest tests/python"
-HEALTH_CHECK_BIN="$PWD/target/release/health_check" python3 -m pytest -q tests/python
+HEALTH_CHECK_BIN="$PWD/target/release/health_check" "$PY" -m pytest -q tests/python
 step "all tests passed"

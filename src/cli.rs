@@ -4,7 +4,7 @@
 //!
 //! benchpress fills `-c {clients}` with `str.format` and splits every argument on whitespace, so a
 //! client list arrives as `-c` with no value, as `-c a,` `b`, or as `-c x;rm` `-rf` `/`
-//! (benchpress-contract §5). [`normalize_args`] gathers every token after `-c` up to the next real
+//! (`docs/benchpress.md`). [`normalize_args`] gathers every token after `-c` up to the next real
 //! option into one `--clients=` value, so those tokens become host names, literally, and are never
 //! mistaken for options or executed.
 

@@ -1,4 +1,4 @@
-//! The memory section, with mm-mem's methods (`notes/memory-methods.md`) so the figures compare
+//! The memory section, with mm-mem's methods (`docs/memory-methods.md`) so the figures compare
 //! with DCPerf's: idle latency per (CPU node, memory node) pair for FullRandom and RandomInChunk
 //! chains (ns), the loaded-latency delay sweep ([delay, GiB/s, ns]), peak bandwidth for four
 //! read/write mixes and a vector read kernel (MiB/s), memcpy of 16 KiB and 128 MiB pieces (MiB/s),

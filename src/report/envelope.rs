@@ -1,5 +1,5 @@
 //! benchpress's result envelope, for runs outside benchpress (`--envelope`): the same keys and
-//! value formats benchpress writes (benchpress-contract §8), filled from the system section.
+//! value formats benchpress writes (`docs/contract.md`, "The envelope"), filled from the system section.
 //! `machines` values are all strings, `timestamp` an integer, `run_id` eight hex digits.
 
 use super::schema::Document;

@@ -1,11 +1,12 @@
-//! The system section: what this machine is and how it is set up, from /proc and /sys text only
-//! (no external commands). CPU model and topology, NUMA nodes, caches, memory and swap, huge pages,
+//! The system section: what this machine is and how it is set up, from /proc and /sys text, plus
+//! `dmidecode -t memory` (2 s limit, root) for the DIMMs' peak when the section is planned. CPU model and topology, NUMA nodes, caches, memory and swap, huge pages,
 //! THP, the frequency governor, NIC link speeds, degraded PCIe links, thermal-throttle counters,
 //! NUMA balancing and timer slack. Sizes are in KiB or bytes as each field's name says.
 
 pub mod cgroup;
 pub mod devices;
 pub mod dram;
+#[cfg(test)]
 pub mod fake;
 pub mod mounts;
 pub mod parse;

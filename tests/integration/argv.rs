@@ -1,5 +1,5 @@
 //! benchpress turns `-i '{"clients": ...}'` into argv by `str.format` and a whitespace split
-//! (benchpress-contract §5). Every row of that table must give the intended host list, with the
+//! (`docs/benchpress.md`). Every row of that table must give the intended host list, with the
 //! names kept literally (shell metacharacters are never interpreted).
 
 use crate::util::{assert_valid, run};

@@ -1,4 +1,4 @@
-//! Our jobs/ files must hold DCPerf's exact health_check entries (benchpress-contract §3): the
+//! Our jobs/ files must hold DCPerf's exact health_check entries (`docs/benchpress.md`): the
 //! binary is driven by DCPerf's own YAML, so ours must not drift from it.
 
 use serde_yaml::Value;

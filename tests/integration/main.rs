@@ -3,7 +3,7 @@
 //! Modules:
 //! - `util`: running the binary, the JSON Schema validator.
 //! - `cli`: flags, usage errors, exit codes, --output, --envelope, --strict.
-//! - `argv`: benchpress's whitespace-split client lists (benchpress-contract §5), table-driven.
+//! - `argv`: benchpress's whitespace-split client lists (`docs/benchpress.md`), table-driven.
 //! - `json_contract`: every document validates against the schema and reads back into test types.
 //! - `interrupt`: SIGINT/SIGTERM mid-run still give a valid document.
 //! - `jobs_yaml`: our jobs/ files hold DCPerf's exact entries.

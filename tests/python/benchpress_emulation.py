@@ -1,5 +1,5 @@
-"""How benchpress turns a job into argv and wraps parser output (benchpress-contract sections 4,
-5 and 8), re-implemented from our notes so the tests hold the contract without DCPerf's code."""
+"""How benchpress turns a job into argv and wraps parser output (docs/benchpress.md
+and docs/contract.md), re-implemented from our notes so the tests hold the contract without DCPerf's code."""
 
 import importlib
 import sys

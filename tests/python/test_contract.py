@@ -21,7 +21,7 @@ VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 # Short runs: DCPerf's YAML fixes argv, so the tests choose the profile through the environment.
 FAST = "--profile quick --sleep-time 0.2 --skip memory"
 
-# (-i value, argv after run.sh, hosts health_check must record) - benchpress-contract section 5.
+# (-i value, argv after run.sh, hosts health_check must record) - docs/benchpress.md.
 ARGV_TABLE = [
     ({"clients": "127.0.0.1"}, ["-r", "server", "-c", "127.0.0.1"], ["127.0.0.1"]),
     ({"clients": "a,b"}, ["-r", "server", "-c", "a,b"], ["a", "b"]),
