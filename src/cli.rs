@@ -150,9 +150,17 @@ pub struct CommonArgs {
     /// Run length preset.
     #[arg(long, value_enum, default_value = "standard")]
     pub profile: ProfileArg,
-    /// Also write the JSON document to FILE (atomically).
-    #[arg(long, value_name = "FILE")]
+    /// Also write the output to FILE (atomically: readers never see half of it).
+    #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// What to print: the JSON document, JUnit XML (one testcase per check) or Prometheus text
+    /// (every figure as a gauge, for node_exporter's textfile collector).
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: FormatArg,
+    /// Also judge the run by a baseline learned with 'health_check baseline' (one check per
+    /// figure the baseline knows for this machine's model).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
     /// Wrap the document in benchpress's result envelope (for runs outside benchpress).
     #[arg(long)]
     pub envelope: bool,
@@ -165,6 +173,43 @@ pub struct CommonArgs {
     /// Change a check's limit (repeatable); 'health_check checks --list' shows the names.
     #[arg(long, value_name = "NAME=VALUE", action = ArgAction::Append)]
     pub threshold: Vec<String>,
+}
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// The JSON document (or fleet report).
+    Json,
+    /// JUnit XML: one testcase per check (CI systems show them).
+    Junit,
+    /// Prometheus/OpenMetrics text: figures and check statuses as gauges.
+    Prometheus,
+}
+
+/// `--label-from`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LabelFromArg {
+    /// The host name, or the file name where host names repeat.
+    Auto,
+    /// The host name.
+    Hostname,
+    /// The file name without .json (fleet runs name files after inventory hosts).
+    File,
+}
+
+/// Options of the readers (`compare`, `baseline`, `report`).
+#[derive(Debug, Args)]
+pub struct ReaderArgs {
+    /// Documents, or directories searched for *.json: ours (plain or --envelope), benchpress
+    /// metrics files, DCPerf's own health_check output.
+    #[arg(value_name = "DOC|DIR")]
+    pub paths: Vec<PathBuf>,
+    /// Rules in YAML instead of the built-in ones ('compare --print-rules' prints those).
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// How machines are named.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub label_from: LabelFromArg,
 }
 
 /// Network-section knobs.
@@ -336,6 +381,32 @@ pub enum Command {
         #[command(flatten)]
         common: CommonArgs,
     },
+    /// Compare documents of many machines: flag the machines worse than their SKU's siblings.
+    #[command(
+        after_help = "Each figure is named by a dotted path (memory.idle_latency.FullRandom.Node-0.Node-0, \
+network.bandwidth.HOST, sleepbench.calls_per_second); rules match these names. Exit status 0, or \
+3 with --strict when anything is flagged."
+    )]
+    Compare {
+        /// What to read and how to judge it.
+        #[command(flatten)]
+        reader: ReaderArgs,
+        /// Print the built-in rules as YAML (a file to start from) and exit.
+        #[arg(long)]
+        print_rules: bool,
+        /// Shared options (--output, --format, --strict, --baseline).
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Learn per-SKU expectations (medians) from documents and write them as YAML (-o FILE).
+    Baseline {
+        /// What to read and which figures to learn.
+        #[command(flatten)]
+        reader: ReaderArgs,
+        /// Shared options (-o FILE is required).
+        #[command(flatten)]
+        common: CommonArgs,
+    },
     /// Print the JSON Schema of the document (or, with --fleet, of compare's fleet report).
     Schema {
         /// The fleet report's schema instead of the document's.
@@ -473,7 +544,7 @@ mod tests {
             ["hc", "sleep", "--sleep-time", "1"]
         );
         // Every subcommand, the ones added later included, takes the options after its name.
-        for sub in ["storage", "checks", "schema"] {
+        for sub in ["storage", "checks", "schema", "compare", "baseline"] {
             let args = vec!["hc".to_string(), sub.into(), "x".into()];
             assert_eq!(
                 with_env_options(args, Some("--profile quick"))[1],

@@ -2,10 +2,13 @@
 //! profile defaults settled. Measurement code takes these types, never clap's.
 
 use crate::cli::{
-    Cli, Command, CommonArgs, MemoryArgs, NetArgs, ProfileArg, ResponderArgs, RoleArg, SectionArg,
-    SleepArgs, untyped,
+    Cli, Command, CommonArgs, FormatArg, LabelFromArg, MemoryArgs, NetArgs, ProfileArg, ReaderArgs,
+    ResponderArgs, RoleArg, SectionArg, SleepArgs, untyped,
 };
 use crate::error::ConfigError;
+use crate::fleet::baseline::Baseline;
+use crate::fleet::machine::LabelFrom;
+use crate::fleet::rules::Rules;
 use crate::memory::MemoryConfig;
 use crate::net::iperf3::client::Timeouts;
 use crate::net::ping::{MethodChoice, PingConfig};
@@ -181,6 +184,10 @@ pub enum Mode {
     Client,
     /// `checks --list`: print the thresholds.
     ListChecks,
+    /// `compare`: judge many documents against each other.
+    Compare(ReaderConfig),
+    /// `baseline`: learn per-SKU expectations.
+    Baseline(ReaderConfig),
     /// `schema`: print a JSON Schema.
     Schema {
         /// The fleet report's instead of the document's.
@@ -203,9 +210,57 @@ impl Mode {
             Mode::Client => "client",
             Mode::ListChecks => "checks",
             Mode::Schema { .. } => "schema",
+            Mode::Compare(_) => "compare",
+            Mode::Baseline(_) => "baseline",
             Mode::Debug { name, .. } => name,
         }
     }
+}
+
+/// What a reader (`compare`, `baseline`) reads and how it judges.
+#[derive(Debug, Clone)]
+pub struct ReaderConfig {
+    /// Documents and directories.
+    pub paths: Vec<PathBuf>,
+    /// The rules.
+    pub rules: Rules,
+    /// How machines are named.
+    pub labels: LabelFrom,
+    /// `compare --print-rules`: print the built-in rules and stop.
+    pub print_rules: bool,
+}
+
+impl PartialEq for ReaderConfig {
+    fn eq(&self, other: &Self) -> bool {
+        self.paths == other.paths
+            && self.rules.source == other.rules.source
+            && self.labels == other.labels
+            && self.print_rules == other.print_rules
+    }
+}
+
+impl Eq for ReaderConfig {}
+
+/// What stdout (and `--output`) carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// The JSON document or fleet report.
+    Json,
+    /// JUnit XML.
+    Junit,
+    /// Prometheus text.
+    Prometheus,
+}
+
+/// A baseline loaded for `--baseline`: the file, its expectations and its rules.
+#[derive(Debug, Clone)]
+pub struct BaselineRef {
+    /// The file as given.
+    pub path: PathBuf,
+    /// What it expects.
+    pub baseline: Baseline,
+    /// The rules it was learned with.
+    pub rules: Rules,
 }
 
 /// Client-role settings.
@@ -244,6 +299,10 @@ pub struct Config {
     pub envelope: bool,
     /// `--strict`.
     pub strict: bool,
+    /// `--format`.
+    pub format: Format,
+    /// `--baseline`, loaded.
+    pub baseline: Option<BaselineRef>,
     /// Sleep-section settings.
     pub sleep: SleepConfig,
     /// Network-section settings.
@@ -352,6 +411,36 @@ impl Config {
                 }
                 base(Mode::ListChecks, common, &none.0, &none.1, &none.2)
             }
+            Some(Command::Compare {
+                reader,
+                print_rules,
+                common,
+            }) => {
+                let reader = reader_config(reader, *print_rules)?;
+                if reader.paths.is_empty() && !print_rules {
+                    return Err(ConfigError::new(
+                        "DOC|DIR",
+                        "give the documents to compare (files, or directories searched for *.json)",
+                    ));
+                }
+                base(Mode::Compare(reader), common, &none.0, &none.1, &none.2)
+            }
+            Some(Command::Baseline { reader, common }) => {
+                let reader = reader_config(reader, false)?;
+                if reader.paths.is_empty() {
+                    return Err(ConfigError::new(
+                        "DOC|DIR",
+                        "give the documents to learn from (files, or directories searched for *.json)",
+                    ));
+                }
+                if common.output.is_none() {
+                    return Err(ConfigError::new(
+                        "--output",
+                        "say where to write the baseline: -o baseline.yaml",
+                    ));
+                }
+                base(Mode::Baseline(reader), common, &none.0, &none.1, &none.2)
+            }
             Some(Command::Schema { fleet, common }) => {
                 let mode = Mode::Schema { fleet: *fleet };
                 base(mode, common, &none.0, &none.1, &none.2)
@@ -442,6 +531,12 @@ impl Config {
             output: common.output.clone(),
             envelope: common.envelope,
             strict: common.strict,
+            format: match common.format {
+                FormatArg::Json => Format::Json,
+                FormatArg::Junit => Format::Junit,
+                FormatArg::Prometheus => Format::Prometheus,
+            },
+            baseline: common.baseline.as_deref().map(load_baseline).transpose()?,
             sleep: sleep_config(sleep, profile, usable_cpus)?,
             network: network_config(net, profile, common.port)?,
             responder: responder_config(responder, common.port)?,
@@ -452,6 +547,35 @@ impl Config {
             notes: Vec::new(),
         })
     }
+}
+
+fn reader_config(args: &ReaderArgs, print_rules: bool) -> Result<ReaderConfig, ConfigError> {
+    let rules = match &args.rules {
+        Some(path) => {
+            Rules::from_file(path).map_err(|e| ConfigError::new("--rules", e.to_string()))?
+        }
+        None => Rules::builtin(),
+    };
+    Ok(ReaderConfig {
+        paths: args.paths.clone(),
+        rules,
+        labels: match args.label_from {
+            LabelFromArg::Auto => LabelFrom::Auto,
+            LabelFromArg::Hostname => LabelFrom::Hostname,
+            LabelFromArg::File => LabelFrom::File,
+        },
+        print_rules,
+    })
+}
+
+fn load_baseline(path: &std::path::Path) -> Result<BaselineRef, ConfigError> {
+    let (baseline, rules) =
+        Baseline::from_file(path).map_err(|e| ConfigError::new("--baseline", e.message))?;
+    Ok(BaselineRef {
+        path: path.to_path_buf(),
+        baseline,
+        rules,
+    })
 }
 
 fn debug(section: Section, name: &'static str) -> Mode {

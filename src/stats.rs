@@ -37,6 +37,15 @@ pub fn median(samples: &[f64]) -> Option<f64> {
     })
 }
 
+/// The median absolute deviation from `median`: a spread that outliers barely move.
+pub fn mad(samples: &[f64], median_of_samples: f64) -> Option<f64> {
+    let deviations: Vec<f64> = samples
+        .iter()
+        .map(|x| (x - median_of_samples).abs())
+        .collect();
+    median(&deviations)
+}
+
 /// max / min of positive samples: how far apart repeats are (1.0 = identical).
 pub fn spread(samples: &[f64]) -> Option<f64> {
     let (min, _, max) = min_avg_max(samples)?;
@@ -46,6 +55,15 @@ pub fn spread(samples: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mad_ignores_one_outlier() {
+        let v = [10.0, 11.0, 9.0, 10.0, 100.0];
+        let m = median(&v).unwrap();
+        assert_eq!(m, 10.0);
+        assert_eq!(mad(&v, m), Some(1.0));
+        assert_eq!(mad(&[], 0.0), None);
+    }
 
     #[test]
     fn summaries() {

@@ -84,8 +84,22 @@ pub fn peak_vs_theoretical(
     })
 }
 
-/// Remote over local idle latency for every off-diagonal pair (FullRandom, else RandomInChunk).
-pub fn numa_ratios(m: &MemoryPart) -> Vec<Check> {
+/// Whether node `name` (`Node-3`) has no CPUs (CXL or HBM memory), where the system says.
+fn memory_only(system: Option<&SystemPart>, name: &str) -> bool {
+    let Some(id) = name
+        .strip_prefix("Node-")
+        .and_then(|n| n.parse::<usize>().ok())
+    else {
+        return false;
+    };
+    system
+        .and_then(|s| s.numa_nodes.iter().find(|n| n.id == id))
+        .is_some_and(|n| n.cpu_count == 0)
+}
+
+/// Remote over local idle latency for every off-diagonal pair (FullRandom, else RandomInChunk):
+/// above the limit fails. Memory-only nodes (CXL, HBM) have a limit of their own.
+pub fn numa_ratios(m: &MemoryPart, system: Option<&SystemPart>, t: &Thresholds) -> Vec<Check> {
     let matrix = m
         .idle_latency
         .patterns
@@ -99,18 +113,32 @@ pub fn numa_ratios(m: &MemoryPart) -> Vec<Check> {
         let Some(&local) = row.get(cpu) else { continue };
         for (mem, &ns) in row.iter().filter(|(mem, _)| *mem != cpu) {
             let ratio = crate::units::round_to(ns / local, 2);
-            out.push(
-                check(
-                    &format!("memory.numa_ratio:{cpu}>{mem}"),
-                    Status::Pass,
-                    Some(ratio),
-                    0.0,
+            let (limit, kind) = if memory_only(system, mem) {
+                (t.numa_ratio_memory_only, "a memory-only node")
+            } else {
+                (t.numa_ratio, "a node with CPUs")
+            };
+            let seen =
+                format!("{cpu} reaches {mem}'s memory in {ns} ns, {ratio}x its local {local} ns");
+            let (status, message) = if ratio > limit {
+                (
+                    Status::Fail,
                     format!(
-                        "{cpu} reaches {mem}'s memory in {ns} ns, {ratio}x its local {local} ns"
+                        "{seen}: above {limit}x for {kind}; check that every memory channel of \
+                         {mem} is populated and the inter-socket links (UPI/xGMI) run at full \
+                         width and speed (BIOS, dmesg)"
                     ),
                 )
-                .without_limit(),
-            );
+            } else {
+                (Status::Pass, seen)
+            };
+            out.push(check(
+                &format!("memory.numa_ratio:{cpu}>{mem}"),
+                status,
+                Some(ratio),
+                limit,
+                message,
+            ));
         }
     }
     out
@@ -351,12 +379,33 @@ mod tests {
     }
 
     #[test]
-    fn numa_ratios_cover_the_off_diagonal() {
-        let c = numa_ratios(&part());
+    fn numa_ratios_cover_the_off_diagonal_and_fail_above_the_limit() {
+        let t = Thresholds::default();
+        let c = numa_ratios(&part(), None, &t);
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].name, "memory.numa_ratio:Node-0>Node-1");
-        assert_eq!(c[0].value, Some(1.8));
+        assert_eq!((c[0].value, c[0].status), (Some(1.8), Status::Pass));
         assert_eq!(c[1].value, Some(1.81));
+        let mut slow = part();
+        let row = slow
+            .idle_latency
+            .patterns
+            .get_mut("FullRandom")
+            .and_then(|m| m.get_mut("Node-0"))
+            .unwrap();
+        let local = row["Node-0"];
+        row.insert("Node-1".into(), local * 3.5);
+        let c = numa_ratios(&slow, None, &t);
+        assert_eq!((c[0].status, c[0].limit), (Status::Fail, Some(3.0)));
+        assert!(c[0].message.contains("memory channel"), "{}", c[0].message);
+        // Node 1 without CPUs (CXL): its own, higher limit.
+        let mut sys = SystemPart::from(&crate::system::collect(
+            &crate::system::fake::two_socket_384(),
+            None,
+        ));
+        sys.numa_nodes[1].cpu_count = 0;
+        let c = numa_ratios(&slow, Some(&sys), &t);
+        assert_eq!((c[0].status, c[0].limit), (Status::Pass, Some(4.0)));
     }
 
     #[test]

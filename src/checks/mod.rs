@@ -23,6 +23,12 @@ pub struct Thresholds {
     pub sleep_calls_per_thread: f64,
     /// ping: any loss warns; loss above this fails, %.
     pub ping_loss_pct: f64,
+    /// ping: an average RTT above this warns, ms (TaoBench asks 0.1 to 0.15 ms).
+    pub ping_rtt_ms: f64,
+    /// bandwidth to each client below this fails on machines with up to 72 logical CPUs, Gbit/s.
+    pub min_bandwidth_gbps: f64,
+    /// bandwidth to each client below this fails on machines with more than 72 CPUs, Gbit/s.
+    pub min_bandwidth_gbps_large: f64,
     /// bandwidth below this share of the link's TCP goodput limit warns, %.
     pub link_efficiency_pct: f64,
     /// forward and reverse bandwidth differing by more than this warns, % of the larger.
@@ -33,6 +39,10 @@ pub struct Thresholds {
     pub cache_step: f64,
     /// memory: the best measured bandwidth below this share of the DIMMs' peak warns, %.
     pub peak_vs_theoretical_pct: f64,
+    /// memory: remote over local idle latency above this fails (to a node with CPUs).
+    pub numa_ratio: f64,
+    /// memory: remote over local idle latency above this fails (to a memory-only node: CXL, HBM).
+    pub numa_ratio_memory_only: f64,
     /// system: steal time during the run above this warns, %.
     pub steal_pct: f64,
     /// system: timer slack above this warns, ns.
@@ -48,11 +58,16 @@ impl Default for Thresholds {
             sleep_irq_pct: 0.0,
             sleep_calls_per_thread: 0.0,
             ping_loss_pct: 0.0,
+            ping_rtt_ms: 0.0,
+            min_bandwidth_gbps: 0.0,
+            min_bandwidth_gbps_large: 0.0,
             link_efficiency_pct: 0.0,
             reverse_asymmetry_pct: 0.0,
             repeat_spread: 0.0,
             cache_step: 0.0,
             peak_vs_theoretical_pct: 0.0,
+            numa_ratio: 0.0,
+            numa_ratio_memory_only: 0.0,
             steal_pct: 0.0,
             timer_slack_ns: 0.0,
             storage_tail_ratio: 0.0,
@@ -108,6 +123,27 @@ pub const LIMITS: &[Limit] = &[
         field: |t| &mut t.ping_loss_pct,
     },
     Limit {
+        name: "network.ping_rtt_ms",
+        default: 0.15,
+        unit: "ms",
+        meaning: "average ping RTT above warns (DCPerf's TaoBench: 0.1 to 0.15 ms)",
+        field: |t| &mut t.ping_rtt_ms,
+    },
+    Limit {
+        name: "network.min_bandwidth_gbps",
+        default: 10.0,
+        unit: "Gbit/s",
+        meaning: "bandwidth to each client below fails, up to 72 logical CPUs (DCPerf's TaoBench)",
+        field: |t| &mut t.min_bandwidth_gbps,
+    },
+    Limit {
+        name: "network.min_bandwidth_gbps_large",
+        default: 20.0,
+        unit: "Gbit/s",
+        meaning: "bandwidth to each client below fails, above 72 logical CPUs (DCPerf's TaoBench)",
+        field: |t| &mut t.min_bandwidth_gbps_large,
+    },
+    Limit {
         name: "network.link_efficiency_pct",
         default: 90.0,
         unit: "%",
@@ -141,6 +177,20 @@ pub const LIMITS: &[Limit] = &[
         unit: "%",
         meaning: "best measured bandwidth below this share of the DIMMs' peak warns",
         field: |t| &mut t.peak_vs_theoretical_pct,
+    },
+    Limit {
+        name: "memory.numa_ratio",
+        default: 3.0,
+        unit: "x",
+        meaning: "remote over local idle latency above fails (nodes with CPUs)",
+        field: |t| &mut t.numa_ratio,
+    },
+    Limit {
+        name: "memory.numa_ratio_memory_only",
+        default: 4.0,
+        unit: "x",
+        meaning: "remote over local idle latency above fails (memory-only nodes: CXL, HBM)",
+        field: |t| &mut t.numa_ratio_memory_only,
     },
     Limit {
         name: "system.steal_pct",
@@ -236,11 +286,16 @@ pub fn limits_table() -> String {
 /// Every rule that applies to the sections present in `doc`.
 pub fn evaluate(doc: &Document, t: &Thresholds) -> Vec<Check> {
     let mut checks = Vec::new();
+    let system = doc.system();
+    let cpus = system.map(|s| s.logical_cpus);
     for p in doc.ping.iter().flatten() {
         checks.push(network::ping_loss(p, t));
+        if p.latency.is_some() {
+            checks.push(network::ping_rtt(p, t));
+        }
     }
     for b in doc.iperf3_bandwidth.iter().flatten() {
-        checks.push(network::bandwidth_reached(b));
+        checks.push(network::bandwidth(b, t, cpus));
         if b.bandwidth.is_some() {
             checks.push(network::link_efficiency(b, t));
         }
@@ -253,7 +308,6 @@ pub fn evaluate(doc: &Document, t: &Thresholds) -> Vec<Check> {
         checks.push(sleep::irq(s, t));
         checks.push(sleep::calls_per_thread(s, t));
     }
-    let system = doc.system.as_ref().and_then(|p| p.measured());
     if let Some(s) = system {
         checks.extend(system::all(s, t));
     }
@@ -262,7 +316,7 @@ pub fn evaluate(doc: &Document, t: &Thresholds) -> Vec<Check> {
     }
     if let Some(m) = doc.memory.as_ref().and_then(|p| p.measured()) {
         checks.extend(memory::peak_vs_theoretical(m, system, t));
-        checks.extend(memory::numa_ratios(m));
+        checks.extend(memory::numa_ratios(m, system, t));
         checks.extend(memory::repeat_spreads(m, t));
         checks.extend(memory::cache_steps(m, t));
     }
@@ -315,6 +369,103 @@ mod tests {
         assert!(Thresholds::with_overrides(&["sleepbench.irq_pct".into()]).is_err());
         assert!(Thresholds::with_overrides(&["sleepbench.irq_pct=x".into()]).is_err());
         assert!(Thresholds::with_overrides(&["sleepbench.irq_pct=inf".into()]).is_err());
+    }
+
+    /// A real document (tests/fixtures/document.json) with `patch` applied to its JSON.
+    fn patched(patch: impl Fn(&mut serde_json::Value)) -> Document {
+        let mut v: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/document.json")).unwrap();
+        patch(&mut v);
+        serde_json::from_value(v).expect("the patched fixture is still a document")
+    }
+
+    #[test]
+    fn every_limit_can_warn_or_fail() {
+        use serde_json::json;
+        let t = Thresholds::default();
+        for limit in LIMITS {
+            let doc = match limit.name {
+                "sleepbench.total_cpu_pct" => patched(|v| v["sleepbench"]["total"] = json!(75.0)),
+                "sleepbench.irq_pct" => patched(|v| v["sleepbench"]["irq%"] = json!(45.0)),
+                "sleepbench.calls_per_thread" => {
+                    patched(|v| v["sleepbench"]["calls_per_second_per_thread"] = json!(900.0))
+                }
+                "network.ping_loss_pct" => patched(|v| v["ping"][0]["loss_pct"] = json!(20.0)),
+                "network.ping_rtt_ms" => patched(|v| v["ping"][0]["latency"] = json!(0.9)),
+                "network.min_bandwidth_gbps" => patched(|v| {
+                    v["iperf3 bandwidth"][0]["hostname"] = json!("peer");
+                    v["iperf3 bandwidth"][0]["address"] = json!("10.0.0.2:5201");
+                    v["iperf3 bandwidth"][0]["bandwidth"] = json!(2.0);
+                }),
+                "network.min_bandwidth_gbps_large" => patched(|v| {
+                    v["iperf3 bandwidth"][0]["hostname"] = json!("peer");
+                    v["iperf3 bandwidth"][0]["address"] = json!("10.0.0.2:5201");
+                    v["iperf3 bandwidth"][0]["bandwidth"] = json!(15.0);
+                    v["system"]["logical_cpus"] = json!(384);
+                }),
+                "network.link_efficiency_pct" => patched(|v| {
+                    v["iperf3 bandwidth"][0]["link_efficiency_pct"] = json!(40.0);
+                    v["iperf3 bandwidth"][0]["link_speed_gbps"] = json!(25.0);
+                }),
+                "network.reverse_asymmetry_pct" => patched(|v| {
+                    v["iperf3 bandwidth"][0]["bandwidth"] = json!(10.0);
+                    v["iperf3 bandwidth"][0]["reverse_gbps"] = json!(4.0);
+                }),
+                "memory.repeat_spread" => patched(|v| {
+                    v["memory"]["repeats"]["count"] = json!(3);
+                    v["memory"]["repeats"]["memcpy_large_mb_s"] =
+                        json!({"min": 1000.0, "avg": 1500.0, "max": 2000.0});
+                }),
+                "memory.cache_step" => patched(|v| {
+                    let flat: Vec<serde_json::Value> = v["memory"]["cache_latency_ns"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|p| json!([p[0], 5.0]))
+                        .collect();
+                    v["memory"]["cache_latency_ns"] = json!(flat);
+                }),
+                "memory.peak_vs_theoretical_pct" => patched(|v| {
+                    v["system"]["dram"] = json!({"dimms": 8, "channels": 8, "kind": "DDR5",
+                        "speed_mts": 4800, "data_width_bits": 64, "theoretical_peak_mb_s": 292968.0});
+                }),
+                "memory.numa_ratio" | "memory.numa_ratio_memory_only" => patched(|v| {
+                    v["memory"]["idle_latency"]["FullRandom"]["Node-0"]["Node-1"] = json!(1000.0);
+                    let mut second = v["system"]["numa_nodes"][0].clone();
+                    second["id"] = json!(1);
+                    if limit.name.ends_with("memory_only") {
+                        second["cpu_count"] = json!(0);
+                        second["cpus"] = json!("");
+                    }
+                    v["system"]["numa_nodes"] =
+                        json!([v["system"]["numa_nodes"][0].clone(), second]);
+                }),
+                "system.steal_pct" => {
+                    patched(|v| v["system"]["during_run"]["steal_pct"] = json!(12.0))
+                }
+                "system.timer_slack_ns" => {
+                    patched(|v| v["system"]["timer_slack_ns"] = json!(1_000_000))
+                }
+                "storage.tail_ratio" => patched(|v| {
+                    v["storage"]["read_clat_us"]["p999"] = json!(100_000.0);
+                }),
+                other => panic!("add a case to this test for the new limit '{other}'"),
+            };
+            let checks = evaluate(&doc, &t);
+            assert!(
+                checks
+                    .iter()
+                    .any(|c| matches!(c.status, Status::Warn | Status::Fail)
+                        && c.limit == Some(limit.default)),
+                "nothing warns or fails on '{}' at its default {}: {:#?}",
+                limit.name,
+                limit.default,
+                checks
+                    .iter()
+                    .filter(|c| c.status != Status::Pass)
+                    .collect::<Vec<_>>()
+            );
+        }
     }
 
     #[test]

@@ -41,36 +41,126 @@ pub fn ping_loss(p: &PingEntry, t: &Thresholds) -> Check {
     check(&name, status, Some(loss), limit, msg)
 }
 
-/// The forward bandwidth test must have produced a figure.
-pub fn bandwidth_reached(b: &BandwidthEntry) -> Check {
+/// Whether a client is this machine itself (a loopback address, or `localhost`).
+fn is_loopback(hostname: &str, address: Option<&str>) -> bool {
+    let ip = |text: &str| {
+        text.parse::<std::net::SocketAddr>()
+            .map(|s| s.ip())
+            .or_else(|_| text.trim_matches(['[', ']']).parse::<std::net::IpAddr>())
+            .is_ok_and(|ip| ip.is_loopback())
+    };
+    hostname == "localhost" || ip(hostname) || address.is_some_and(ip)
+}
+
+/// Bandwidth to each client: DCPerf's TaoBench asks at least 10 Gbit/s of a machine with up to
+/// 72 logical CPUs and 20 Gbit/s above (`cpus`); less fails. A loopback client is exempt: it
+/// measures the kernel, not a network.
+pub fn bandwidth(b: &BandwidthEntry, t: &Thresholds, cpus: Option<usize>) -> Check {
     let name = format!("network.bandwidth:{}", b.hostname);
-    match (b.bandwidth, &b.error) {
-        (Some(gbps), _) => check(
+    let (limit, size) = match cpus {
+        Some(n) if n > 72 => (
+            t.min_bandwidth_gbps_large,
+            format!("{n} logical CPUs (more than 72)"),
+        ),
+        Some(n) => (
+            t.min_bandwidth_gbps,
+            format!("{n} logical CPUs (72 or fewer)"),
+        ),
+        None => (
+            t.min_bandwidth_gbps,
+            "a machine of unknown size".to_string(),
+        ),
+    };
+    let Some(gbps) = b.bandwidth else {
+        return match &b.error {
+            Some(e) => check(
+                &name,
+                Status::Fail,
+                None,
+                limit,
+                format!("'{}': no bandwidth figure: {e}", b.hostname),
+            ),
+            None => check(
+                &name,
+                Status::Skip,
+                None,
+                limit,
+                format!("'{}': bandwidth was not measured", b.hostname),
+            ),
+        };
+    };
+    let seen = format!(
+        "'{}': {gbps} Gbit/s receiver goodput with {} streams",
+        b.hostname, b.streams
+    );
+    if is_loopback(&b.hostname, b.address.as_deref()) {
+        return check(
             &name,
             Status::Pass,
             Some(gbps),
-            0.0,
+            limit,
             format!(
-                "'{}': {gbps} Gbit/s receiver goodput with {} streams",
-                b.hostname, b.streams
+                "{seen}; a loopback client measures this machine's kernel, not a network, so DCPerf's {limit} Gbit/s does not apply"
             ),
-        ),
-        (None, Some(e)) => check(
+        );
+    }
+    if gbps < limit {
+        check(
             &name,
             Status::Fail,
-            None,
-            0.0,
-            format!("'{}': no bandwidth figure: {e}", b.hostname),
-        ),
-        (None, None) => check(
+            Some(gbps),
+            limit,
+            format!(
+                "{seen}: below the {limit} Gbit/s DCPerf's TaoBench asks of {size}; check the \
+                 NIC's link speed, the path (switch ports, cabling) and the client's load"
+            ),
+        )
+    } else {
+        check(
+            &name,
+            Status::Pass,
+            Some(gbps),
+            limit,
+            format!("{seen}, at least the {limit} Gbit/s DCPerf asks of {size}"),
+        )
+    }
+}
+
+/// Average ping RTT: DCPerf's TaoBench wants 0.1 to 0.15 ms between server and clients; above
+/// the limit warns.
+pub fn ping_rtt(p: &PingEntry, t: &Thresholds) -> Check {
+    let name = format!("network.ping_rtt:{}", p.hostname);
+    let limit = t.ping_rtt_ms;
+    let Some(ms) = p.latency else {
+        return check(
             &name,
             Status::Skip,
             None,
-            0.0,
-            format!("'{}': bandwidth was not measured", b.hostname),
-        ),
+            limit,
+            format!("'{}': no RTT was measured", p.hostname),
+        );
+    };
+    if ms > limit {
+        check(
+            &name,
+            Status::Warn,
+            Some(ms),
+            limit,
+            format!(
+                "'{}': {ms} ms average RTT, above the {limit} ms DCPerf's TaoBench wants between \
+                 server and clients: put them in the same rack or network segment",
+                p.hostname
+            ),
+        )
+    } else {
+        check(
+            &name,
+            Status::Pass,
+            Some(ms),
+            limit,
+            format!("'{}': {ms} ms average RTT", p.hostname),
+        )
     }
-    .without_limit()
 }
 
 /// Bandwidth against what the egress link can carry as TCP payload.
@@ -202,15 +292,43 @@ mod tests {
     }
 
     #[test]
-    fn bandwidth_must_be_measured() {
+    fn bandwidth_must_meet_dcperfs_requirement() {
+        let t = Thresholds::default();
+        let small = Some(72);
         assert_eq!(
-            bandwidth_reached(&bw(Some(9.4), None, None)).status,
+            bandwidth(&bw(Some(10.5), None, None), &t, small).status,
             Status::Pass
         );
+        let c = bandwidth(&bw(Some(9.4), None, None), &t, small);
+        assert_eq!((c.status, c.limit), (Status::Fail, Some(10.0)));
+        let c = bandwidth(&bw(Some(15.0), None, None), &t, Some(384));
+        assert_eq!((c.status, c.limit), (Status::Fail, Some(20.0)));
+        assert!(c.message.contains("384 logical CPUs"), "{}", c.message);
+        let mut lo = bw(Some(0.5), None, None);
+        lo.hostname = "127.0.0.1".into();
+        assert_eq!(
+            bandwidth(&lo, &t, small).status,
+            Status::Pass,
+            "loopback is exempt"
+        );
+        lo.hostname = "me".into();
+        lo.address = Some("[::1]:5201".into());
+        assert_eq!(bandwidth(&lo, &t, small).status, Status::Pass);
         let failed = bandwidth_error_entry("h2", "connection refused by 10.0.0.2:5201", 4);
-        let c = bandwidth_reached(&failed);
+        let c = bandwidth(&failed, &t, small);
         assert_eq!(c.status, Status::Fail);
         assert!(c.message.contains("refused"));
+    }
+
+    #[test]
+    fn ping_rtt_above_dcperfs_range_warns() {
+        let t = Thresholds::default();
+        let mut p = ping(10, 10);
+        p.latency = Some(0.12);
+        assert_eq!(ping_rtt(&p, &t).status, Status::Pass);
+        p.latency = Some(0.4);
+        let c = ping_rtt(&p, &t);
+        assert_eq!((c.status, c.limit), (Status::Warn, Some(0.15)));
     }
 
     #[test]

@@ -26,7 +26,50 @@ pub fn all(s: &SystemPart, t: &Thresholds) -> Vec<Check> {
         numa_balancing(s),
         steal(s, t),
         timer_slack(s, t),
+        iommu(s),
     ]
+}
+
+/// An IOMMU that translates every DMA costs network-heavy loads dearly: DCPerf's TaoBench soft-locks
+/// in network I/O without passthrough (`iommu=pt` on x86_64, `iommu.passthrough=1` on arm64).
+pub fn iommu(s: &SystemPart) -> Check {
+    let name = "system.iommu";
+    match &s.iommu {
+        None => finding(
+            name,
+            Status::Skip,
+            None,
+            "the kernel's IOMMU state could not be read".into(),
+        ),
+        Some(i) if i.groups == 0 => pass(name, "no IOMMU translates DMA".into()),
+        Some(i) if i.passthrough => pass(
+            name,
+            format!(
+                "the IOMMU passes DMA through ({} groups, default domain '{}')",
+                i.groups,
+                i.default_domain.as_deref().unwrap_or("?")
+            ),
+        ),
+        Some(i) => {
+            let option = if s.architecture == "aarch64" {
+                "iommu.passthrough=1"
+            } else {
+                "iommu=pt"
+            };
+            finding(
+                name,
+                Status::Warn,
+                Some(i.groups as f64),
+                format!(
+                    "the IOMMU translates every DMA ({} groups, default domain '{}'): add \
+                     '{option}' to the kernel command line; without passthrough DCPerf's TaoBench \
+                     soft-locks in network I/O",
+                    i.groups,
+                    i.default_domain.as_deref().unwrap_or("?")
+                ),
+            )
+        }
+    }
 }
 
 /// PCIe devices whose link runs narrower or slower than the device and slot allow.

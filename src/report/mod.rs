@@ -4,11 +4,15 @@
 //! ASCII-only output matters under benchpress: it splits stdout with Python's `str.splitlines()`,
 //! which also breaks lines at U+0085, U+2028 and U+2029; escaped, those cannot cut the document.
 
+pub mod dcperf;
 pub mod envelope;
+pub mod figures;
 pub mod human;
+pub mod junit;
 pub mod memory;
 pub mod network;
 pub mod progress;
+pub mod prometheus;
 pub mod responder;
 pub mod schema;
 pub mod storage;

@@ -55,6 +55,16 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
     }
     doc.add_dcperf_names(&system.architecture);
     doc.checks = checks::evaluate(&doc, &config.thresholds);
+    if let Some(b) = &config.baseline {
+        let sku = crate::fleet::report::Sku::of_system(&SystemPart::from(&system));
+        doc.checks.extend(crate::fleet::baseline::judge(
+            &crate::report::figures::of_document(&doc),
+            Some(&sku),
+            &b.baseline,
+            &b.rules,
+            &b.path.display().to_string(),
+        ));
+    }
     let interrupted = os::interrupted();
     doc.health_check = clock.finish(config, outcomes, options_from_env, interrupted);
     Outcome {

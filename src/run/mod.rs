@@ -3,10 +3,11 @@
 //! and a check failed, 130/143 interrupted).
 
 pub mod driver;
+pub mod readers;
 pub mod responder;
 
 use crate::checks;
-use crate::config::{Config, Mode, Profile, Section};
+use crate::config::{Config, Format, Mode, Profile, Section};
 use crate::os::Interrupt;
 use crate::report::schema::{
     Document, ProfileName, Role, RunInfo, SectionOutcome, SectionStatuses, SignalName,
@@ -88,7 +89,9 @@ fn wire_role(mode: &Mode) -> Role {
     match mode {
         Mode::Server => Role::Server,
         Mode::Client => Role::Client,
-        Mode::ListChecks | Mode::Schema { .. } => Role::Checks,
+        Mode::ListChecks | Mode::Schema { .. } | Mode::Compare(_) | Mode::Baseline(_) => {
+            Role::Checks
+        }
         Mode::Debug { name, section } => match (*name, section) {
             ("ping", _) => Role::Ping,
             ("iperf", _) => Role::Iperf,
@@ -113,6 +116,11 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
         print!("{}", checks::limits_table());
         return 0;
     }
+    match &config.mode {
+        Mode::Compare(reader) => return readers::compare(config, reader),
+        Mode::Baseline(reader) => return readers::baseline(config, reader),
+        _ => {}
+    }
     if let Mode::Schema { fleet } = config.mode {
         let schema = if fleet {
             crate::fleet::report::fleet_schema()
@@ -136,7 +144,7 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
 }
 
 /// Prints a JSON value indented, as committed files hold it; 0, or 1 when stdout is closed.
-fn print_pretty(value: &serde_json::Value) -> u8 {
+pub(crate) fn print_pretty(value: &serde_json::Value) -> u8 {
     match report::render(value, true) {
         Ok(text) => {
             let mut out = std::io::stdout().lock();
@@ -156,6 +164,26 @@ fn print_pretty(value: &serde_json::Value) -> u8 {
     }
 }
 
+/// Writes `file_text` to `output` (atomically) when given, and `stdout_text` to stdout. Returns 0,
+/// or 1 when either could not be written (a closed pipe is the reader's choice, not a failure).
+pub(crate) fn emit(output: Option<&std::path::Path>, stdout_text: &str, file_text: &str) -> u8 {
+    let mut code = 0;
+    if let Some(path) = output {
+        if let Err(e) = report::write_atomically(path, file_text) {
+            eprintln!("health_check: error: {e:#}");
+            code = 1;
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{stdout_text}").and_then(|_| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("health_check: error: writing to stdout: {e}");
+            code = 1;
+        }
+    }
+    code
+}
+
 /// The role's argument strings as benchpress records them (`benchmark_args`).
 fn benchmark_args(config: &Config) -> Vec<String> {
     match &config.mode {
@@ -166,56 +194,45 @@ fn benchmark_args(config: &Config) -> Vec<String> {
         Mode::Client => vec!["-r client".to_string()],
         Mode::ListChecks => vec!["checks --list".to_string()],
         Mode::Schema { .. } => vec!["schema".to_string()],
+        Mode::Compare(_) => vec!["compare".to_string()],
+        Mode::Baseline(_) => vec!["baseline".to_string()],
         Mode::Debug { name, .. } => vec![name.to_string()],
     }
 }
 
-/// Writes the document to `--output` and stdout and the summary to stderr. Returns 0, or 1 when
-/// the document could not be written where asked.
+/// Writes the document (in `--format`) to `--output` and stdout and the summary to stderr.
+/// Returns 0, or 1 when the document could not be written where asked.
 pub fn deliver(config: &Config, outcome: &Outcome) -> u8 {
-    let render = |pretty: bool| {
-        if config.envelope {
-            let env = envelope::wrap(
-                &outcome.doc,
-                &outcome.system,
-                benchmark_args(config),
-                envelope::new_run_id(),
-                outcome.doc.health_check.started_unix,
-            );
-            report::render(&env, pretty)
-        } else {
-            report::render(&outcome.doc, pretty)
+    let run_id = envelope::new_run_id();
+    let render = |pretty: bool| -> anyhow::Result<String> {
+        match config.format {
+            Format::Junit => Ok(report::junit::document(&outcome.doc)),
+            Format::Prometheus => Ok(report::prometheus::document(&outcome.doc)),
+            Format::Json if config.envelope => {
+                let env = envelope::wrap(
+                    &outcome.doc,
+                    &outcome.system,
+                    benchmark_args(config),
+                    run_id.clone(),
+                    outcome.doc.health_check.started_unix,
+                );
+                report::render(&env, pretty)
+            }
+            Format::Json => report::render(&outcome.doc, pretty),
         }
     };
-    let mut code = 0;
-    let stdout_is_tty = std::io::stdout().is_terminal();
-    match render(stdout_is_tty) {
-        Ok(json) => {
-            if let Some(path) = &config.output {
-                let file_json = if stdout_is_tty {
-                    Ok(json.clone())
-                } else {
-                    render(true)
-                };
-                if let Err(e) = file_json.and_then(|j| report::write_atomically(path, &j)) {
-                    eprintln!("health_check: error: {e:#}");
-                    code = 1;
-                }
-            }
-            let mut out = std::io::stdout().lock();
-            if let Err(e) = writeln!(out, "{json}").and_then(|_| out.flush()) {
-                // A closed pipe (`| head`) is the reader's choice, not our failure.
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    eprintln!("health_check: error: writing the document to stdout: {e}");
-                    code = 1;
-                }
-            }
-        }
-        Err(e) => {
+    // One line on a pipe (benchpress reads lines), indented for people and in files.
+    let file = match config.output {
+        Some(_) => render(true),
+        None => Ok(String::new()),
+    };
+    let code = match (render(std::io::stdout().is_terminal()), file) {
+        (Ok(out), Ok(file)) => emit(config.output.as_deref(), &out, &file),
+        (Err(e), _) | (_, Err(e)) => {
             eprintln!("health_check: error: {e:#}");
-            return 1;
+            1
         }
-    }
+    };
     eprint!("{}", human::summary(&outcome.doc, human::color_wanted()));
     code
 }

@@ -140,19 +140,26 @@ fn the_schema_rejects_what_breaks_the_contract() {
 }
 
 #[test]
-fn the_committed_schema_is_the_one_the_wire_types_generate() {
-    let r = run(&["schema"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let generated: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("benchpress/health_check.schema.json");
-    let committed: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    assert!(
-        generated == committed,
-        "benchpress/health_check.schema.json is not what the wire types generate; regenerate it \
-         with: cargo run --release -- schema > benchpress/health_check.schema.json"
-    );
+fn the_committed_schemas_are_the_ones_the_wire_types_generate() {
+    for (args, file) in [
+        (&["schema"][..], "health_check.schema.json"),
+        (&["schema", "--fleet"][..], "fleet_report.schema.json"),
+    ] {
+        let r = run(args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let generated: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("benchpress")
+            .join(file);
+        let committed: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert!(
+            generated == committed,
+            "benchpress/{file} is not what the wire types generate; regenerate it with: \
+             cargo run --release -- {} > benchpress/{file}",
+            args.join(" ")
+        );
+    }
 }
 
 #[test]

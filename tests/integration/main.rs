@@ -5,6 +5,7 @@
 //! - `cli`: flags, usage errors, exit codes, --output, --envelope, --strict.
 //! - `argv`: benchpress's whitespace-split client lists (`docs/benchpress.md`), table-driven.
 //! - `json_contract`: every document validates against the schema and reads back into test types.
+//! - `fleet`: compare and baseline over every document form and over real degraded runs.
 //! - `interrupt`: SIGINT/SIGTERM mid-run still give a valid document.
 //! - `jobs_yaml`: our jobs/ files hold DCPerf's exact entries.
 //! - `memory`: the memory section end to end.
@@ -19,6 +20,7 @@
 
 mod argv;
 mod cli;
+mod fleet;
 mod interrupt;
 mod jobs_yaml;
 mod json_contract;

@@ -1,7 +1,7 @@
 //! The memory section end to end: every DCPerf key and ours filled, valid against the schema, and
 //! a Ctrl-C mid-section that still gives a document.
 
-use crate::util::{assert_valid, bin_path, exclusive, run};
+use crate::util::{TestCgroup, assert_valid, bin_path, exclusive, run};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -157,86 +157,23 @@ fn sigint_mid_memory_keeps_what_was_measured() {
     );
 }
 
-/// A child of this process's memory cgroup with `limit` bytes, removed when dropped. `None` (with
-/// the reason printed) where cgroups cannot be written.
-struct LimitedCgroup {
-    dir: std::path::PathBuf,
-    v1: bool,
-}
-
-impl LimitedCgroup {
-    fn create(limit: u64) -> Option<LimitedCgroup> {
-        let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-        let v1_path = own
-            .lines()
-            .find_map(|l| l.split_once(":memory:").map(|(_, p)| p.to_string()));
-        let v2_path = own
-            .lines()
-            .find_map(|l| l.strip_prefix("0::").map(str::to_string));
-        let (base, v1) = match (v1_path, v2_path) {
-            (Some(p), _) => (format!("/sys/fs/cgroup/memory{p}"), true),
-            (None, Some(p)) => (format!("/sys/fs/cgroup{p}"), false),
-            _ => return None,
-        };
-        let dir = std::path::Path::new(&base).join(format!("hc-test-{}", std::process::id()));
-        let (limit_file, setup) = if v1 {
-            ("memory.limit_in_bytes", Ok(()))
-        } else {
-            (
-                "memory.max",
-                std::fs::write(format!("{base}/cgroup.subtree_control"), "+memory"),
-            )
-        };
-        let made = setup
-            .and_then(|()| std::fs::create_dir(&dir))
-            .and_then(|()| std::fs::write(dir.join(limit_file), limit.to_string()));
-        match made {
-            Ok(()) => Some(LimitedCgroup { dir, v1 }),
-            Err(e) => {
-                let _ = std::fs::remove_dir(&dir);
-                eprintln!("cannot make a memory cgroup under {base} ({e}): test not run");
-                None
-            }
-        }
-    }
-
-    /// Times the limit was hit (v1 failcnt; v2 the "max" event count).
-    fn limit_hits(&self) -> u64 {
-        let (file, key) = if self.v1 {
-            ("memory.failcnt", None)
-        } else {
-            ("memory.events", Some("max "))
-        };
-        let text = std::fs::read_to_string(self.dir.join(file)).unwrap_or_default();
-        let value = match key {
-            None => text.trim(),
-            Some(k) => text.lines().find_map(|l| l.strip_prefix(k)).unwrap_or("0"),
-        };
-        value.trim().parse().unwrap_or(u64::MAX)
-    }
-}
-
-impl Drop for LimitedCgroup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
-
 #[test]
 fn a_cgroup_memory_limit_shrinks_the_regions_instead_of_oom() {
     let _cpus = exclusive();
-    let Some(cgroup) = LimitedCgroup::create(600 << 20) else {
+    let test = "a_cgroup_memory_limit_shrinks_the_regions_instead_of_oom";
+    let Some(cgroup) = TestCgroup::memory(test, 600 << 20) else {
         return;
     };
-    let out = Command::new("sh")
-        .args([
-            "-c",
-            r#"echo $$ > "$1/cgroup.procs" && exec "$2" memory --profile quick --memory-size 512 --memory-tests idle,peak"#,
-            "sh",
+    let out = cgroup
+        .command(&[
+            "memory",
+            "--profile",
+            "quick",
+            "--memory-size",
+            "512",
+            "--memory-tests",
+            "idle,peak",
         ])
-        .arg(&cgroup.dir)
-        .arg(bin_path())
-        .env_remove("HEALTH_CHECK_OPTS")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

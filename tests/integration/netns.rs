@@ -80,8 +80,8 @@ impl NetPair {
         }
     }
 
-    /// Limits the egress of `side`'s veth to `rate` (e.g. `1gbit`) with a token bucket.
-    #[allow(dead_code)] // used by tests/shaped_link.rs, which includes this file
+    /// Limits the egress of `side`'s veth to `rate` (e.g. `1gbit`) with a token bucket; again
+    /// with another rate, changes it.
     pub fn shape(&self, side: Side, rate: &str) {
         let dev = if side == Side::A { "hca" } else { "hcb" };
         run(Command::new("ip").args([
@@ -90,7 +90,7 @@ impl NetPair {
             self.ns(side),
             "tc",
             "qdisc",
-            "add",
+            "replace",
             "dev",
             dev,
             "root",

@@ -2,7 +2,7 @@
 
 use assert_cmd::Command;
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The built `health_check` binary.
@@ -136,4 +136,138 @@ pub fn json_of(out: &std::process::Output) -> Value {
 /// The binary's path as a string, for `Command::new` in namespaces.
 pub fn bin_str() -> String {
     bin_path().to_string_lossy().into_owned()
+}
+
+/// A child cgroup of this process's own, made for one test and removed when dropped: a memory
+/// limit, or a CPU quota. cgroup v1 where the controller is mounted there, else v2.
+pub struct TestCgroup {
+    /// Its directory.
+    pub dir: PathBuf,
+    /// Whether it is a cgroup v1 hierarchy.
+    pub v1: bool,
+}
+
+impl TestCgroup {
+    /// A cgroup whose memory is limited to `bytes`; `None` (the test skips, or fails in CI)
+    /// without root or a memory controller.
+    pub fn memory(test: &str, bytes: u64) -> Option<TestCgroup> {
+        let cg = Self::create(test, "memory")?;
+        let file = if cg.v1 {
+            "memory.limit_in_bytes"
+        } else {
+            "memory.max"
+        };
+        cg.write(file, &bytes.to_string())?;
+        Some(cg)
+    }
+
+    /// A cgroup whose tasks get `percent` % of one CPU (CFS quota).
+    pub fn cpu(test: &str, percent: u32) -> Option<TestCgroup> {
+        let cg = Self::create(test, "cpu")?;
+        let quota = 1000 * percent;
+        if cg.v1 {
+            cg.write("cpu.cfs_period_us", "100000")?;
+            cg.write("cpu.cfs_quota_us", &quota.to_string())?;
+        } else {
+            cg.write("cpu.max", &format!("{quota} 100000"))?;
+        }
+        Some(cg)
+    }
+
+    fn create(test: &str, controller: &str) -> Option<TestCgroup> {
+        if !needs(test, &[Need::Root]) {
+            return None;
+        }
+        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        let v1_path = own.lines().find_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let (_, names, path) = (parts.next()?, parts.next()?, parts.next()?);
+            names
+                .split(',')
+                .any(|n| n == controller)
+                .then(|| path.to_string())
+        });
+        let (base, v1) = match v1_path {
+            Some(p) => (format!("/sys/fs/cgroup/{controller}{p}"), true),
+            None => {
+                let p = own.lines().find_map(|l| l.strip_prefix("0::"))?.to_string();
+                let root = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
+                    .into_iter()
+                    .find(|r| {
+                        std::fs::read_to_string(format!("{r}/cgroup.controllers"))
+                            .is_ok_and(|c| c.split_whitespace().any(|n| n == controller))
+                    });
+                let Some(root) = root else {
+                    return unavailable(test, &format!("no cgroup '{controller}' controller"));
+                };
+                let base = format!("{root}{p}");
+                // v2: the parent must hand the controller down.
+                let _ = std::fs::write(
+                    format!("{base}/cgroup.subtree_control"),
+                    format!("+{controller}"),
+                );
+                (base, false)
+            }
+        };
+        let dir = Path::new(&base).join(format!("hc-test-{}-{test}", std::process::id()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => Some(TestCgroup { dir, v1 }),
+            Err(e) => unavailable(test, &format!("cannot make a cgroup under {base}: {e}")),
+        }
+    }
+
+    fn write(&self, file: &str, value: &str) -> Option<()> {
+        std::fs::write(self.dir.join(file), value)
+            .map_err(|e| panic!("cannot write {value} to {}/{file}: {e}", self.dir.display()))
+            .ok()
+    }
+
+    /// The binary with `args`, started inside this cgroup.
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.args([
+            "-c",
+            r#"echo $$ > "$1/cgroup.procs" && shift 2 && exec "$0" "$@""#,
+        ])
+        .arg(bin_path())
+        .arg(&self.dir)
+        .arg("--")
+        .args(args)
+        .env_remove("HEALTH_CHECK_OPTS");
+        cmd
+    }
+
+    /// Times the memory limit was hit (v1 failcnt; v2 the "max" event count).
+    pub fn limit_hits(&self) -> u64 {
+        let (file, key) = if self.v1 {
+            ("memory.failcnt", None)
+        } else {
+            ("memory.events", Some("max "))
+        };
+        let text = std::fs::read_to_string(self.dir.join(file)).unwrap_or_default();
+        let value = match key {
+            None => text.trim(),
+            Some(k) => text.lines().find_map(|l| l.strip_prefix(k)).unwrap_or("0"),
+        };
+        value.trim().parse().unwrap_or(u64::MAX)
+    }
+}
+
+impl Drop for TestCgroup {
+    fn drop(&mut self) {
+        // The test's processes have exited; the directory goes once it is empty.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+/// A prerequisite the machine cannot offer (not one an install would fix): the test skips with
+/// one line, in CI too.
+fn unavailable<T>(test: &str, why: &str) -> Option<T> {
+    eprintln!("skipped {test}: {why}");
+    None
 }

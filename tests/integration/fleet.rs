@@ -1,0 +1,378 @@
+//! The readers: `compare` and `baseline` over documents of every form, real runs of this machine
+//! and runs degraded by real means (a CPU quota in a cgroup, a slower shaped link).
+
+use crate::netns::{ADDR_B, NetPair, Side};
+use crate::util::{TestCgroup, bin_str, exclusive, json_of, run};
+use health_check::fleet::report::{FleetReport, MachineStatus, Scope};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn fleet_validator() -> &'static jsonschema::Validator {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    V.get_or_init(|| {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("benchpress/fleet_report.schema.json");
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        jsonschema::validator_for(&schema).unwrap()
+    })
+}
+
+/// Runs compare; returns the exit code, the report read back through its wire types, stderr.
+fn compare(args: &[&str]) -> (i32, FleetReport, String) {
+    let mut all = vec!["compare"];
+    all.extend_from_slice(args);
+    let r = run(&all);
+    let value: Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("no fleet report ({e}): {}\n{}", r.stdout, r.stderr));
+    let errors: Vec<String> = fleet_validator()
+        .iter_errors(&value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the fleet report violates its schema: {errors:#?}"
+    );
+    (r.code, serde_json::from_value(value).unwrap(), r.stderr)
+}
+
+/// A directory with our document plain and in an envelope, DCPerf's, and two broken files.
+fn mixed_inputs() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let ours = std::fs::read_to_string(fixture("document.json")).unwrap();
+    std::fs::write(dir.path().join("plain.json"), &ours).unwrap();
+    let envelope = format!(
+        r#"{{"benchmark_name": "health_check", "machines": [{{"hostname": "enveloped"}}],
+            "timestamp": 1796027264, "run_id": "0123abcd", "metrics": {ours}}}"#
+    );
+    std::fs::write(dir.path().join("enveloped.json"), envelope).unwrap();
+    std::fs::copy(
+        fixture("upstream-health-check-metrics.json"),
+        dir.path().join("dcperf.json"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("notes.json"), r#"{"hello": "world"}"#).unwrap();
+    std::fs::write(dir.path().join("cut.json"), r#"{"checks": [], "health"#).unwrap();
+    dir
+}
+
+#[test]
+fn compare_reads_every_form_and_never_drops_a_machine() {
+    let dir = mixed_inputs();
+    let (code, report, stderr) = compare(&[dir.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(report.machines.len(), 5, "{:#?}", report.machines);
+    let by = |label: &str| {
+        report
+            .machines
+            .iter()
+            .find(|m| m.label == label)
+            .unwrap_or_else(|| panic!("{label} is listed: {:#?}", report.machines))
+    };
+    // Same host name twice: labelled by file name.
+    assert_eq!(by("plain").hostname.as_deref(), Some("fixture-host"));
+    assert_eq!(by("enveloped").hostname.as_deref(), Some("fixture-host"));
+    assert_eq!(by("notes").status, MachineStatus::Unreadable);
+    assert!(
+        by("cut").reasons[0].contains("JSON"),
+        "{:?}",
+        by("cut").reasons
+    );
+    let dcperf = by("vm");
+    assert!(
+        dcperf.figures > 50,
+        "DCPerf's figures are read: {}",
+        dcperf.figures
+    );
+    assert_eq!(dcperf.sku.as_ref().unwrap().logical_cpus, Some(2));
+    assert!(stderr.contains("unreadable"), "{stderr}");
+    // --strict: anything flagged (here the unreadable files) exits 3.
+    let (code, _, _) = compare(&["--strict", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 3);
+}
+
+#[test]
+fn rules_files_are_checked_and_the_builtin_ones_print() {
+    let printed = run(&["compare", "--print-rules"]);
+    assert_eq!(printed.code, 0);
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(&rules, &printed.stdout).unwrap();
+    let doc = fixture("document.json");
+    let (code, report, _) = compare(&["--rules", rules.to_str().unwrap(), doc.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        report.fleet_report.rules_source,
+        rules.display().to_string()
+    );
+    assert!(!report.fleet_report.rules.is_empty());
+    std::fs::write(
+        &rules,
+        "rules:\n  - metrics: '^memory'\n    tolerance_pct: 5\n  - metrics: '[unclosed'\n    tolerance_pct: 5\n",
+    )
+    .unwrap();
+    let bad = run(&[
+        "compare",
+        "--rules",
+        rules.to_str().unwrap(),
+        doc.to_str().unwrap(),
+    ]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("--rules") && bad.stderr.contains("line 4"),
+        "{}",
+        bad.stderr
+    );
+    let missing = run(&["compare", "/nonexistent/dir"]);
+    assert_eq!(missing.code, 2);
+    assert!(
+        missing.stderr.contains("/nonexistent/dir"),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[test]
+fn a_baseline_is_learned_and_judges_runs_and_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = dir.path().join("baseline.yaml");
+    let doc = fixture("document.json");
+    let learned = run(&[
+        "baseline",
+        doc.to_str().unwrap(),
+        "-o",
+        baseline.to_str().unwrap(),
+    ]);
+    assert_eq!(learned.code, 0, "{}", learned.stderr);
+    let text = std::fs::read_to_string(&baseline).unwrap();
+    assert!(text.contains("memory.peak_bandwidth.all reads"), "{text}");
+    // The same document judged by its own baseline passes every figure.
+    let (_, report, _) = compare(&[
+        "--baseline",
+        baseline.to_str().unwrap(),
+        doc.to_str().unwrap(),
+    ]);
+    let checks = &report.machines[0].baseline_checks;
+    assert!(checks.len() > 10, "{checks:#?}");
+    assert!(
+        checks
+            .iter()
+            .all(|c| c.status == health_check::report::schema::Status::Pass)
+    );
+    // A document with a quarter of the memory bandwidth fails, naming figure, value and %.
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&doc).unwrap()).unwrap();
+    let peak = v["memory"]["peak_bandwidth_mb_s"]["all reads"]
+        .as_f64()
+        .unwrap();
+    v["memory"]["peak_bandwidth_mb_s"]["all reads"] = (peak * 0.85 - 1.0).into();
+    let slow = dir.path().join("slow.json");
+    std::fs::write(&slow, v.to_string()).unwrap();
+    let (_, report, _) = compare(&[
+        "--baseline",
+        baseline.to_str().unwrap(),
+        slow.to_str().unwrap(),
+    ]);
+    let failed: Vec<_> = report.machines[0]
+        .baseline_checks
+        .iter()
+        .filter(|c| c.status == health_check::report::schema::Status::Fail)
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(failed[0].name, "baseline.memory.peak_bandwidth.all reads");
+    assert!(failed[0].message.contains("15.0%"), "{}", failed[0].message);
+    assert_eq!(report.machines[0].status, MachineStatus::Fail);
+    // A run judged by a baseline of another model: one skip that says so.
+    let foreign = dir.path().join("foreign.yaml");
+    std::fs::write(
+        &foreign,
+        text.replacen("logical_cpus: ", "logical_cpus: 99", 1),
+    )
+    .unwrap();
+    let r = run(&[
+        "sleep",
+        "--sleep-time",
+        "0.2",
+        "--baseline",
+        foreign.to_str().unwrap(),
+    ]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let baseline_checks: Vec<&Value> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"].as_str().unwrap().starts_with("baseline"))
+        .collect();
+    assert_eq!(baseline_checks.len(), 1, "{baseline_checks:#?}");
+    assert_eq!(baseline_checks[0]["status"], "skip");
+    assert!(
+        baseline_checks[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not in the baseline")
+    );
+    let broken = dir.path().join("broken.yaml");
+    std::fs::write(&broken, "health_check_baseline: 1\nskus: [\n").unwrap();
+    let r = run(&["sleep", "--baseline", broken.to_str().unwrap()]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--baseline"), "{}", r.stderr);
+}
+
+/// One server run from A to B's responder, written to `out`; `extra` picks sections.
+fn server_run(pair: &NetPair, out: &Path, extra: &[&str]) {
+    let mut args = vec![
+        "-r",
+        "server",
+        "-c",
+        ADDR_B,
+        "--profile",
+        "quick",
+        "--sleep-time",
+        "1",
+        "--ping-count",
+        "3",
+        "--memory-tests",
+        "peak",
+        "--memory-repeats",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = pair
+        .command(Side::A, &bin_str())
+        .args(&args)
+        .output()
+        .unwrap();
+    let _ = json_of(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn compare_flags_exactly_the_runs_degraded_by_real_means() {
+    let test = "compare_flags_exactly_the_runs_degraded_by_real_means";
+    let _cpus = exclusive();
+    let Some(mut pair) = NetPair::new(test) else {
+        return;
+    };
+    pair.shape(Side::A, "1gbit");
+    pair.shape(Side::B, "1gbit");
+    pair.spawn(
+        Side::B,
+        &bin_str(),
+        &["-r", "client", "--idle-timeout", "120"],
+    );
+    pair.wait_listening(Side::B, 5201);
+    // The first packets of a fresh link pay for neighbour discovery: not part of any run.
+    let warm = pair
+        .command(Side::A, "ping")
+        .args(["-c", "3", "-i", "0.2", ADDR_B])
+        .output()
+        .unwrap();
+    assert!(warm.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..5 {
+        server_run(&pair, &dir.path().join(format!("normal-{i}.json")), &[]);
+    }
+    // A CPU quota of 20 % of one CPU: the local sections slow down.
+    let Some(cgroup) = TestCgroup::cpu(test, 20) else {
+        return;
+    };
+    let quota_run = dir.path().join("cpu-quota.json");
+    let o = cgroup
+        .command(&[
+            "-r",
+            "server",
+            "-c",
+            "",
+            "--profile",
+            "quick",
+            "--sleep-time",
+            "1",
+            "--memory-tests",
+            "peak",
+            "--memory-repeats",
+            "2",
+            "-o",
+            quota_run.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    drop(cgroup);
+    // The client behind a 200 Mbit/s link instead of 1 Gbit/s.
+    pair.shape(Side::A, "200mbit");
+    pair.shape(Side::B, "200mbit");
+    server_run(
+        &pair,
+        &dir.path().join("slow-link.json"),
+        &["--only", "system,network"],
+    );
+    let (code, report, stderr) = compare(&[dir.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        report.groups.len(),
+        1,
+        "one machine, one model: {:#?}",
+        report.groups
+    );
+    let flagged: std::collections::BTreeSet<&str> =
+        report.findings.iter().map(|f| f.machine.as_str()).collect();
+    assert_eq!(
+        flagged,
+        ["cpu-quota", "slow-link"].into_iter().collect(),
+        "exactly the degraded runs are flagged:\n{stderr}"
+    );
+    for f in &report.findings {
+        let right = match f.machine.as_str() {
+            "cpu-quota" => f.figure.starts_with("sleepbench.") || f.figure.starts_with("memory."),
+            _ => f.figure.starts_with("network.") || f.figure.starts_with("ping."),
+        };
+        assert!(
+            right,
+            "{} is flagged in the wrong figure {}",
+            f.machine, f.figure
+        );
+    }
+    assert!(
+        report
+            .findings
+            .iter()
+            .any(|f| f.machine == "slow-link" && f.figure.starts_with("network.bandwidth")),
+        "{stderr}"
+    );
+    assert!(
+        report.findings.iter().any(|f| f.machine == "cpu-quota"
+            && (f.figure.starts_with("memory.peak") || f.figure == "sleepbench.calls_per_second")),
+        "{stderr}"
+    );
+    assert!(
+        report
+            .findings
+            .iter()
+            .all(|f| f.scope == Scope::Figure || f.scope == Scope::Server)
+    );
+    let quota = report
+        .machines
+        .iter()
+        .find(|m| m.label == "cpu-quota")
+        .unwrap();
+    assert!(
+        quota
+            .missing_figures
+            .iter()
+            .any(|m| m.starts_with("network.")),
+        "the network figures it lacks are listed: {:?}",
+        quota.missing_figures
+    );
+}
