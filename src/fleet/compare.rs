@@ -234,8 +234,13 @@ pub fn compare(
             )
             .then(a.machine.cmp(&b.machine))
     });
+    let by_label: HashMap<String, usize> = machines
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.entry.label.clone(), i))
+        .collect();
     for f in &findings {
-        if let Some(m) = machines.iter_mut().find(|m| m.entry.label == f.machine) {
+        if let Some(m) = by_label.get(&f.machine).map(|&i| &mut machines[i]) {
             let status = match f.severity {
                 Severity::Fail => MachineStatus::Fail,
                 Severity::Warn => MachineStatus::Warn,
@@ -331,10 +336,12 @@ fn mark_missing(
     by_key: &BTreeMap<String, Vec<(usize, usize)>>,
 ) {
     for &m in members {
+        let own: std::collections::HashSet<String> =
+            machines[m].figures.iter().map(Figure::key).collect();
         let mut missing: Vec<String> = by_key
-            .iter()
-            .filter(|(_, samples)| !samples.iter().any(|s| s.0 == m))
-            .map(|(k, _)| k.clone())
+            .keys()
+            .filter(|k| !own.contains(*k))
+            .cloned()
             .collect();
         if missing.len() > MISSING_LISTED {
             let more = missing.len() - MISSING_LISTED;

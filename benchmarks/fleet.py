@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""compare and baseline over a fleet of documents: N copies of a real document
+(tests/fixtures/document.json, about 250 figures) with every figure perturbed by up to +-5 %, each
+machine its own host name. Times `health_check compare` and `health_check baseline` (medians of
+--rounds, interleaved) and their peak memory, beside an anchor measured in the same run: Python's
+json.load of the same files (the cost of only reading them). Prints, per N, the seconds, the ratio
+to the anchor, and the peak RSS per document, so growth with N can be read off (linear: RSS per
+document flat; quadratic: it grows with N).
+
+Goal (issue 9): 10,000 documents in under 5 s each here, memory growing with the figures.
+
+Usage: benchmarks/fleet.py [--sizes 1000,10000] [--rounds 3]
+Needs a release build (cargo build --release --locked)."""
+
+import argparse
+import json
+import pathlib
+import os
+import random
+import statistics
+import subprocess
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+BINARY = REPO / "target/release/health_check"
+
+
+def perturb(value, rng):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    return value * (1 + rng.uniform(-0.05, 0.05)) if isinstance(value, float) else value
+
+
+def walk(node, rng):
+    if isinstance(node, dict):
+        return {k: walk(v, rng) for k, v in node.items()}
+    if isinstance(node, list):
+        return [walk(v, rng) for v in node]
+    return perturb(node, rng)
+
+
+def make_fleet(directory, n):
+    base = json.loads((REPO / "tests/fixtures/document.json").read_text())
+    rng = random.Random(n)
+    for i in range(n):
+        doc = walk(base, rng)
+        doc["system"]["hostname"] = f"host-{i:05d}"
+        # Figures only: the structure (integers, counts, names) stays the document's.
+        (directory / f"host-{i:05d}.json").write_text(json.dumps(doc))
+
+
+def timed(cmd):
+    """Wall seconds and the child's peak RSS in MiB (from wait4)."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.monotonic() - start
+    if status != 0:
+        raise SystemExit(f"{cmd} failed with status {status}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def anchor(directory):
+    start = time.monotonic()
+    for p in sorted(directory.glob("*.json")):
+        json.loads(p.read_text())
+    return time.monotonic() - start
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000,10000")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    if not BINARY.exists():
+        raise SystemExit("build first: cargo build --release --locked")
+    print(f"{'docs':>6} {'what':<9} {'median s':>9} {'x json.load':>12} {'peak MiB':>9} {'KiB/doc':>8}")
+    for n in [int(s) for s in args.sizes.split(",")]:
+        with tempfile.TemporaryDirectory() as tmp:
+            d = pathlib.Path(tmp) / "fleet"
+            d.mkdir()
+            make_fleet(d, n)
+            out = pathlib.Path(tmp) / "baseline.yaml"
+            rows = {"compare": [], "baseline": [], "json.load": []}
+            rss = {"compare": 0.0, "baseline": 0.0}
+            for _ in range(args.rounds):
+                s, m = timed([str(BINARY), "compare", str(d)])
+                rows["compare"].append(s)
+                rss["compare"] = max(rss["compare"], m)
+                s, m = timed([str(BINARY), "baseline", str(d), "-o", str(out)])
+                rows["baseline"].append(s)
+                rss["baseline"] = max(rss["baseline"], m)
+                rows["json.load"].append(anchor(d))
+            ref = statistics.median(rows["json.load"])
+            for what in ["compare", "baseline"]:
+                med = statistics.median(rows[what])
+                print(
+                    f"{n:>6} {what:<9} {med:>9.2f} {med / ref:>12.2f} {rss[what]:>9.0f} "
+                    f"{rss[what] * 1024 / n:>8.1f}"
+                )
+            print(f"{n:>6} {'json.load':<9} {ref:>9.2f} {1.0:>12.2f}")
+
+
+if __name__ == "__main__":
+    main()
