@@ -14,8 +14,8 @@ Needs a release build (cargo build --release --locked)."""
 
 import argparse
 import json
-import pathlib
 import os
+import pathlib
 import random
 import statistics
 import subprocess

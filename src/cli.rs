@@ -407,6 +407,20 @@ network.bandwidth.HOST, sleepbench.calls_per_second); rules match these names. E
         #[command(flatten)]
         common: CommonArgs,
     },
+    /// Draw one document (a machine's page) or several (the fleet's page) as one self-contained
+    /// HTML file with plots (--html FILE), and/or print them as JUnit XML or Prometheus text
+    /// (--format).
+    Report {
+        /// What to read and how to judge it.
+        #[command(flatten)]
+        reader: ReaderArgs,
+        /// Where to write the page.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// Shared options (--format, --output, --baseline).
+        #[command(flatten)]
+        common: CommonArgs,
+    },
     /// Print the JSON Schema of the document (or, with --fleet, of compare's fleet report).
     Schema {
         /// The fleet report's schema instead of the document's.

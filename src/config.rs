@@ -188,6 +188,13 @@ pub enum Mode {
     Compare(ReaderConfig),
     /// `baseline`: learn per-SKU expectations.
     Baseline(ReaderConfig),
+    /// `report`: draw documents as an HTML page.
+    Report {
+        /// What to read.
+        reader: ReaderConfig,
+        /// Where the page goes.
+        html: Option<PathBuf>,
+    },
     /// `schema`: print a JSON Schema.
     Schema {
         /// The fleet report's instead of the document's.
@@ -212,6 +219,7 @@ impl Mode {
             Mode::Schema { .. } => "schema",
             Mode::Compare(_) => "compare",
             Mode::Baseline(_) => "baseline",
+            Mode::Report { .. } => "report",
             Mode::Debug { name, .. } => name,
         }
     }
@@ -440,6 +448,33 @@ impl Config {
                     ));
                 }
                 base(Mode::Baseline(reader), common, &none.0, &none.1, &none.2)
+            }
+            Some(Command::Report {
+                reader,
+                html,
+                common,
+            }) => {
+                let reader = reader_config(reader, false)?;
+                if reader.paths.is_empty() {
+                    return Err(ConfigError::new(
+                        "DOC|DIR",
+                        "give the documents to draw (files, or directories searched for *.json)",
+                    ));
+                }
+                if html.is_none() && common.format == FormatArg::Json {
+                    return Err(ConfigError::new(
+                        "--html",
+                        "say what to write: --html report.html, or --format junit|prometheus",
+                    ));
+                }
+                let html = html.clone();
+                base(
+                    Mode::Report { reader, html },
+                    common,
+                    &none.0,
+                    &none.1,
+                    &none.2,
+                )
             }
             Some(Command::Schema { fleet, common }) => {
                 let mode = Mode::Schema { fleet: *fleet };

@@ -16,8 +16,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 pub const MIN_GROUP_FOR_Z: usize = 5;
 /// The robust z-score beyond which a value is an outlier (Iglewicz and Hoaglin).
 pub const Z_LIMIT: f64 = 3.5;
-/// Missing figures listed per machine before the list is cut short.
-const MISSING_LISTED: usize = 30;
 
 /// Puts each machine in a group by SKU; returns the groups' SKUs and members. A machine whose SKU
 /// is only partly known (DCPerf's documents) joins the one group it is compatible with, if any.
@@ -338,17 +336,11 @@ fn mark_missing(
     for &m in members {
         let own: std::collections::HashSet<String> =
             machines[m].figures.iter().map(Figure::key).collect();
-        let mut missing: Vec<String> = by_key
+        machines[m].entry.missing_figures = by_key
             .keys()
             .filter(|k| !own.contains(*k))
             .cloned()
             .collect();
-        if missing.len() > MISSING_LISTED {
-            let more = missing.len() - MISSING_LISTED;
-            missing.truncate(MISSING_LISTED);
-            missing.push(format!("... and {more} more"));
-        }
-        machines[m].entry.missing_figures = missing;
     }
 }
 

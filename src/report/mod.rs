@@ -7,6 +7,7 @@
 pub mod dcperf;
 pub mod envelope;
 pub mod figures;
+pub mod html;
 pub mod human;
 pub mod junit;
 pub mod memory;

@@ -89,9 +89,11 @@ fn wire_role(mode: &Mode) -> Role {
     match mode {
         Mode::Server => Role::Server,
         Mode::Client => Role::Client,
-        Mode::ListChecks | Mode::Schema { .. } | Mode::Compare(_) | Mode::Baseline(_) => {
-            Role::Checks
-        }
+        Mode::ListChecks
+        | Mode::Schema { .. }
+        | Mode::Compare(_)
+        | Mode::Baseline(_)
+        | Mode::Report { .. } => Role::Checks,
         Mode::Debug { name, section } => match (*name, section) {
             ("ping", _) => Role::Ping,
             ("iperf", _) => Role::Iperf,
@@ -119,6 +121,7 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
     match &config.mode {
         Mode::Compare(reader) => return readers::compare(config, reader),
         Mode::Baseline(reader) => return readers::baseline(config, reader),
+        Mode::Report { reader, html } => return readers::report(config, reader, html.as_deref()),
         _ => {}
     }
     if let Mode::Schema { fleet } = config.mode {
@@ -196,6 +199,7 @@ fn benchmark_args(config: &Config) -> Vec<String> {
         Mode::Schema { .. } => vec!["schema".to_string()],
         Mode::Compare(_) => vec!["compare".to_string()],
         Mode::Baseline(_) => vec!["baseline".to_string()],
+        Mode::Report { .. } => vec!["report".to_string()],
         Mode::Debug { name, .. } => vec![name.to_string()],
     }
 }

@@ -60,6 +60,53 @@ fn rules_text(reader: &ReaderConfig) -> String {
     .unwrap_or_default()
 }
 
+/// `health_check report`: one document's page, or the fleet's (`--html`); one document's or the
+/// fleet's JUnit XML or Prometheus text (`--format`). 0 when written, 1 when not, 2 when an input
+/// cannot be read.
+pub fn report(config: &Config, reader: &ReaderConfig, html: Option<&std::path::Path>) -> u8 {
+    let (fleet_report, machines) = match fleet::build(reader, config.baseline.as_ref(), true) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("health_check: error: {e}");
+            return 2;
+        }
+    };
+    let single = match machines.as_slice() {
+        [one] => one
+            .document
+            .as_deref()
+            .map(|d| (d, one.entry.source.as_str())),
+        _ => None,
+    };
+    let mut code = 0;
+    if let Some(path) = html {
+        let page = match single {
+            Some((doc, source)) => report::html::machine_page(doc, source),
+            None => report::html::fleet_page(&fleet_report, &machines),
+        };
+        match report::write_atomically(path, &page) {
+            Ok(()) => eprintln!(
+                "health_check: wrote '{}' ({} machine(s), {} KiB)",
+                path.display(),
+                machines.len(),
+                page.len() / 1024
+            ),
+            Err(e) => {
+                eprintln!("health_check: error: {e:#}");
+                code = 1;
+            }
+        }
+    }
+    let text = match (config.format, single) {
+        (Format::Json, _) => return code,
+        (Format::Junit, Some((doc, _))) => report::junit::document(doc),
+        (Format::Junit, None) => report::junit::fleet(&fleet_report),
+        (Format::Prometheus, Some((doc, _))) => report::prometheus::document(doc),
+        (Format::Prometheus, None) => report::prometheus::fleet(&fleet_report),
+    };
+    code.max(super::emit(config.output.as_deref(), &text, &text))
+}
+
 /// `health_check baseline`: 0 when written, 1 when not, 2 when an input cannot be read.
 pub fn baseline(config: &Config, reader: &ReaderConfig) -> u8 {
     let (learned, machines) = match fleet::learn(reader) {

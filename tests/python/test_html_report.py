@@ -1,0 +1,180 @@
+"""The HTML report in a real browser: Debian's Chromium, driven by Playwright. Each page must hold
+its plots with their points, fetch nothing, log no error, fit 1280 px, and say what a partial
+document lacks. Screenshots go to target/report-screenshots/ for people to look at."""
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+
+import pytest
+from conftest import REPO
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+SHOTS = REPO / "target" / "report-screenshots"
+FIXTURE = REPO / "tests" / "fixtures" / "document.json"
+
+
+def require_browser():
+    missing = []
+    if CHROMIUM is None:
+        missing.append("chromium (apt-get install chromium)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing.append("playwright (pip install playwright)")
+    if missing:
+        line = "needs " + ", ".join(missing)
+        if os.environ.get("HEALTH_CHECK_TEST_REQUIRE_ALL", "") not in ("", "0"):
+            pytest.fail(line + " (HEALTH_CHECK_TEST_REQUIRE_ALL is set)")
+        pytest.skip(line)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield b
+        b.close()
+
+
+def open_page(browser, html, shot):
+    """Loads `html` at 1280 px; returns the page, the requests it made and its errors."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    requests, errors = [], []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(pathlib.Path(html).as_uri())
+    page.wait_for_load_state("load")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / shot), full_page=True)
+    return page, requests, errors
+
+
+def report(binary, tmp_path, *inputs, name="report.html"):
+    out = tmp_path / name
+    r = subprocess.run(
+        [binary, "report", *map(str, inputs), "--html", str(out)], capture_output=True, text=True, check=False
+    )
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def series(page, plot):
+    """The plot's series as the page declares them, with the circles actually drawn per colour."""
+    fig = page.locator(f'figure[data-plot="{plot}"]')
+    assert fig.count() == 1, f"one {plot} plot"
+    declared = json.loads(fig.get_attribute("data-series"))
+    for s in declared:
+        s["drawn"] = fig.locator(f'svg circle[fill="{s["color"]}"], svg circle[stroke="{s["color"]}"]').count()
+    return declared
+
+
+def assert_self_contained(html, requests, errors):
+    assert requests == [pathlib.Path(html).as_uri()], f"the page fetched something: {requests}"
+    assert errors == [], errors
+
+
+def test_a_machine_page_draws_every_section(binary, browser, tmp_path):
+    html = report(binary, tmp_path, FIXTURE)
+    page, requests, errors = open_page(browser, html, "machine.png")
+    assert_self_contained(html, requests, errors)
+    sweep = {s["name"]: s for s in series(page, "loaded-latency")}
+    for pattern in ["FullRandom", "RandomInChunk"]:
+        assert sweep[pattern]["points"] == 24
+        assert sweep[pattern]["drawn"] == 24, sweep
+    curve = series(page, "cache-latency")[0]
+    assert curve["points"] == curve["drawn"] > 10
+    # Verdicts come first, failures at the top.
+    assert page.locator("h2").first.inner_text() == "Verdicts"
+    assert page.locator("table.checks tr.fail, table.checks tr.warn").count() >= 1
+    first = page.locator("table.checks tr").nth(1).get_attribute("class")
+    assert first == "fail", first
+    for plot in ["bandwidth", "cpu-split", "storage-latency"]:
+        assert page.locator(f'figure[data-plot="{plot}"] svg').count() == 1, plot
+    assert page.locator('table.heat[data-pattern="FullRandom"] td').count() >= 1
+    # Axis titles carry their units.
+    text = page.locator('figure[data-plot="loaded-latency"] svg').text_content()
+    assert "GiB/s" in text and "ns" in text
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+
+
+def test_a_partial_document_says_what_it_lacks(binary, browser, tmp_path):
+    doc = json.loads(FIXTURE.read_text())
+    doc["memory"] = {"error": "cannot map 64 MiB for the FullRandom chain: Cannot allocate memory"}
+    doc["health_check"]["sections"]["memory"] = "failed: cannot map 64 MiB"
+    del doc["storage"]
+    doc["health_check"]["sections"]["storage"] = "skipped: interrupted"
+    doc["health_check"]["interrupted_by"] = "SIGINT"
+    partial = tmp_path / "partial.json"
+    partial.write_text(json.dumps(doc))
+    html = report(binary, tmp_path, partial)
+    page, requests, errors = open_page(browser, html, "partial.png")
+    assert_self_contained(html, requests, errors)
+    missing = page.locator("p.missing").all_inner_texts()
+    assert any("Cannot allocate memory" in m for m in missing), missing
+    assert any("skipped: interrupted" in m for m in missing), missing
+    assert any("SIGINT" in m for m in missing), missing
+    assert page.locator('figure[data-plot="loaded-latency"]').count() == 0
+    assert page.locator('figure[data-plot="bandwidth"]').count() == 1
+
+
+def test_a_fleet_page_from_real_runs(binary, browser, tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for i in range(3):
+        subprocess.run(
+            [
+                binary,
+                "-r",
+                "server",
+                "-c",
+                "",
+                "--profile",
+                "quick",
+                "--sleep-time",
+                "0.5",
+                "--memory-tests",
+                "idle,peak",
+                "--memory-size",
+                "32",
+                "-o",
+                str(runs / f"run-{i}.json"),
+            ],
+            capture_output=True,
+            check=True,
+        )
+    # A machine that is clearly worse, and a file that is not a document.
+    slow = json.loads((runs / "run-0.json").read_text())
+    for mix in slow["memory"]["peak_bandwidth_mb_s"]:
+        slow["memory"]["peak_bandwidth_mb_s"][mix] /= 4
+    (runs / "slow.json").write_text(json.dumps(slow))
+    (runs / "broken.json").write_text("{")
+    html = report(binary, tmp_path, runs, name="fleet.html")
+    page, requests, errors = open_page(browser, html, "fleet.png")
+    assert_self_contained(html, requests, errors)
+    assert page.locator("h2").first.inner_text() == "Findings"
+    findings = page.locator("table.checks tr.fail").all_inner_texts()
+    assert any("slow" in f and "peak_bandwidth" in f for f in findings), findings
+    strip = {s["name"]: s for s in series(page, "strip:memory.peak_bandwidth.all reads")}
+    assert strip["flagged"]["drawn"] == 1 and strip["machines"]["drawn"] == 3, strip
+    assert "slow" in page.locator('figure[data-plot="strip:memory.peak_bandwidth.all reads"] svg').text_content()
+    machines = page.locator("h2#machines + table").inner_text()
+    assert "UNREADABLE" in machines and "broken" in machines
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
