@@ -421,6 +421,16 @@ network.bandwidth.HOST, sleepbench.calls_per_second); rules match these names. E
         #[command(flatten)]
         common: CommonArgs,
     },
+    /// Merge documents of one machine into one (a fleet run's network rounds and its local
+    /// sections) and print it.
+    Merge {
+        /// The documents, in order: sections are taken from the first that measured them.
+        #[arg(value_name = "DOC", required = true)]
+        paths: Vec<PathBuf>,
+        /// Shared options (--output).
+        #[command(flatten)]
+        common: CommonArgs,
+    },
     /// Print the JSON Schema of the document (or, with --fleet, of compare's fleet report).
     Schema {
         /// The fleet report's schema instead of the document's.
@@ -558,7 +568,7 @@ mod tests {
             ["hc", "sleep", "--sleep-time", "1"]
         );
         // Every subcommand, the ones added later included, takes the options after its name.
-        for sub in ["storage", "checks", "schema", "compare", "baseline"] {
+        for sub in ["storage", "checks", "schema", "compare", "baseline", "report", "merge"] {
             let args = vec!["hc".to_string(), sub.into(), "x".into()];
             assert_eq!(
                 with_env_options(args, Some("--profile quick"))[1],

@@ -188,6 +188,8 @@ pub enum Mode {
     Compare(ReaderConfig),
     /// `baseline`: learn per-SKU expectations.
     Baseline(ReaderConfig),
+    /// `merge`: documents of one machine as one.
+    Merge(Vec<PathBuf>),
     /// `report`: draw documents as an HTML page.
     Report {
         /// What to read.
@@ -220,6 +222,7 @@ impl Mode {
             Mode::Compare(_) => "compare",
             Mode::Baseline(_) => "baseline",
             Mode::Report { .. } => "report",
+            Mode::Merge(_) => "merge",
             Mode::Debug { name, .. } => name,
         }
     }
@@ -476,6 +479,13 @@ impl Config {
                     &none.2,
                 )
             }
+            Some(Command::Merge { paths, common }) => base(
+                Mode::Merge(paths.clone()),
+                common,
+                &none.0,
+                &none.1,
+                &none.2,
+            ),
             Some(Command::Schema { fleet, common }) => {
                 let mode = Mode::Schema { fleet: *fleet };
                 base(mode, common, &none.0, &none.1, &none.2)

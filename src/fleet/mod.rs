@@ -6,6 +6,7 @@ pub mod baseline;
 pub mod compare;
 pub mod human;
 pub mod machine;
+pub mod merge;
 pub mod read;
 pub mod report;
 pub mod rules;

@@ -93,7 +93,8 @@ fn wire_role(mode: &Mode) -> Role {
         | Mode::Schema { .. }
         | Mode::Compare(_)
         | Mode::Baseline(_)
-        | Mode::Report { .. } => Role::Checks,
+        | Mode::Report { .. }
+        | Mode::Merge(_) => Role::Checks,
         Mode::Debug { name, section } => match (*name, section) {
             ("ping", _) => Role::Ping,
             ("iperf", _) => Role::Iperf,
@@ -122,6 +123,7 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
         Mode::Compare(reader) => return readers::compare(config, reader),
         Mode::Baseline(reader) => return readers::baseline(config, reader),
         Mode::Report { reader, html } => return readers::report(config, reader, html.as_deref()),
+        Mode::Merge(paths) => return readers::merge(config, paths),
         _ => {}
     }
     if let Mode::Schema { fleet } = config.mode {
@@ -200,6 +202,7 @@ fn benchmark_args(config: &Config) -> Vec<String> {
         Mode::Compare(_) => vec!["compare".to_string()],
         Mode::Baseline(_) => vec!["baseline".to_string()],
         Mode::Report { .. } => vec!["report".to_string()],
+        Mode::Merge(_) => vec!["merge".to_string()],
         Mode::Debug { name, .. } => vec![name.to_string()],
     }
 }

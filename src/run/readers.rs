@@ -107,6 +107,53 @@ pub fn report(config: &Config, reader: &ReaderConfig, html: Option<&std::path::P
     code.max(super::emit(config.output.as_deref(), &text, &text))
 }
 
+/// `health_check merge`: 0 when printed (and written), 1 when not, 2 when a document cannot be
+/// read or the documents are of different machines.
+pub fn merge(config: &Config, paths: &[std::path::PathBuf]) -> u8 {
+    let mut docs = Vec::with_capacity(paths.len());
+    for p in paths {
+        let loaded = fleet::read::load(p);
+        match loaded.map(|l| l.content) {
+            Some(Ok(fleet::read::Content::Ours(d))) => docs.push(*d),
+            Some(Ok(fleet::read::Content::Upstream(_))) => {
+                eprintln!(
+                    "health_check: error: '{}' is DCPerf's own output; only health_check documents merge",
+                    p.display()
+                );
+                return 2;
+            }
+            Some(Err(why)) => {
+                eprintln!("health_check: error: '{}': {why}", p.display());
+                return 2;
+            }
+            None => {
+                eprintln!(
+                    "health_check: error: '{}' is a fleet report, not a document",
+                    p.display()
+                );
+                return 2;
+            }
+        }
+    }
+    let merged = match fleet::merge::merge(docs) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("health_check: error: {e}");
+            return 2;
+        }
+    };
+    match (
+        report::render(&merged, std::io::stdout().is_terminal()),
+        report::render(&merged, true),
+    ) {
+        (Ok(out), Ok(file)) => super::emit(config.output.as_deref(), &out, &file),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("health_check: error: {e:#}");
+            1
+        }
+    }
+}
+
 /// `health_check baseline`: 0 when written, 1 when not, 2 when an input cannot be read.
 pub fn baseline(config: &Config, reader: &ReaderConfig) -> u8 {
     let (learned, machines) = match fleet::learn(reader) {
