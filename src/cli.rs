@@ -568,7 +568,9 @@ mod tests {
             ["hc", "sleep", "--sleep-time", "1"]
         );
         // Every subcommand, the ones added later included, takes the options after its name.
-        for sub in ["storage", "checks", "schema", "compare", "baseline", "report", "merge"] {
+        for sub in [
+            "storage", "checks", "schema", "compare", "baseline", "report", "merge",
+        ] {
             let args = vec!["hc".to_string(), sub.into(), "x".into()];
             assert_eq!(
                 with_env_options(args, Some("--profile quick"))[1],

@@ -173,6 +173,82 @@ fn spread_check(figure: &str, s: &MinAvgMax, unit: &str, t: &Thresholds) -> Opti
     })
 }
 
+/// Working sets against the last-level cache: a chain under `factor` x one cache instance, or a
+/// bandwidth test's regions under `factor` x the whole cache, measure the cache as much as
+/// memory. The figure is kept (it is what the memory allowed); the check says how far short.
+pub fn working_sets(m: &MemoryPart, t: &Thresholds) -> Vec<Check> {
+    let (Some(instance), Some(total)) = (m.llc_bytes, m.llc_total_bytes) else {
+        return Vec::new();
+    };
+    let factor = t.working_set_factor;
+    let mib = |b: f64| crate::units::round_to(b / f64::from(1u32 << 20), 1);
+    let mut parts: Vec<(&str, &str, f64, u64, String)> = Vec::new();
+    if !m.idle_latency.patterns.is_empty() {
+        parts.push((
+            "idle_latency",
+            "the idle-latency chain",
+            (m.region_mib << 20) as f64,
+            instance,
+            "one instance of".into(),
+        ));
+    }
+    if !m.peak_bandwidth_mb_s.is_empty() || m.memcpy_large_mb_s.is_some() {
+        parts.push((
+            "bandwidth",
+            "peak bandwidth and memcpy, all threads together,",
+            ((m.thread_region_mib * m.threads.max(1)) << 20) as f64,
+            total,
+            "all of".into(),
+        ));
+    }
+    if !m.delay_latency_bandwidth.is_empty() && m.loaded_chain_mib > 0 {
+        parts.push((
+            "loaded_latency",
+            "the loaded-latency chaser",
+            (m.loaded_chain_mib << 20) as f64,
+            instance,
+            "one instance of".into(),
+        ));
+    }
+    parts
+        .into_iter()
+        .map(|(rule, what, bytes, cache, which)| {
+            let need = factor * cache as f64;
+            let ratio = crate::units::round_to(bytes / cache.max(1) as f64, 2);
+            let name = format!("memory.working_set:{rule}");
+            if bytes >= need {
+                check(
+                    &name,
+                    Status::Pass,
+                    Some(ratio),
+                    factor,
+                    format!(
+                        "{what} used {} MiB, {ratio}x {which} the {} MiB last-level cache",
+                        mib(bytes),
+                        mib(cache as f64)
+                    ),
+                )
+            } else {
+                check(
+                    &name,
+                    Status::Warn,
+                    Some(ratio),
+                    factor,
+                    format!(
+                        "{what} used {} MiB, only {ratio}x {which} the {} MiB last-level cache \
+                         (under {factor}x): the figure measures the cache as much as memory; the \
+                         memory available (MemAvailable or the cgroup limit) was too small for \
+                         {} MiB",
+                        mib(bytes),
+                        mib(cache as f64),
+                        mib(need)
+                    ),
+                )
+            }
+        })
+        .collect()
+}
+
 /// A check per repeated figure (only when there were several repeats).
 pub fn repeat_spreads(m: &MemoryPart, t: &Thresholds) -> Vec<Check> {
     if m.repeats.count < 2 {
@@ -321,6 +397,9 @@ mod tests {
             region_mib: 512,
             thread_region_mib: 128,
             threads: 2,
+            loaded_chain_mib: 0,
+            llc_bytes: None,
+            llc_total_bytes: None,
             errors: Vec::new(),
             notes: Vec::new(),
         }

@@ -39,6 +39,8 @@ pub struct Thresholds {
     pub cache_step: f64,
     /// memory: the best measured bandwidth below this share of the DIMMs' peak warns, %.
     pub peak_vs_theoretical_pct: f64,
+    /// memory: working sets under this multiple of the last-level cache warn (cache figures).
+    pub working_set_factor: f64,
     /// memory: remote over local idle latency above this fails (to a node with CPUs).
     pub numa_ratio: f64,
     /// memory: remote over local idle latency above this fails (to a memory-only node: CXL, HBM).
@@ -67,6 +69,7 @@ impl Default for Thresholds {
             cache_step: 0.0,
             peak_vs_theoretical_pct: 0.0,
             numa_ratio: 0.0,
+            working_set_factor: 0.0,
             numa_ratio_memory_only: 0.0,
             steal_pct: 0.0,
             timer_slack_ns: 0.0,
@@ -177,6 +180,13 @@ pub const LIMITS: &[Limit] = &[
         unit: "%",
         meaning: "best measured bandwidth below this share of the DIMMs' peak warns",
         field: |t| &mut t.peak_vs_theoretical_pct,
+    },
+    Limit {
+        name: "memory.working_set_factor",
+        default: 4.0,
+        unit: "x",
+        meaning: "working sets under this multiple of the last-level cache warn (they measure the cache)",
+        field: |t| &mut t.working_set_factor,
     },
     Limit {
         name: "memory.numa_ratio",
@@ -317,6 +327,7 @@ pub fn evaluate(doc: &Document, t: &Thresholds) -> Vec<Check> {
     if let Some(m) = doc.memory.as_ref().and_then(|p| p.measured()) {
         checks.extend(memory::peak_vs_theoretical(m, system, t));
         checks.extend(memory::numa_ratios(m, system, t));
+        checks.extend(memory::working_sets(m, t));
         checks.extend(memory::repeat_spreads(m, t));
         checks.extend(memory::cache_steps(m, t));
     }
@@ -446,6 +457,11 @@ mod tests {
                 "system.timer_slack_ns" => {
                     patched(|v| v["system"]["timer_slack_ns"] = json!(1_000_000))
                 }
+                "memory.working_set_factor" => patched(|v| {
+                    v["memory"]["llc_bytes"] = json!(32u64 << 20);
+                    v["memory"]["llc_total_bytes"] = json!(32u64 << 20);
+                    v["memory"]["region_mib"] = json!(64);
+                }),
                 "storage.tail_ratio" => patched(|v| {
                     v["storage"]["read_clat_us"]["p999"] = json!(100_000.0);
                 }),

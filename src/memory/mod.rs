@@ -98,6 +98,10 @@ pub struct MemoryResults {
     pub thread_region_bytes: usize,
     /// Threads of the bandwidth tests.
     pub threads: usize,
+    /// The loaded sweep's chain, bytes.
+    pub loaded_chain_bytes: usize,
+    /// The last-level cache the working sets were sized against.
+    pub llc: Option<plan::LastLevelCache>,
     /// Parts that failed, and why.
     pub errors: Vec<String>,
     /// Huge-page reservation notes.
@@ -121,11 +125,23 @@ pub fn run(
     should_stop: &(dyn Fn() -> bool + Sync),
     progress: &dyn Fn(&str),
 ) -> MemoryResults {
+    if usable.is_empty() {
+        return MemoryResults {
+            errors: vec![
+                "no usable CPU: the topology lists no online CPU this process may run on \
+                 (check /sys/devices/system/cpu and the affinity mask: taskset, cpusets)"
+                    .into(),
+            ],
+            ..Default::default()
+        };
+    }
     let plan = RunPlan::new(cfg, topo, usable, available);
     let mut out = MemoryResults {
         region_bytes: plan.idle_region,
         thread_region_bytes: plan.bw.region_bytes,
         threads: plan.bw.cpus.len(),
+        loaded_chain_bytes: plan.loaded_chain,
+        llc: plan.llc,
         notes: plan.notes.clone(),
         ..Default::default()
     };
@@ -167,7 +183,7 @@ pub fn run(
     }
     if go(cfg.tests.loaded) {
         progress("memory: loaded latency sweep");
-        run_loaded(cfg, &plan.bw, should_stop, &mut out);
+        run_loaded(cfg, &plan.bw, plan.loaded_chain, should_stop, &mut out);
     }
     if go(cfg.tests.curve) {
         progress(&format!(
@@ -193,6 +209,10 @@ struct RunPlan {
     pairs: Vec<plan::LatencyPair>,
     /// The bandwidth, memcpy and loaded-latency threads and regions.
     bw: BandwidthConfig,
+    /// The loaded sweep's chain (each of two patterns), bytes.
+    loaded_chain: usize,
+    /// The last-level cache the working sets are sized against.
+    llc: Option<plan::LastLevelCache>,
     /// The cache curve.
     curve: CurveConfig,
     /// Why the plan is smaller than asked, for people.
@@ -200,24 +220,61 @@ struct RunPlan {
 }
 
 impl RunPlan {
-    /// Fits the configured sizes to `available` bytes (MemAvailable and the cgroup limit).
+    /// Fits the configured sizes to `available` bytes (MemAvailable and the cgroup limit): every
+    /// allocation of the section is planned here, before anything is allocated. Working sets grow
+    /// to [`plan::WORKING_SET_FACTOR`] x the last-level cache where memory allows, so the figures
+    /// measure memory rather than caches (one instance for a single chasing thread, all instances
+    /// for the threads of the bandwidth tests).
     fn new(cfg: &MemoryConfig, topo: &Topology, usable: &[usize], available: Option<u64>) -> Self {
         let mut notes = Vec::new();
-        let idle_region = plan::idle_region(cfg.region_bytes, available);
-        if idle_region < cfg.region_bytes {
+        let llc = plan::LastLevelCache::of(topo);
+        let factor = plan::WORKING_SET_FACTOR;
+        let chain_wanted = llc.map_or(cfg.region_bytes, |c| {
+            plan::beyond_cache(cfg.region_bytes, c.instance, factor)
+        });
+        if chain_wanted > cfg.region_bytes {
+            notes.push(format!(
+                "the idle-latency chain grows from {} MiB to {} MiB: {factor} x the {} MiB \
+                 last-level cache",
+                cfg.region_bytes >> 20,
+                chain_wanted >> 20,
+                llc.map_or(0, |c| c.instance >> 20)
+            ));
+        }
+        let idle_region = plan::idle_region(chain_wanted, available);
+        if idle_region < chain_wanted {
             notes.push(format!(
                 "idle latency uses a {} MiB chain: the memory available does not hold {} MiB x 4",
                 idle_region >> 20,
-                cfg.region_bytes >> 20
+                chain_wanted >> 20
             ));
         }
-        let (threads, region) =
-            plan::bandwidth_sizing(cfg.thread_region_bytes, usable.len(), 2, available);
+        let threads_wanted = usable.len().max(1);
+        let region_wanted = llc.map_or(cfg.thread_region_bytes, |c| {
+            plan::beyond_cache(0, c.total, factor)
+                .div_ceil(threads_wanted)
+                .max(cfg.thread_region_bytes)
+        });
+        let (threads, region) = plan::bandwidth_sizing(region_wanted, usable.len(), 2, available);
+        let threads = threads.min(usable.len());
         if threads < usable.len() {
             notes.push(format!(
                 "bandwidth tests use {threads} of {} CPUs: the memory available does not hold \
                  2 x 8 MiB for each",
                 usable.len()
+            ));
+        }
+        let chaser_wanted = llc.map_or(cfg.thread_region_bytes, |c| {
+            plan::beyond_cache(cfg.thread_region_bytes, c.instance, factor)
+        });
+        let loaded_chain =
+            plan::loaded_chain(chaser_wanted, threads.saturating_sub(1), region, available);
+        if loaded_chain < chaser_wanted {
+            notes.push(format!(
+                "the loaded-latency chaser uses {} MiB chains: the memory available does not \
+                 hold {} MiB beside the generators",
+                loaded_chain >> 20,
+                chaser_wanted >> 20
             ));
         }
         RunPlan {
@@ -230,6 +287,8 @@ impl RunPlan {
                 warmup: cfg.warmup,
                 repeats: cfg.repeats,
             },
+            loaded_chain,
+            llc,
             curve: CurveConfig {
                 cpu: plan::idle_cpu(usable).unwrap_or(0),
                 sizes: plan::curve_sizes(
@@ -313,6 +372,7 @@ fn run_idle(
 fn run_loaded(
     cfg: &MemoryConfig,
     bw: &BandwidthConfig,
+    chain_bytes: usize,
     should_stop: &(dyn Fn() -> bool + Sync),
     out: &mut MemoryResults,
 ) {
@@ -326,7 +386,7 @@ fn run_loaded(
     let loaded = LoadedConfig {
         cpus,
         region_bytes: bw.region_bytes,
-        chain_bytes: cfg.thread_region_bytes,
+        chain_bytes,
         point_time: cfg.sweep_time,
         warmup: cfg.warmup,
         patterns: vec![
@@ -341,4 +401,17 @@ fn run_loaded(
         out,
         |o, l| o.loaded = l,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_usable_cpu_is_an_error_not_a_panic() {
+        let cfg = crate::config::Profile::Quick.memory();
+        let r = run(&cfg, &Topology::default(), &[], None, &|| false, &|_| {});
+        assert!(r.errors[0].contains("no usable CPU"), "{:?}", r.errors);
+        assert!(r.idle.is_empty() && r.peak.mixes.is_empty());
+    }
 }

@@ -135,6 +135,61 @@ pub fn curve_sizes(largest_cache: Option<u64>, max_bytes: usize, fine: bool) -> 
     sizes
 }
 
+/// The last-level cache: one instance's size (what a single chasing thread can hold) and all
+/// instances together (what every thread of a bandwidth test can hold), bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LastLevelCache {
+    /// One instance.
+    pub instance: u64,
+    /// Every instance.
+    pub total: u64,
+}
+
+impl LastLevelCache {
+    /// The highest-level data or unified cache of `topo`; `None` when the kernel reports none.
+    pub fn of(topo: &Topology) -> Option<LastLevelCache> {
+        let llc = topo
+            .caches
+            .iter()
+            .filter(|c| c.kind != "Instruction")
+            .max_by_key(|c| (c.level, c.size_bytes))?;
+        Some(LastLevelCache {
+            instance: llc.size_bytes,
+            total: llc.size_bytes * llc.instances.max(1) as u64,
+        })
+    }
+}
+
+/// Working sets must exceed the last-level cache this many times over, or the figure measures
+/// the cache (the `memory.working_set_factor` threshold's default).
+pub const WORKING_SET_FACTOR: u64 = 4;
+
+/// What a working set of `wanted` bytes must grow to so it exceeds `factor` x `cache` bytes,
+/// rounded up to whole 2 MiB pages.
+pub fn beyond_cache(wanted: usize, cache: u64, factor: u64) -> usize {
+    const TWO_MIB: u64 = 2 << 20;
+    let least = (cache * factor).div_ceil(TWO_MIB) * TWO_MIB;
+    wanted.max(usize::try_from(least).unwrap_or(usize::MAX))
+}
+
+/// The loaded sweep's chain: `wanted`, but the chaser's two chains (one per pattern) and the
+/// generators' regions (`generators` x `region`) together take at most half the memory
+/// available; cut to whole 2 MiB pages and never under 16 MiB.
+pub fn loaded_chain(
+    wanted: usize,
+    generators: usize,
+    region: usize,
+    available: Option<u64>,
+) -> usize {
+    const TWO_MIB: usize = 2 << 20;
+    let Some(available) = available else {
+        return wanted;
+    };
+    let budget = (available / 2) as usize;
+    let left = budget.saturating_sub(generators.saturating_mul(region));
+    wanted.min((left / 2 / TWO_MIB * TWO_MIB).max(16 << 20))
+}
+
 /// The idle-latency chain: `wanted`, but at most a quarter of the memory available (so a small
 /// container is not OOM-killed), cut to whole 2 MiB pages and never under 16 MiB.
 pub fn idle_region(wanted: usize, available: Option<u64>) -> usize {
@@ -257,6 +312,29 @@ mod tests {
             (1, 8 * mib)
         );
         assert_eq!(bandwidth_sizing(128 * mib, 4, 1, None), (4, 128 * mib));
+    }
+
+    #[test]
+    fn working_sets_grow_beyond_the_cache_and_the_sweep_fits_memory() {
+        let mib = 1 << 20;
+        assert_eq!(beyond_cache(512 * mib, 32 << 20, 4), 512 * mib);
+        assert_eq!(beyond_cache(128 * mib, 260 << 20, 4), 1040 * mib);
+        let t = read_topology(&fake::two_socket_384());
+        let llc = LastLevelCache::of(&t).unwrap();
+        assert_eq!((llc.instance, llc.total), (32 << 20, 768 << 20));
+        // 384 threads must hold 3 GiB between them: 8 MiB each.
+        assert_eq!(beyond_cache(0, llc.total, 4) / 384, 8 * mib);
+        // The sweep in 256 MiB: 1 generator of 32 MiB leaves (128 - 32) / 2 = 48 MiB a chain.
+        assert_eq!(
+            loaded_chain(128 * mib, 1, 32 * mib, Some(256 << 20)),
+            48 * mib
+        );
+        assert_eq!(loaded_chain(128 * mib, 1, 32 * mib, None), 128 * mib);
+        assert_eq!(
+            loaded_chain(128 * mib, 383, 8 * mib, Some(1 << 30)),
+            16 * mib,
+            "a floor"
+        );
     }
 
     #[test]

@@ -60,6 +60,16 @@ pub struct MemoryPart {
     pub thread_region_mib: usize,
     /// Threads of the bandwidth tests (one per usable CPU).
     pub threads: usize,
+    /// The loaded sweep's chain (each pattern), MiB.
+    #[serde(default)]
+    pub loaded_chain_mib: usize,
+    /// One instance of the last-level cache, bytes: working sets must exceed it 4x (a chain)
+    /// or the whole cache 4x (a bandwidth test) to measure memory, not cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llc_bytes: Option<u64>,
+    /// Every instance of the last-level cache together, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llc_total_bytes: Option<u64>,
     /// Parts that failed, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
@@ -268,6 +278,9 @@ impl MemoryPart {
             region_mib: r.region_bytes >> 20,
             thread_region_mib: r.thread_region_bytes >> 20,
             threads: r.threads,
+            loaded_chain_mib: r.loaded_chain_bytes >> 20,
+            llc_bytes: r.llc.map(|c| c.instance),
+            llc_total_bytes: r.llc.map(|c| c.total),
             errors: r.errors.clone(),
             notes: r.notes.clone(),
         }

@@ -200,3 +200,42 @@ fn a_cgroup_memory_limit_shrinks_the_regions_instead_of_oom() {
     );
     assert_eq!(cgroup.limit_hits(), 0, "the run stayed under the limit");
 }
+
+/// The whole standard section, and each test alone, inside a cgroup of 256 MiB (cgroup v1 and
+/// v2 where the machine has them): a document every time, the limit never hit.
+fn fits_256_mib(test: &str, version: u8) {
+    let _cpus = exclusive();
+    let runs: [&[&str]; 7] = [
+        &["memory", "--profile", "standard"],
+        &["memory", "--profile", "quick", "--memory-tests", "idle"],
+        &["memory", "--profile", "quick", "--memory-tests", "peak"],
+        &["memory", "--profile", "quick", "--memory-tests", "memcpy"],
+        &["memory", "--profile", "quick", "--memory-tests", "loaded", "--memory-size", "64"],
+        &["memory", "--profile", "quick", "--memory-tests", "curve"],
+        &["-r", "server", "-c", "", "--only", "system,memory", "--profile", "quick"],
+    ];
+    for args in runs {
+        let Some(cgroup) = TestCgroup::memory_in(test, 256 << 20, Some(version)) else {
+            return;
+        };
+        let out = cgroup.command(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?} in 256 MiB: {stderr}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: no document ({e}): {stderr}"));
+        assert_valid(&doc);
+        assert_eq!(doc["health_check"]["sections"]["memory"], "ok", "{args:?}: {stderr}");
+        assert!(doc["memory"]["errors"].is_null(), "{args:?}: {}", doc["memory"]["errors"]);
+        assert_eq!(cgroup.limit_hits(), 0, "{args:?} hit the 256 MiB limit");
+    }
+}
+
+#[test]
+fn the_memory_section_fits_a_256_mib_cgroup_v1() {
+    fits_256_mib("the_memory_section_fits_a_256_mib_cgroup_v1", 1);
+}
+
+#[test]
+fn the_memory_section_fits_a_256_mib_cgroup_v2() {
+    fits_256_mib("the_memory_section_fits_a_256_mib_cgroup_v2", 2);
+}

@@ -151,7 +151,13 @@ impl TestCgroup {
     /// A cgroup whose memory is limited to `bytes`; `None` (the test skips, or fails in CI)
     /// without root or a memory controller.
     pub fn memory(test: &str, bytes: u64) -> Option<TestCgroup> {
-        let cg = Self::create(test, "memory")?;
+        Self::memory_in(test, bytes, None)
+    }
+
+    /// [`TestCgroup::memory`] in a given cgroup version (`Some(1)`, `Some(2)`), where the
+    /// machine mounts the memory controller there.
+    pub fn memory_in(test: &str, bytes: u64, version: Option<u8>) -> Option<TestCgroup> {
+        let cg = Self::create(test, "memory", version)?;
         let file = if cg.v1 {
             "memory.limit_in_bytes"
         } else {
@@ -163,7 +169,7 @@ impl TestCgroup {
 
     /// A cgroup whose tasks get `percent` % of one CPU (CFS quota).
     pub fn cpu(test: &str, percent: u32) -> Option<TestCgroup> {
-        let cg = Self::create(test, "cpu")?;
+        let cg = Self::create(test, "cpu", None)?;
         let quota = 1000 * percent;
         if cg.v1 {
             cg.write("cpu.cfs_period_us", "100000")?;
@@ -174,12 +180,12 @@ impl TestCgroup {
         Some(cg)
     }
 
-    fn create(test: &str, controller: &str) -> Option<TestCgroup> {
+    fn create(test: &str, controller: &str, version: Option<u8>) -> Option<TestCgroup> {
         if !needs(test, &[Need::Root]) {
             return None;
         }
         let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-        let v1_path = own.lines().find_map(|l| {
+        let v1_path = own.lines().filter(|_| version != Some(2)).find_map(|l| {
             let mut parts = l.splitn(3, ':');
             let (_, names, path) = (parts.next()?, parts.next()?, parts.next()?);
             names
@@ -189,6 +195,9 @@ impl TestCgroup {
         });
         let (base, v1) = match v1_path {
             Some(p) => (format!("/sys/fs/cgroup/{controller}{p}"), true),
+            None if version == Some(1) => {
+                return unavailable(test, &format!("no cgroup v1 '{controller}' controller here"));
+            }
             None => {
                 let p = own.lines().find_map(|l| l.strip_prefix("0::"))?.to_string();
                 let root = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
@@ -198,7 +207,13 @@ impl TestCgroup {
                             .is_ok_and(|c| c.split_whitespace().any(|n| n == controller))
                     });
                 let Some(root) = root else {
-                    return unavailable(test, &format!("no cgroup '{controller}' controller"));
+                    return unavailable(
+                        test,
+                        &format!(
+                            "no cgroup v2 hierarchy has the '{controller}' controller here (it is \
+                             bound to cgroup v1)"
+                        ),
+                    );
                 };
                 let base = format!("{root}{p}");
                 // v2: the parent must hand the controller down.
