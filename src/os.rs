@@ -294,6 +294,32 @@ mod imp {
     }
 }
 
+/// The process's file-creation mask: from /proc/self/status on Linux, else by setting it to
+/// 022 and back at once (process-wide for that instant).
+pub fn umask() -> u32 {
+    let from_proc = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        });
+    from_proc.unwrap_or_else(|| {
+        use nix::sys::stat::{Mode, umask};
+        let old = umask(Mode::from_bits_truncate(0o022));
+        umask(old);
+        u32::from(old.bits())
+    })
+}
+
+/// Clears O_NONBLOCK on an open file (opened non-blocking only so the open could not hang).
+pub fn set_blocking(file: &std::fs::File) -> std::io::Result<()> {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    let flags = OFlag::from_bits_truncate(fcntl(file, FcntlArg::F_GETFL)?);
+    fcntl(file, FcntlArg::F_SETFL(flags - OFlag::O_NONBLOCK))?;
+    Ok(())
+}
+
 pub use imp::{
     allowed_cpus, bind_to_node, daemonize, enable_direct_io, exclusive_device_flags,
     hugetlb_mmap_flags, install_stop_handlers, major_minor, pin_current_thread,

@@ -19,20 +19,18 @@ pub mod schema;
 pub mod storage;
 pub mod system;
 
-use anyhow::Context;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
 /// Serialises `value` as JSON, pretty when asked, with every non-ASCII character escaped.
-pub fn render<T: Serialize>(value: &T, pretty: bool) -> anyhow::Result<String> {
+pub fn render<T: Serialize>(value: &T, pretty: bool) -> Result<String, serde_json::Error> {
     let text = if pretty {
         serde_json::to_string_pretty(value)
     } else {
         serde_json::to_string(value)
-    }
-    .context("serialising the JSON document")?;
+    }?;
     Ok(ascii_escape(text))
 }
 
@@ -56,32 +54,139 @@ pub fn ascii_escape(json: String) -> String {
     out
 }
 
-/// Writes `text` to `path` atomically: a temporary file in the same directory, flushed to disk,
-/// then renamed over the target, so no crash leaves half a document behind.
-pub fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+/// Why `--output` could not be written. The path is in every message.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// An OS call failed.
+    #[error("writing --output '{path}': {what}: {cause}")]
+    Io {
+        /// The target.
+        path: String,
+        /// What was being done.
+        what: &'static str,
+        /// Why it failed.
+        cause: std::io::Error,
+    },
+    /// The target is something a document must not go to.
+    #[error("--output '{path}' {why}")]
+    Refused {
+        /// The target.
+        path: String,
+        /// What it is and what to do.
+        why: &'static str,
+    },
+}
+
+fn io_error<'a>(
+    path: &'a Path,
+    what: &'static str,
+) -> impl FnOnce(std::io::Error) -> OutputError + 'a {
+    move |cause| OutputError::Io {
+        path: path.display().to_string(),
+        what,
+        cause,
+    }
+}
+
+/// Writes `text` (and a final newline) to `path` so that no reader and no attacker can get in
+/// the way:
+/// - a regular file (or none yet) is replaced atomically: the text goes to a temporary file with
+///   a random name, created exclusively (never through a symlink) with mode 0600 in the target's
+///   directory, is flushed to disk, takes the old file's mode (or the umask's), and is renamed
+///   over the target, so a collector never reads half a document and a planted symlink is
+///   replaced, never written through;
+/// - a FIFO or character device (`/dev/null`, `/dev/stdout`) is written into directly and stays
+///   what it is; a FIFO nobody reads is an error, not a hang;
+/// - a block device, socket or directory is refused.
+pub fn write_atomically(path: &Path, text: &str) -> Result<(), OutputError> {
+    use std::os::unix::fs::FileTypeExt;
+    let refused = |why| OutputError::Refused {
+        path: path.display().to_string(),
+        why,
+    };
+    // What the path names once symlinks are followed: a symlink to a regular file is replaced,
+    // a symlink to a device or FIFO (/dev/stdout) is written through like the device itself.
+    match std::fs::metadata(path) {
+        Ok(meta) => {
+            let kind = meta.file_type();
+            if kind.is_dir() {
+                return Err(refused("is a directory: give a file name"));
+            }
+            if kind.is_block_device() {
+                return Err(refused(
+                    "is a block device: a document would overwrite its data; give a file name",
+                ));
+            }
+            if kind.is_socket() {
+                return Err(refused("is a socket: give a file name"));
+            }
+            if kind.is_fifo() || kind.is_char_device() {
+                return write_in_place(path, text);
+            }
+            // A regular file keeps its mode; a symlink is replaced, so the umask decides.
+            let own = std::fs::symlink_metadata(path)
+                .ok()
+                .filter(|m| m.file_type().is_file())
+                .map(|m| m.permissions());
+            replace(path, text, own)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => replace(path, text, None),
+        Err(e) => Err(io_error(path, "cannot look at it")(e)),
+    }
+}
+
+/// Writes into a FIFO or character device as it is.
+fn write_in_place(path: &Path, text: &str) -> Result<(), OutputError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: opening a FIFO that nobody reads fails at once (ENXIO) instead of hanging.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => OutputError::Refused {
+                path: path.display().to_string(),
+                why: "is a FIFO that no process reads",
+            },
+            _ => io_error(path, "cannot open it")(e),
+        })?;
+    crate::os::set_blocking(&file).map_err(io_error(path, "cannot make it blocking"))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.write_all(b"\n"))
+        .map_err(io_error(path, "cannot write it"))
+}
+
+/// Replaces a regular file (or creates it) through a temporary file and a rename.
+fn replace(path: &Path, text: &str, old: Option<std::fs::Permissions>) -> Result<(), OutputError> {
+    use std::os::unix::fs::PermissionsExt;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let name = path
-        .file_name()
-        .with_context(|| format!("--output '{}' names no file", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    let name = path.file_name().ok_or(OutputError::Refused {
+        path: path.display().to_string(),
+        why: "names no file",
+    })?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{}.", name.to_string_lossy()))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(io_error(path, "cannot create a temporary file beside it"))?;
+    tmp.write_all(text.as_bytes())
+        .and_then(|()| tmp.write_all(b"\n"))
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(io_error(path, "cannot write the temporary file"))?;
+    let mode = old.map_or_else(|| 0o666 & !crate::os::umask(), |p| p.mode() & 0o7777);
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(io_error(path, "cannot set its mode"))?;
+    tmp.persist(path)
+        .map_err(|e| io_error(path, "cannot rename the temporary file over it")(e.error))?;
+    // The rename itself must survive a crash too.
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
     }
-    result.with_context(|| format!("writing --output '{}'", path.display()))
+    Ok(())
 }
 
 #[cfg(test)]
@@ -110,6 +215,6 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         let missing = dir.path().join("no/such/dir/out.json");
         let err = write_atomically(&missing, "{}").unwrap_err();
-        assert!(format!("{err:#}").contains("--output"));
+        assert!(err.to_string().contains("--output"));
     }
 }

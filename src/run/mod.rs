@@ -211,7 +211,7 @@ fn benchmark_args(config: &Config) -> Vec<String> {
 /// Returns 0, or 1 when the document could not be written where asked.
 pub fn deliver(config: &Config, outcome: &Outcome) -> u8 {
     let run_id = envelope::new_run_id();
-    let render = |pretty: bool| -> anyhow::Result<String> {
+    let render = |pretty: bool| -> Result<String, serde_json::Error> {
         match config.format {
             Format::Junit => Ok(report::junit::document(&outcome.doc)),
             Format::Prometheus => Ok(report::prometheus::document(&outcome.doc)),

@@ -20,7 +20,7 @@ pub fn compare(config: &Config, reader: &ReaderConfig) -> u8 {
             return 2;
         }
     };
-    let render = |pretty: bool| -> anyhow::Result<String> {
+    let render = |pretty: bool| -> Result<String, serde_json::Error> {
         match config.format {
             Format::Json => report::render(&fleet_report, pretty),
             Format::Junit => Ok(report::junit::fleet(&fleet_report)),

@@ -6,6 +6,7 @@
 //! - `argv`: benchpress's whitespace-split client lists (`docs/benchpress.md`), table-driven.
 //! - `json_contract`: every document validates against the schema and reads back into test types.
 //! - `fleet`: compare and baseline over every document form and over real degraded runs.
+//! - `hostile`: inputs a hostile tester tried (issue 14), each fixed and held here.
 //! - `interrupt`: SIGINT/SIGTERM mid-run still give a valid document.
 //! - `jobs_yaml`: our jobs/ files hold DCPerf's exact entries.
 //! - `memory`: the memory section end to end.
@@ -21,6 +22,7 @@
 mod argv;
 mod cli;
 mod fleet;
+mod hostile;
 mod interrupt;
 mod jobs_yaml;
 mod json_contract;

@@ -210,9 +210,26 @@ fn fits_256_mib(test: &str, version: u8) {
         &["memory", "--profile", "quick", "--memory-tests", "idle"],
         &["memory", "--profile", "quick", "--memory-tests", "peak"],
         &["memory", "--profile", "quick", "--memory-tests", "memcpy"],
-        &["memory", "--profile", "quick", "--memory-tests", "loaded", "--memory-size", "64"],
+        &[
+            "memory",
+            "--profile",
+            "quick",
+            "--memory-tests",
+            "loaded",
+            "--memory-size",
+            "64",
+        ],
         &["memory", "--profile", "quick", "--memory-tests", "curve"],
-        &["-r", "server", "-c", "", "--only", "system,memory", "--profile", "quick"],
+        &[
+            "-r",
+            "server",
+            "-c",
+            "",
+            "--only",
+            "system,memory",
+            "--profile",
+            "quick",
+        ],
     ];
     for args in runs {
         let Some(cgroup) = TestCgroup::memory_in(test, 256 << 20, Some(version)) else {
@@ -224,8 +241,15 @@ fn fits_256_mib(test: &str, version: u8) {
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{args:?}: no document ({e}): {stderr}"));
         assert_valid(&doc);
-        assert_eq!(doc["health_check"]["sections"]["memory"], "ok", "{args:?}: {stderr}");
-        assert!(doc["memory"]["errors"].is_null(), "{args:?}: {}", doc["memory"]["errors"]);
+        assert_eq!(
+            doc["health_check"]["sections"]["memory"], "ok",
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            doc["memory"]["errors"].is_null(),
+            "{args:?}: {}",
+            doc["memory"]["errors"]
+        );
         assert_eq!(cgroup.limit_hits(), 0, "{args:?} hit the 256 MiB limit");
     }
 }

@@ -196,7 +196,10 @@ impl TestCgroup {
         let (base, v1) = match v1_path {
             Some(p) => (format!("/sys/fs/cgroup/{controller}{p}"), true),
             None if version == Some(1) => {
-                return unavailable(test, &format!("no cgroup v1 '{controller}' controller here"));
+                return unavailable(
+                    test,
+                    &format!("no cgroup v1 '{controller}' controller here"),
+                );
             }
             None => {
                 let p = own.lines().find_map(|l| l.strip_prefix("0::"))?.to_string();

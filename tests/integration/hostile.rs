@@ -1,0 +1,136 @@
+//! What a hostile tester broke, each with a test that failed before the fix: files clobbered
+//! through `--output`, too many threads, local errors shown as packet loss, figures from a peer
+//! trusted as sent, a storage section "ok" with a failed test, and messages that misled.
+
+use crate::util::{Need, bin_path, needs, run};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::process::{Command, Stdio};
+
+fn document_in(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn output_never_writes_through_a_planted_symlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = dir.path().join("result.json");
+    // The run takes a moment; meanwhile the names the old code used are planted, pointing at
+    // the victim (the process id is known once it started).
+    let child = Command::new(bin_path())
+        .args(["sleep", "--sleep-time", "0.5", "--output"])
+        .arg(&out)
+        .env_remove("HEALTH_CHECK_OPTS")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    for p in pid..pid + 50 {
+        let _ =
+            std::os::unix::fs::symlink(&victim, dir.path().join(format!(".result.json.tmp-{p}")));
+    }
+    // And the target itself is a symlink to the victim.
+    std::os::unix::fs::symlink(&victim, &out).unwrap();
+    let status = child.wait_with_output().unwrap().status;
+    assert!(status.success());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    let meta = std::fs::symlink_metadata(&out).unwrap();
+    assert!(
+        meta.file_type().is_file(),
+        "the symlink was replaced by the document"
+    );
+    assert!(document_in(&out)["sleepbench"].is_object());
+    // The new file follows the umask, not the temporary file's 0600.
+    let umask = health_check::os::umask();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o666 & !umask);
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn output_to_a_device_or_fifo_writes_into_it_and_leaves_it_there() {
+    let r = run(&["sleep", "--sleep-time", "0.1", "--output", "/dev/null"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let meta = std::fs::metadata("/dev/null").unwrap();
+    assert!(
+        meta.file_type().is_char_device(),
+        "/dev/null is still a device"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let r = run(&[
+        "sleep",
+        "--sleep-time",
+        "0.1",
+        "--output",
+        fifo.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = reader.join().unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(doc["sleepbench"].is_object());
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    // Nobody reads: an error at once, not a hang; the document still goes to stdout.
+    let r = run(&[
+        "sleep",
+        "--sleep-time",
+        "0.1",
+        "--output",
+        fifo.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("no process reads"), "{}", r.stderr);
+    assert!(r.json()["sleepbench"].is_object());
+}
+
+#[test]
+fn output_refuses_block_devices_and_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(&[
+        "sleep",
+        "--sleep-time",
+        "0.1",
+        "--output",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("is a directory"), "{}", r.stderr);
+    if !needs(
+        "output_refuses_block_devices_and_directories",
+        &[Need::Root],
+    ) {
+        return;
+    }
+    let block = std::fs::read_dir("/dev")
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device()));
+    if let Some(dev) = block {
+        let before = std::fs::metadata(&dev).unwrap().modified().ok();
+        let r = run(&[
+            "sleep",
+            "--sleep-time",
+            "0.1",
+            "--output",
+            dev.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(r.stderr.contains("block device"), "{}", r.stderr);
+        assert_eq!(std::fs::metadata(&dev).unwrap().modified().ok(), before);
+    }
+}
