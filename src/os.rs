@@ -294,6 +294,39 @@ mod imp {
     }
 }
 
+/// Memory mappings a new thread takes: its stack and guard page, and the signal stack Rust's
+/// runtime gives it with its own guard page (measured: 4; one spare).
+const MAPS_PER_THREAD: u64 = 5;
+
+/// About how many more threads this process can start before the kernel refuses one, and the
+/// limit that binds (`vm.max_map_count`, `kernel.threads-max`); `None` where unknown. Rust aborts
+/// the process when a thread's signal stack cannot be mapped, so callers check this first.
+pub fn thread_capacity() -> Option<(u64, &'static str)> {
+    let read = |p: &str| std::fs::read_to_string(p).ok();
+    let num = |p: &str| read(p).and_then(|t| t.trim().parse::<u64>().ok());
+    let by_maps = num("/proc/sys/vm/max_map_count").and_then(|max| {
+        let used = read("/proc/self/maps")?.lines().count() as u64;
+        // Room for the allocations the rest of the run makes.
+        Some(max.saturating_sub(used + 1024) / MAPS_PER_THREAD)
+    });
+    let by_threads = num("/proc/sys/kernel/threads-max").and_then(|max| {
+        let running = read("/proc/loadavg")?
+            .split_whitespace()
+            .nth(3)?
+            .split_once('/')?
+            .1
+            .parse::<u64>()
+            .ok()?;
+        Some(max.saturating_sub(running + 64))
+    });
+    match (by_maps, by_threads) {
+        (Some(m), Some(t)) if t < m => Some((t, "kernel.threads-max")),
+        (Some(m), _) => Some((m, "vm.max_map_count")),
+        (None, Some(t)) => Some((t, "kernel.threads-max")),
+        (None, None) => None,
+    }
+}
+
 /// The process's file-creation mask: from /proc/self/status on Linux, else by setting it to
 /// 022 and back at once (process-wide for that instant).
 pub fn umask() -> u32 {
@@ -308,7 +341,7 @@ pub fn umask() -> u32 {
         use nix::sys::stat::{Mode, umask};
         let old = umask(Mode::from_bits_truncate(0o022));
         umask(old);
-        u32::from(old.bits())
+        old.bits()
     })
 }
 

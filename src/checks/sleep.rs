@@ -123,6 +123,8 @@ mod tests {
             timer_slack_ns: Some(50_000),
             sleep_request_ns: 100,
             interrupted: false,
+            startup_seconds: 0.0,
+            note: None,
             cpu_error: None,
         }
     }

@@ -279,6 +279,12 @@ pub struct SleepBench {
     /// Set when Ctrl-C/SIGTERM cut the run short.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// Seconds from releasing the threads until all of them ran; calls count only after that.
+    #[serde(default)]
+    pub startup_seconds: f64,
+    /// Something the figures need read with (a start-up longer than the window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Why the CPU split is missing, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_error: Option<String>,
@@ -308,9 +314,33 @@ impl From<&SleepResults> for SleepBench {
             timer_slack_ns: r.timer_slack_ns,
             sleep_request_ns: u64::try_from(r.sleep_request.as_nanos()).unwrap_or(u64::MAX),
             interrupted: r.interrupted,
+            startup_seconds: round_to(r.startup.as_secs_f64(), 3),
+            note: startup_note(r),
             cpu_error: r.cpu_error.clone(),
         }
     }
+}
+
+/// What a reader of the sleep figures must know about the threads' start-up, if anything.
+fn startup_note(r: &SleepResults) -> Option<String> {
+    let threads = r.calls_per_thread.len();
+    if r.started < threads {
+        return Some(format!(
+            "only {} of {threads} threads had started after {:.1} s; the window began without the \
+             rest: this machine cannot run that many sleeping threads, lower --sleep-threads",
+            r.started,
+            r.startup.as_secs_f64()
+        ));
+    }
+    (r.startup > r.elapsed).then(|| {
+        format!(
+            "starting the {threads} threads took {:.3} s, longer than the {:.3} s measured: the \
+             figures cover the window in which all of them ran, but the start-up loaded the CPUs \
+             too; use a longer --sleep-time",
+            r.startup.as_secs_f64(),
+            r.elapsed.as_secs_f64()
+        )
+    })
 }
 
 /// How a client was pinged.

@@ -8,11 +8,46 @@
 
 use super::cpustat::{CpuShares, read_cpu_times, shares_between};
 use std::sync::RwLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+/// Why the benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SleepError {
+    /// More threads than the process can start (Rust aborts when a thread cannot be set up, so
+    /// this is checked first).
+    #[error(
+        "{wanted} threads is more than this process can start (about {capacity}, bound by \
+         {limit}); lower --sleep-threads (DCPerf uses 2.5 per CPU) or raise {limit}"
+    )]
+    TooManyThreads {
+        /// Threads asked for.
+        wanted: usize,
+        /// Threads the process can still start.
+        capacity: u64,
+        /// The limit that binds.
+        limit: &'static str,
+    },
+    /// A thread could not be started.
+    #[error(
+        "could not start sleep thread {index} of {threads}: {cause} (lower --sleep-threads or \
+         raise the process/thread limit)"
+    )]
+    Spawn {
+        /// Which thread (1-based).
+        index: usize,
+        /// Threads asked for.
+        threads: usize,
+        /// Why.
+        cause: std::io::Error,
+    },
+}
 
 /// The sleep each call requests, as DCPerf's sleepbench.cpp does.
 pub const SLEEP_REQUEST: Duration = Duration::from_nanos(100);
+
+/// How long the window waits for every thread to run at least, when the run is shorter.
+const STARTUP_PATIENCE: Duration = Duration::from_secs(10);
 
 /// How often the coordinating thread checks for Ctrl-C while the workers run.
 const POLL: Duration = Duration::from_millis(10);
@@ -58,6 +93,11 @@ pub struct SleepResults {
     pub sleep_request: Duration,
     /// Whether Ctrl-C/SIGTERM cut the run short (the figures cover the time that did run).
     pub interrupted: bool,
+    /// From the release of the threads until every one of them was running: calls are counted
+    /// only after that, over `elapsed`.
+    pub startup: Duration,
+    /// Threads running when the window began (all of them, unless start-up ran out of patience).
+    pub started: usize,
 }
 
 impl SleepResults {
@@ -82,70 +122,111 @@ impl SleepResults {
     }
 }
 
-fn worker(gate: &RwLock<()>, stop: &AtomicBool) -> u64 {
+/// What the coordinator and the workers share.
+struct Shared {
+    gate: RwLock<()>,
+    /// Workers that have started their loop.
+    running: AtomicUsize,
+    /// Calls count only while set: from when every worker runs until the window ends.
+    counting: AtomicBool,
+    stop: AtomicBool,
+}
+
+fn worker(shared: &Shared) -> u64 {
     // Blocks until the coordinator releases its write lock: all threads start together.
-    drop(gate.read());
+    drop(shared.gate.read());
+    shared.running.fetch_add(1, Ordering::Relaxed);
     let mut calls = 0u64;
-    while !stop.load(Ordering::Relaxed) {
+    while !shared.stop.load(Ordering::Relaxed) {
         // std's sleep is one nanosleep(2) call for a sub-second request (it loops only on EINTR).
         std::thread::sleep(SLEEP_REQUEST);
-        calls += 1;
+        if shared.counting.load(Ordering::Relaxed) {
+            calls += 1;
+        }
     }
     calls
 }
 
 /// Runs the benchmark. `should_stop` is polled every 10 ms (Ctrl-C); returning true ends the run
-/// early with the figures so far.
+/// early with the figures so far. Calls are counted over the window in which every thread runs:
+/// starting thousands of threads takes time of its own, and a thread still starting would make the
+/// window's figure look better than it is.
 pub fn measure(
     config: &SleepConfig,
     should_stop: &dyn Fn() -> bool,
-) -> anyhow::Result<SleepResults> {
-    let stop = AtomicBool::new(false);
+) -> Result<SleepResults, SleepError> {
     let threads = config.threads.max(1);
-    let gate = RwLock::new(());
+    if let Some((capacity, limit)) = crate::os::thread_capacity() {
+        if threads as u64 > capacity {
+            return Err(SleepError::TooManyThreads {
+                wanted: threads,
+                capacity,
+                limit,
+            });
+        }
+    }
+    let shared = Shared {
+        gate: RwLock::new(()),
+        running: AtomicUsize::new(0),
+        counting: AtomicBool::new(false),
+        stop: AtomicBool::new(false),
+    };
     let timer_slack_ns = std::fs::read_to_string("/proc/self/timerslack_ns")
         .ok()
         .and_then(|t| t.trim().parse().ok());
     std::thread::scope(|scope| {
-        let held = gate
-            .write()
-            .map_err(|_| anyhow::anyhow!("sleep start gate poisoned"))?;
+        let held = shared.gate.write().unwrap_or_else(|p| p.into_inner());
         let mut handles = Vec::with_capacity(threads);
         for i in 0..threads {
             let spawned = std::thread::Builder::new()
                 .name(format!("sleep-{i}"))
                 .stack_size(WORKER_STACK_BYTES)
-                .spawn_scoped(scope, || worker(&gate, &stop));
+                .spawn_scoped(scope, || worker(&shared));
             match spawned {
                 Ok(h) => handles.push(h),
-                Err(e) => {
+                Err(cause) => {
                     // Let the threads already started see `stop` and end, then report.
-                    stop.store(true, Ordering::Relaxed);
+                    shared.stop.store(true, Ordering::Relaxed);
                     drop(held);
-                    return Err(anyhow::anyhow!(
-                        "could not start sleep thread {} of {threads}: {e} (lower --sleep-threads \
-                         or raise the process/thread limit)",
-                        i + 1
-                    ));
+                    return Err(SleepError::Spawn {
+                        index: i + 1,
+                        threads,
+                        cause,
+                    });
                 }
             }
         }
-        let before = read_cpu_times();
         drop(held);
-        let start = Instant::now();
+        let released = Instant::now();
+        // Thousands of threads on a few CPUs can take seconds to all run once; past this, the
+        // window starts anyway and the figures say how many had started.
+        let patience = (config.duration * 2).max(STARTUP_PATIENCE);
         let mut interrupted = false;
-        while start.elapsed() < config.duration {
+        while shared.running.load(Ordering::Relaxed) < threads && released.elapsed() < patience {
+            if should_stop() {
+                interrupted = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let started = shared.running.load(Ordering::Relaxed).min(threads);
+        let before = read_cpu_times();
+        shared.counting.store(true, Ordering::Relaxed);
+        let start = Instant::now();
+        let startup = start - released;
+        while !interrupted && start.elapsed() < config.duration {
             if should_stop() {
                 interrupted = true;
                 break;
             }
             std::thread::sleep(POLL.min(config.duration.saturating_sub(start.elapsed())));
         }
-        stop.store(true, Ordering::Relaxed);
-        let calls_per_thread: Vec<u64> =
-            handles.into_iter().map(|h| h.join().unwrap_or(0)).collect();
+        shared.counting.store(false, Ordering::Relaxed);
         let elapsed = start.elapsed();
         let after = read_cpu_times();
+        shared.stop.store(true, Ordering::Relaxed);
+        let calls_per_thread: Vec<u64> =
+            handles.into_iter().map(|h| h.join().unwrap_or(0)).collect();
         let (cpu, cpu_error) = match (before, after) {
             (Ok(b), Ok(a)) => match shares_between(&b, &a) {
                 Some(s) => (Some(s), None),
@@ -161,6 +242,8 @@ pub fn measure(
             timer_slack_ns,
             sleep_request: SLEEP_REQUEST,
             interrupted,
+            startup,
+            started,
         })
     })
 }
@@ -199,5 +282,20 @@ mod tests {
         .unwrap();
         assert!(r.interrupted);
         assert!(r.elapsed < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn more_threads_than_the_process_can_hold_is_an_error_not_an_abort() {
+        let Some((capacity, limit)) = crate::os::thread_capacity() else {
+            return;
+        };
+        let wanted = capacity as usize + 1000;
+        let e = measure(
+            &SleepConfig::new(wanted, Duration::from_millis(10)),
+            &|| false,
+        )
+        .unwrap_err();
+        assert!(matches!(e, SleepError::TooManyThreads { .. }));
+        assert!(e.to_string().contains(limit), "{e}");
     }
 }

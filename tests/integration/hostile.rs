@@ -134,3 +134,54 @@ fn output_refuses_block_devices_and_directories() {
         assert_eq!(std::fs::metadata(&dev).unwrap().modified().ok(), before);
     }
 }
+
+#[test]
+fn too_many_sleep_threads_fail_the_section_not_the_process() {
+    let Some((capacity, limit)) = health_check::os::thread_capacity() else {
+        return;
+    };
+    let wanted = capacity + 5000;
+    if wanted > 100_000 {
+        eprintln!("skipped: this machine holds {capacity} threads, past --sleep-threads' range");
+        return;
+    }
+    let r = run(&[
+        "-r",
+        "server",
+        "-c",
+        "",
+        "--only",
+        "system,sleep",
+        "--sleep-time",
+        "0.2",
+        "--sleep-threads",
+        &wanted.to_string(),
+    ]);
+    assert_eq!(r.code, 0, "a document, not an abort: {}", r.stderr);
+    let doc = r.json();
+    let outcome = doc["health_check"]["sections"]["sleep"].as_str().unwrap();
+    assert!(
+        outcome.starts_with("failed: ") && outcome.contains(limit),
+        "{outcome}"
+    );
+    assert_eq!(doc["health_check"]["sections"]["system"], "ok");
+}
+
+#[test]
+fn sleep_figures_cover_only_the_window_in_which_every_thread_ran() {
+    let r = run(&["sleep", "--sleep-threads", "400", "--sleep-time", "0.3"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let s = &r.json()["sleepbench"];
+    let seconds = s["seconds"].as_f64().unwrap();
+    assert!(
+        (0.3..0.6).contains(&seconds),
+        "the window, not the start-up: {seconds}"
+    );
+    assert!(s["startup_seconds"].as_f64().unwrap() >= 0.0);
+    let per_thread = s["calls_per_second_per_thread"].as_f64().unwrap();
+    let slack = s["timer_slack_ns"].as_f64().unwrap_or(50_000.0);
+    assert!(
+        per_thread <= 1e9 / slack * 1.05,
+        "no thread sleeps less than its timer slack: {per_thread} calls/s"
+    );
+}

@@ -131,6 +131,15 @@ def health_check_address(explicit, ansible_host, name):
     return (v4 or [i[4][0] for i in infos] or [candidate])[0]
 
 
+def health_check_addresses(hosts, hostvars):
+    """{host: address} for every host (see health_check_address)."""
+    out = {}
+    for h in hosts:
+        hv = hostvars[h]
+        out[h] = health_check_address(hv.get("health_check_address"), hv.get("ansible_host"), h)
+    return out
+
+
 def health_check_split_args(args):
     """The user's extra arguments as a list, and the sections they plan:
     {"args": [...without --only/--skip...], "sections": [...], "storage": bool, "reserved": [...]}.
@@ -170,5 +179,6 @@ class FilterModule:
             "health_check_schedule": health_check_schedule,
             "health_check_plan_text": health_check_plan_text,
             "health_check_address": health_check_address,
+            "health_check_addresses": health_check_addresses,
             "health_check_split_args": health_check_split_args,
         }
