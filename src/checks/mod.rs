@@ -303,6 +303,7 @@ pub fn evaluate(doc: &Document, t: &Thresholds) -> Vec<Check> {
         if p.latency.is_some() {
             checks.push(network::ping_rtt(p, t));
         }
+        checks.extend(network::ping_method(p));
     }
     for b in doc.iperf3_bandwidth.iter().flatten() {
         checks.push(network::bandwidth(b, t, cpus));

@@ -2,20 +2,32 @@
 //! client, bandwidth against the link's TCP goodput limit, and forward against reverse.
 
 use super::{Thresholds, check};
-use crate::report::schema::{BandwidthEntry, Check, PingEntry, Status};
+use crate::report::schema::{BandwidthEntry, Check, PingEntry, PingMethod, Status};
 
 /// Ping loss: none passes, any warns, more than the limit fails. No reply at all fails.
 pub fn ping_loss(p: &PingEntry, t: &Thresholds) -> Check {
     let name = format!("network.ping_loss:{}", p.hostname);
     let limit = t.ping_loss_pct;
+    // A local error is this machine's, not the path's: reported as such, never as loss.
+    if let Some(why) = &p.error {
+        return check(
+            &name,
+            Status::Fail,
+            p.loss_pct,
+            limit,
+            format!("'{}' cannot be pinged: {why}", p.hostname),
+        );
+    }
     let Some(loss) = p.loss_pct else {
-        let why = p.error.as_deref().unwrap_or("no request could be sent");
         return check(
             &name,
             Status::Fail,
             None,
             limit,
-            format!("'{}' cannot be pinged: {why}", p.hostname),
+            format!(
+                "'{}' cannot be pinged: no request could be sent",
+                p.hostname
+            ),
         );
     };
     let (status, verdict) = if loss == 0.0 {
@@ -39,6 +51,41 @@ pub fn ping_loss(p: &PingEntry, t: &Thresholds) -> Check {
         p.hostname, p.received, p.sent
     );
     check(&name, status, Some(loss), limit, msg)
+}
+
+/// The RTT must be an ICMP echo's to compare with `ping` and DCPerf: TCP connect time (the
+/// fallback without an ICMP socket) warns.
+pub fn ping_method(p: &PingEntry) -> Option<Check> {
+    let name = format!("network.ping_method:{}", p.hostname);
+    match p.method? {
+        PingMethod::Icmp => Some(
+            check(
+                &name,
+                Status::Pass,
+                None,
+                0.0,
+                format!("'{}': RTT of ICMP echo, as ping measures it", p.hostname),
+            )
+            .without_limit(),
+        ),
+        PingMethod::TcpConnect => Some(
+            check(
+                &name,
+                Status::Warn,
+                None,
+                0.0,
+                format!(
+                    "'{}': the RTT is TCP connect time, not an ICMP echo's: it is not comparable \
+                     with ping's or DCPerf's figure{}",
+                    p.hostname,
+                    p.fallback
+                        .as_deref()
+                        .map_or(String::new(), |f| format!(" ({f})"))
+                ),
+            )
+            .without_limit(),
+        ),
+    }
 }
 
 /// Whether a client is this machine itself (a loopback address, or `localhost`).

@@ -12,7 +12,7 @@ mod icmp_socket;
 mod icmp_socket;
 
 use icmp_socket::IcmpPinger;
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 /// How to ping.
@@ -69,8 +69,38 @@ pub struct PingResult {
     pub sent: u32,
     /// RTT of each answered request, ms.
     pub rtts_ms: Vec<f64>,
-    /// Why no request could be sent, when none was.
+    /// A local error (no file descriptor, no buffer, a local firewall, no route): requests it
+    /// stopped were not sent, so they are not counted as lost.
     pub error: Option<String>,
+    /// Why ICMP was not used, when TCP connect time was measured instead.
+    pub fallback: Option<String>,
+}
+
+/// Whether an OS error is this machine's own (resources, permissions, routing) rather than the
+/// network's: such a request never left, and its failure says nothing about the path.
+pub fn is_local_error(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(
+            libc::EMFILE
+                | libc::ENFILE
+                | libc::ENOBUFS
+                | libc::ENOMEM
+                | libc::EPERM
+                | libc::EACCES
+                | libc::ENETUNREACH
+                | libc::EADDRNOTAVAIL
+        )
+    )
+}
+
+/// Whether an ICMP socket failed only for want of permission (then TCP connect time is the
+/// fallback); anything else is a local error to report.
+fn icmp_not_permitted(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EPERM | libc::EACCES | libc::EPROTONOSUPPORT | libc::EAFNOSUPPORT)
+    )
 }
 
 /// Pings every address at once, one thread each; `should_stop` ends all of them early.
@@ -93,6 +123,7 @@ pub fn ping_all(
                     sent: 0,
                     rtts_ms: Vec::new(),
                     error: Some("internal error in the ping thread".into()),
+                    fallback: None,
                 })
             })
             .collect()
@@ -112,8 +143,16 @@ pub fn ping_one(
     }
     match IcmpPinger::open(addr, index) {
         Ok(p) => p.run(cfg, should_stop),
-        Err(_) if cfg.method == MethodChoice::Auto => tcp_ping(tcp, cfg, should_stop),
-        Err(e) => PingResult {
+        Err(e) if cfg.method == MethodChoice::Auto && icmp_not_permitted(&e) => {
+            let mut r = tcp_ping(tcp, cfg, should_stop);
+            r.fallback = Some(format!(
+                "no ICMP socket ({e}: run as root or widen net.ipv4.ping_group_range); \
+                 measured TCP connect time to port {} instead",
+                cfg.tcp_port
+            ));
+            r
+        }
+        Err(e) if icmp_not_permitted(&e) => PingResult {
             method: Method::Icmp,
             sent: 0,
             rtts_ms: Vec::new(),
@@ -121,36 +160,74 @@ pub fn ping_one(
                 "cannot open an ICMP socket: {e} (run as root, allow it with sysctl \
                  net.ipv4.ping_group_range, or use --ping-method tcp)"
             )),
+            fallback: None,
+        },
+        Err(e) => PingResult {
+            method: Method::Icmp,
+            sent: 0,
+            rtts_ms: Vec::new(),
+            error: Some(local_message("cannot open an ICMP socket", &e)),
+            fallback: None,
         },
     }
 }
 
-/// RTT as the time a TCP connect takes: a refused connect (RST) is an answer too.
+/// A local error for people: what failed, the OS's words, and what to do.
+pub fn local_message(what: &str, e: &std::io::Error) -> String {
+    let hint = match e.raw_os_error() {
+        Some(libc::EMFILE | libc::ENFILE) => " (out of file descriptors: raise 'ulimit -n')",
+        Some(libc::ENOBUFS | libc::ENOMEM) => " (the kernel is out of buffers or memory)",
+        Some(libc::EPERM | libc::EACCES) => " (a local firewall rule or a missing privilege)",
+        Some(libc::ENETUNREACH) => " (this machine has no route to the client)",
+        Some(libc::EADDRNOTAVAIL) => " (no local address or port is free)",
+        _ => "",
+    };
+    format!("{what}: {e}{hint}; this is this machine's error, not the network's")
+}
+
+/// RTT as the time a TCP connect takes: a refused connect (RST) is an answer too. The timer
+/// starts once the socket exists, so only the handshake is timed. A local error ends the probes
+/// and is reported; only probes that left count as sent.
 fn tcp_ping(
     addr: SocketAddr,
     cfg: &PingConfig,
     should_stop: &(dyn Fn() -> bool + Sync),
 ) -> PingResult {
+    use socket2::{Domain, Socket, Type};
     let start = Instant::now();
     let mut rtts = Vec::new();
     let mut sent = 0;
+    let mut error = None;
     for seq in 0..cfg.count {
         if should_stop() {
             break;
         }
         let wait = cfg.interval.max(cfg.linger);
+        let socket = match Socket::new(Domain::for_address(addr), Type::STREAM, None) {
+            Ok(s) => s,
+            Err(e) => {
+                error = Some(local_message("cannot open a TCP socket", &e));
+                break;
+            }
+        };
         let t = Instant::now();
-        sent += 1;
-        match TcpStream::connect_timeout(&addr, wait) {
-            Ok(s) => {
+        match socket.connect_timeout(&addr.into(), wait) {
+            Ok(()) => {
+                sent += 1;
                 rtts.push(t.elapsed().as_secs_f64() * 1e3);
                 // Reset rather than close: no TIME_WAIT pile-up, no half-open control connection.
-                let _ = socket2::SockRef::from(&s).set_linger(Some(Duration::ZERO));
+                let _ = socket.set_linger(Some(Duration::ZERO));
             }
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                sent += 1;
                 rtts.push(t.elapsed().as_secs_f64() * 1e3);
             }
-            Err(_) => {}
+            Err(e) if is_local_error(&e) => {
+                error = Some(local_message("connecting", &e));
+                break;
+            }
+            // No answer in time, or the host is unreachable: this probe is lost.
+            Err(_) => sent += 1,
         }
         let next = start + cfg.interval * (seq + 1);
         while Instant::now() < next && seq + 1 < cfg.count && !should_stop() {
@@ -164,7 +241,8 @@ fn tcp_ping(
         method: Method::TcpConnect,
         sent,
         rtts_ms: rtts,
-        error: None,
+        error,
+        fallback: None,
     }
 }
 
@@ -198,5 +276,25 @@ mod tests {
         let r = tcp_ping(SocketAddr::from(([127, 0, 0, 1], port)), &cfg(), &|| false);
         assert_eq!(r.method, Method::TcpConnect);
         assert_eq!((r.sent, r.rtts_ms.len()), (3, 3));
+    }
+
+    #[test]
+    fn local_errors_are_told_apart_from_the_network() {
+        let emfile = std::io::Error::from_raw_os_error(libc::EMFILE);
+        assert!(is_local_error(&emfile));
+        assert!(local_message("connecting", &emfile).contains("ulimit -n"));
+        assert!(is_local_error(&std::io::Error::from_raw_os_error(
+            libc::ENETUNREACH
+        )));
+        assert!(!is_local_error(&std::io::Error::from_raw_os_error(
+            libc::ETIMEDOUT
+        )));
+        assert!(!is_local_error(&std::io::Error::from_raw_os_error(
+            libc::EHOSTUNREACH
+        )));
+        assert!(icmp_not_permitted(&std::io::Error::from_raw_os_error(
+            libc::EACCES
+        )));
+        assert!(!icmp_not_permitted(&emfile));
     }
 }

@@ -73,6 +73,7 @@ impl IcmpPinger {
         let start = Instant::now();
         let dest = SockAddr::from(SocketAddr::new(self.target.ip(), 0));
         let mut error = None;
+        let mut unsent = 0;
         for seq in 0..cfg.count {
             if should_stop() {
                 break;
@@ -83,7 +84,8 @@ impl IcmpPinger {
                 Ok(_) => sent_at.push(Some(now)),
                 Err(e) => {
                     sent_at.push(None);
-                    error.get_or_insert_with(|| format!("sending an echo request failed: {e}"));
+                    unsent += 1;
+                    error.get_or_insert(e);
                 }
             }
             let last = seq + 1 == cfg.count;
@@ -95,11 +97,22 @@ impl IcmpPinger {
             self.receive_until(next, &sent_at, &mut rtts, last, should_stop);
         }
         let sent = sent_at.iter().filter(|s| s.is_some()).count() as u32;
+        // Requests that never left are not lost: the error says why they were not sent.
+        let error = error.map(|e| {
+            super::local_message(
+                &format!(
+                    "{unsent} of {} echo request(s) could not be sent",
+                    sent + unsent
+                ),
+                &e,
+            )
+        });
         PingResult {
             method: Method::Icmp,
             sent,
             rtts_ms: rtts.rtts_ms,
-            error: if sent == 0 { error } else { None },
+            error,
+            fallback: None,
         }
     }
 

@@ -7,12 +7,9 @@ use std::net::SocketAddr;
 pub struct IcmpPinger;
 
 impl IcmpPinger {
-    /// Always unsupported outside Linux.
+    /// Always unsupported outside Linux (as "protocol not supported", so auto mode falls back).
     pub fn open(_target: SocketAddr, _index: usize) -> std::io::Result<IcmpPinger> {
-        Err(std::io::Error::new(
-            std::io::ErrorKind::Unsupported,
-            "ICMP ping is implemented on Linux only",
-        ))
+        Err(std::io::Error::from_raw_os_error(libc::EPROTONOSUPPORT))
     }
 
     /// Never called: `open` fails.
@@ -22,6 +19,7 @@ impl IcmpPinger {
             sent: 0,
             rtts_ms: Vec::new(),
             error: Some("ICMP ping is implemented on Linux only".into()),
+            fallback: None,
         }
     }
 }

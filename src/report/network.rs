@@ -23,6 +23,7 @@ pub fn ping_error_entry(host: &str, why: &str) -> PingEntry {
         loss_pct: None,
         method: None,
         address: None,
+        fallback: None,
         error: Some(why.to_string()),
     }
 }
@@ -85,16 +86,11 @@ fn fill_ping(entry: &mut PingEntry, p: &PingResult, ms: impl Fn(f64) -> f64) {
         entry.latency = Some(ms(avg));
         entry.max = Some(ms(max));
         entry.mdev = mdev(&p.rtts_ms).map(&ms);
-    } else if p.sent > 0 {
-        entry.error = Some(format!(
-            "no reply to {} {} request(s)",
-            p.sent,
-            p.method.name()
-        ));
     }
     if let Some(e) = &p.error {
         entry.error = Some(e.clone());
     }
+    entry.fallback = p.fallback.clone();
 }
 
 /// Bandwidth entries, one per client.

@@ -387,7 +387,10 @@ pub struct PingEntry {
     /// The address pinged.
     #[schemars(required, transform = nullable)]
     pub address: Option<String>,
-    /// Why there are no figures.
+    /// Why ICMP was not used, when `method` is `tcp-connect` in auto mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// A local error: requests it stopped were not sent and are not counted as lost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }

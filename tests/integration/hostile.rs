@@ -185,3 +185,46 @@ fn sleep_figures_cover_only_the_window_in_which_every_thread_ran() {
         "no thread sleeps less than its timer slack: {per_thread} calls/s"
     );
 }
+
+#[test]
+fn out_of_file_descriptors_is_a_local_error_not_packet_loss() {
+    let hosts: Vec<String> = (1..=100).map(|i| format!("127.0.0.{i}")).collect();
+    let script = format!(
+        "ulimit -n 64 && exec \"$0\" ping --ping-count 2 --ping-interval 0.05 {}",
+        hosts.join(" ")
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .arg(bin_path())
+        .env_remove("HEALTH_CHECK_OPTS")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    crate::util::assert_valid(&doc);
+    let entries = doc["ping"].as_array().unwrap();
+    assert_eq!(entries.len(), 100);
+    let mut local = 0;
+    for e in entries {
+        match e["error"].as_str() {
+            Some(why) => {
+                assert!(why.contains("ulimit -n"), "{why}");
+                local += 1;
+            }
+            None => assert_eq!(e["loss_pct"], 0.0, "loopback loses nothing: {e}"),
+        }
+    }
+    assert!(local > 0, "64 descriptors cannot serve 100 clients at once");
+    let checks = doc["checks"].as_array().unwrap();
+    assert!(
+        checks
+            .iter()
+            .filter(|c| c["name"]
+                .as_str()
+                .unwrap()
+                .starts_with("network.ping_loss:"))
+            .all(|c| !c["message"].as_str().unwrap().contains("drops packets")),
+        "a local error is never blamed on the path"
+    );
+}

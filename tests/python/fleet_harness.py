@@ -37,39 +37,45 @@ ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPE
 child = os.fork()
 if child == 0:
     os.execv(sys.argv[1], sys.argv[1:])
-stopping = False
-def children():
-    me = str(os.getpid())
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    if f.read().rsplit(")", 1)[1].split()[1] == me:
-                        out.append(int(d))
-            except (OSError, IndexError):
-                pass
-    return out
+class Stop(Exception):
+    pass
 def stop(signum, frame):
-    global stopping
-    stopping = True
+    raise Stop()
+def children():
+    me, out = str(os.getpid()), []
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                if d.isdigit() and f.read().rsplit(")", 1)[1].split()[1] == me:
+                    out.append(int(d))
+        except (OSError, IndexError):
+            pass
+    return out
 signal.signal(signal.SIGTERM, stop)
 signal.signal(signal.SIGINT, stop)
+try:
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            sys.exit(0)
+except Stop:
+    pass
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+# Kill everything below (orphans of killed processes come back to us), reap it, then exit.
 while True:
-    if stopping:
-        for pid in children():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+    for pid in children():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     try:
-        pid, _ = os.waitpid(-1, os.WNOHANG if stopping else 0)
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
     except ChildProcessError:
         break
-    except InterruptedError:
-        continue
-    if stopping and pid == 0:
-        time.sleep(0.05)
+    time.sleep(0.02)
 """
 
 SSHD_CONFIG = """\
@@ -283,11 +289,14 @@ class Fleet:
         return self.work / "hosts" / h.name
 
     # ---- ansible
-    def inventory(self, groups=None, hosts=None):
-        """An INI inventory of the hosts (group `fleet`, plus `groups` {name: [Host]})."""
+    def inventory(self, groups=None, hosts=None, host_vars=None):
+        """An INI inventory of the hosts (group `fleet`, plus `groups` {name: [Host]}; `host_vars`
+        {host name: {var: value}})."""
         hosts = hosts or self.hosts
         lines = ["[fleet]"]
-        lines += [f"{h.name} ansible_host={h.address}" for h in hosts]
+        for h in hosts:
+            own = " ".join(f"{k}={v}" for k, v in (host_vars or {}).get(h.name, {}).items())
+            lines.append(f"{h.name} ansible_host={h.address} {own}".rstrip())
         for group, members in (groups or {}).items():
             lines += ["", f"[{group}]"] + [h.name for h in members]
         lines += [
@@ -316,13 +325,15 @@ class Fleet:
             "ANSIBLE_NOCOLOR": "1",
             "ANSIBLE_FORCE_COLOR": "0",
             "PYTHONDONTWRITEBYTECODE": "1",
+            "ANSIBLE_PLAYBOOK": ansible_playbook(),  # for ansible/fleet-run.sh
         })
         return env
 
-    def playbook(self, *extra, mode="pairs", args="", run_id=None, groups=None, hosts=None, timeout=600,
-                 extra_vars=None):
-        """Runs ansible/fleet.yml; returns the CompletedProcess (stdout and stderr as text)."""
-        inventory = self.inventory(groups=groups, hosts=hosts)
+    def playbook_argv(self, *extra, mode="pairs", args="", run_id=None, groups=None, hosts=None,
+                      host_vars=None, extra_vars=None, playbook=None):
+        """The command line of a run of ansible/fleet.yml (or of `playbook`, e.g. fleet-run.sh,
+        which takes the same arguments without the playbook's path)."""
+        inventory = self.inventory(groups=groups, hosts=hosts, host_vars=host_vars)
         ev = {
             "health_check_mode": mode,
             "health_check_args": args,
@@ -332,10 +343,13 @@ class Fleet:
         if run_id:
             ev["health_check_run_id"] = run_id
         ev.update(extra_vars or {})
-        argv = [ansible_playbook(), "-i", str(inventory), str(PLAYBOOK), "-f", str(max(10, len(self.hosts) * 2)),
-                "-e", json.dumps(ev), *extra]
-        return subprocess.run(argv, capture_output=True, text=True, env=self.env(), timeout=timeout,
-                              cwd=self.work)
+        head = [str(playbook)] if playbook else [ansible_playbook(), str(PLAYBOOK)]
+        return [*head, "-i", str(inventory), "-f", str(max(10, len(self.hosts) * 2)), "-e", json.dumps(ev), *extra]
+
+    def playbook(self, *extra, timeout=600, **kw):
+        """Runs ansible/fleet.yml (see playbook_argv); returns the CompletedProcess (text)."""
+        return subprocess.run(self.playbook_argv(*extra, **kw), capture_output=True, text=True, env=self.env(),
+                              timeout=timeout, cwd=self.work)
 
     def run_dirs(self):
         results = self.work / "results"
