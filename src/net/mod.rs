@@ -254,6 +254,7 @@ fn test_host<'scope, 'env>(host: &mut HostResult, addr: SocketAddr, t: &Tester<'
         .lock()
         .map(|s| s.contains(&addr))
         .unwrap_or(false);
+    let forward = forward.and_then(|r| within_link(r, addr, host.link.as_ref()));
     host.peer = forward.as_ref().ok().map(|r| peer_name(r, is_embedded));
     let forward_ok = forward.is_ok();
     host.forward = Some(forward.map_err(NetError::from));
@@ -262,9 +263,32 @@ fn test_host<'scope, 'env>(host: &mut HostResult, addr: SocketAddr, t: &Tester<'
             "iperf3: {} reverse ({} s)",
             host.hostname, t.bw.reverse_seconds
         ));
-        let reverse = run_test(addr, &spec(true), &t.cfg.timeouts, t.should_stop);
+        let reverse = run_test(addr, &spec(true), &t.cfg.timeouts, t.should_stop)
+            .and_then(|r| within_link(r, addr, host.link.as_ref()));
         host.reverse = Some(reverse.map_err(NetError::from));
     }
+}
+
+/// A goodput above the egress link's speed cannot be true: the peer's figures are refused.
+fn within_link(
+    r: TestReport,
+    addr: SocketAddr,
+    link: Option<&Link>,
+) -> Result<TestReport, ClientError> {
+    let Some(speed) = link.and_then(|l| l.speed_gbps) else {
+        return Ok(r);
+    };
+    let got = r.receiver_gbps().max(r.sender_gbps());
+    if got > speed * 1.05 {
+        return Err(ClientError::Implausible {
+            addr,
+            what: format!(
+                "{got:.3} Gbit/s over a {speed} Gbit/s link ({})",
+                link.map_or("?", |l| l.interface.as_str())
+            ),
+        });
+    }
+    Ok(r)
 }
 
 fn peer_name(r: &TestReport, embedded: bool) -> String {

@@ -74,7 +74,19 @@ pub enum ClientError {
     /// The control protocol failed.
     #[error(transparent)]
     Protocol(#[from] ProtocolError),
+    /// The peer's results cannot be true (a broken or hostile server): they are not used.
+    #[error("the peer at {addr} reported {what}, which cannot be true; its results are not used")]
+    Implausible {
+        /// The peer.
+        addr: SocketAddr,
+        /// What it reported, against what was possible.
+        what: String,
+    },
 }
+
+/// No network a health check meets carries more than this (beyond 1.6 Tbit/s NICs): a rate above
+/// it is a peer's fiction.
+const MAX_PLAUSIBLE_GBPS: f64 = 2000.0;
 
 /// What a test measured.
 #[derive(Debug, Clone, PartialEq)]
@@ -252,7 +264,7 @@ fn run_test_once(
         &mut Deadline::new(&ctrl, timeouts.control),
         State::IperfDone,
     );
-    Ok(report(spec, &local, &remote, elapsed, interrupted))
+    report(addr, spec, &local, &remote, elapsed, interrupted)
 }
 
 fn expect(
@@ -430,15 +442,27 @@ fn first_stream_seconds(results: &Results) -> Option<f64> {
         .filter(|t| *t > 0.0)
 }
 
+/// The peer's figures, checked against what the test allowed: its time must be near ours, its
+/// byte counts within what was sent and what any link can carry, its sums without overflow.
 fn report(
+    addr: SocketAddr,
     spec: &TestSpec,
     local: &Results,
     remote: &Results,
     elapsed: Duration,
     interrupted: bool,
-) -> TestReport {
+) -> Result<TestReport, ClientError> {
+    let implausible = |what: String| ClientError::Implausible { addr, what };
     let local_secs = elapsed.as_secs_f64();
-    let remote_secs = first_stream_seconds(remote).unwrap_or(local_secs);
+    let remote_secs = match first_stream_seconds(remote) {
+        None => local_secs,
+        Some(t) if t.is_finite() && t >= local_secs * 0.5 - 0.5 && t <= local_secs * 2.0 + 2.0 => t,
+        Some(t) => {
+            return Err(implausible(format!(
+                "a test time of {t:e} s for a test that lasted {local_secs:.3} s here"
+            )));
+        }
+    };
     let (sender, receiver) = if spec.reverse {
         (remote, local)
     } else {
@@ -449,21 +473,136 @@ fn report(
     } else {
         (local_secs, remote_secs)
     };
-    let retransmits = (sender.sender_has_retransmits == 1).then(|| {
-        sender
-            .streams
-            .iter()
-            .map(|s| s.retransmits.max(0) as u64)
-            .sum()
-    });
-    TestReport {
-        sender_bytes: sum_bytes(sender),
+    let retransmits = match sender.sender_has_retransmits {
+        1 => Some(
+            sender
+                .streams
+                .iter()
+                .try_fold(0u64, |acc, s| acc.checked_add(s.retransmits.max(0) as u64))
+                .ok_or_else(|| implausible("retransmit counts whose sum overflows".into()))?,
+        ),
+        _ => None,
+    };
+    let (sender_bytes, receiver_bytes) = (sum_bytes(sender), sum_bytes(receiver));
+    for (bytes, secs, side) in [
+        (sender_bytes, sender_seconds, "sent"),
+        (receiver_bytes, receiver_seconds, "received"),
+    ] {
+        let rate = gbps(bytes, secs);
+        if bytes == u64::MAX || !rate.is_finite() || rate > MAX_PLAUSIBLE_GBPS {
+            return Err(implausible(format!(
+                "{bytes} bytes {side} in {secs:.3} s ({rate:e} Gbit/s, beyond any link)"
+            )));
+        }
+    }
+    // What the receiver read cannot exceed what the sender wrote (a block in flight aside).
+    let slack = spec.block as u64 * u64::from(spec.streams) + (1 << 20);
+    if receiver_bytes > sender_bytes.saturating_add(slack) {
+        return Err(implausible(format!(
+            "{receiver_bytes} bytes received of {sender_bytes} sent"
+        )));
+    }
+    if retransmits.is_some_and(|r| r > sender_bytes) {
+        return Err(implausible(format!(
+            "more retransmitted segments than bytes sent ({sender_bytes})"
+        )));
+    }
+    Ok(TestReport {
+        sender_bytes,
         sender_seconds,
-        receiver_bytes: sum_bytes(receiver),
+        receiver_bytes,
         receiver_seconds,
         retransmits,
         streams: spec.streams,
         interrupted,
         peer_version: remote.health_check_version.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::iperf3::protocol::{DEFAULT_BLOCK, StreamResult};
+
+    fn results(bytes: u64, seconds: f64, retransmits: i64) -> Results {
+        let mut s = StreamResult::tcp(1, bytes, retransmits, Duration::from_secs_f64(seconds));
+        s.end_time = seconds;
+        Results {
+            cpu_util_total: 0.0,
+            cpu_util_user: 0.0,
+            cpu_util_system: 0.0,
+            sender_has_retransmits: 1,
+            congestion_used: None,
+            streams: vec![s],
+            health_check_version: None,
+        }
+    }
+
+    fn spec() -> TestSpec {
+        TestSpec {
+            streams: 1,
+            seconds: 10,
+            reverse: false,
+            block: DEFAULT_BLOCK,
+        }
+    }
+
+    const ADDR: &str = "10.0.0.2:5201";
+
+    fn judge(local: Results, remote: Results) -> Result<TestReport, ClientError> {
+        report(
+            ADDR.parse().unwrap(),
+            &spec(),
+            &local,
+            &remote,
+            Duration::from_secs(10),
+            false,
+        )
+    }
+
+    #[test]
+    fn a_believable_peer_is_taken_at_its_word() {
+        let r = judge(
+            results(12_000_000_000, 10.0, 3),
+            results(11_900_000_000, 10.0, -1),
+        )
+        .unwrap();
+        assert!((r.receiver_gbps() - 9.52).abs() < 0.01);
+        assert_eq!(r.retransmits, Some(3));
+    }
+
+    #[test]
+    fn impossible_peer_figures_are_an_error_naming_the_peer() {
+        let cases = [
+            // end_time 1e-300 would give 8e291 Gbit/s.
+            (
+                results(1_000_000, 10.0, 0),
+                results(1_000_000, 1e-300, -1),
+                "test time",
+            ),
+            // 9e18 bytes would give infinity.
+            (
+                results(9_000_000_000_000_000_000, 10.0, 0),
+                results(9_000_000_000_000_000_000, 10.0, -1),
+                "beyond any link",
+            ),
+            // More received than sent.
+            (
+                results(1_000_000, 10.0, 0),
+                results(50_000_000_000, 10.0, -1),
+                "received of",
+            ),
+        ];
+        for (local, remote, what) in cases {
+            let e = judge(local, remote).unwrap_err();
+            let text = e.to_string();
+            assert!(text.contains(ADDR) && text.contains(what), "{text}");
+        }
+        // Retransmits that would overflow the sum.
+        let mut local = results(1_000_000, 10.0, i64::MAX);
+        local.streams.push(local.streams[0].clone());
+        local.streams.push(local.streams[0].clone());
+        let e = judge(local, results(1_000_000, 10.0, -1)).unwrap_err();
+        assert!(e.to_string().contains("overflows"), "{e}");
     }
 }
