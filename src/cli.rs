@@ -16,6 +16,20 @@ use std::path::PathBuf;
 /// own (which win): lets a benchpress job, whose argv is fixed by DCPerf's YAML, pick a profile.
 pub const OPTIONS_ENV: &str = "HEALTH_CHECK_OPTS";
 
+/// A whole number typed by a person: digits (and a sign) only, with a message that says so where
+/// Rust's parser would say "invalid digit found in string".
+fn whole_number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    let t = text.trim();
+    let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return Err(format!(
+            "'{text}' is not a whole number: write it in digits, e.g. 512"
+        ));
+    }
+    t.parse::<T>()
+        .map_err(|_| format!("'{text}' is too large or negative for this option"))
+}
+
 /// How long the client role waits for a test before it stops by itself: 15 minutes, long enough
 /// for a server's whole run, short enough that a forgotten responder does not linger.
 pub const DEFAULT_IDLE_TIMEOUT: &str = "900";
@@ -72,7 +86,7 @@ pub struct Cli {
 #[derive(Debug, Args)]
 pub struct StorageArgs {
     /// Test file size in MiB (directory), or MiB of a file or device to use.
-    #[arg(long, value_name = "MIB", allow_negative_numbers = true)]
+    #[arg(long, value_name = "MIB", allow_negative_numbers = true, value_parser = whole_number::<i64>)]
     pub storage_size: Option<i64>,
     /// Length of each storage test: seconds, or with a unit.
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
@@ -81,7 +95,7 @@ pub struct StorageArgs {
     #[arg(long)]
     pub storage_allow_write: bool,
     /// Threads of the 4 KiB random tests (fio numjobs).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number::<i64>)]
     pub storage_threads: Option<i64>,
     /// Expected 4 KiB random-read IOPS (e.g. from the data sheet): fewer fails the check.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
@@ -168,7 +182,12 @@ pub struct CommonArgs {
     #[arg(long)]
     pub strict: bool,
     /// iperf3 port: where the client role listens and the server role connects.
-    #[arg(long, value_name = "N", default_value_t = crate::net::iperf3::protocol::DEFAULT_PORT)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = crate::net::iperf3::protocol::DEFAULT_PORT,
+        value_parser = clap::value_parser!(u16).range(1..)
+    )]
     pub port: u16,
     /// Change a check's limit (repeatable); 'health_check checks --list' shows the names.
     #[arg(long, value_name = "NAME=VALUE", action = ArgAction::Append)]
@@ -216,16 +235,16 @@ pub struct ReaderArgs {
 #[derive(Debug, Args)]
 pub struct NetArgs {
     /// Echo requests per client (ping -c).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number::<i64>)]
     pub ping_count: Option<i64>,
     /// Time between echo requests: seconds, or with a unit (`200ms`).
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub ping_interval: Option<String>,
     /// Seconds per bandwidth test direction (whole seconds, as iperf3 -t).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = whole_number::<i64>)]
     pub iperf_time: Option<i64>,
     /// Parallel TCP streams per bandwidth test (iperf3 -P).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number::<i64>)]
     pub iperf_streams: Option<i64>,
     /// Deadline for each wait on a peer (connect, control messages): seconds, or with a unit.
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
@@ -253,10 +272,10 @@ pub enum PingMethodArg {
 #[derive(Debug, Args)]
 pub struct MemoryArgs {
     /// Size of the idle-latency chain in MiB (mm-mem: 512).
-    #[arg(long, value_name = "MIB", allow_negative_numbers = true)]
+    #[arg(long, value_name = "MIB", allow_negative_numbers = true, value_parser = whole_number::<i64>)]
     pub memory_size: Option<i64>,
     /// Measurements per memory figure (min/avg/max are reported).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number::<i64>)]
     pub memory_repeats: Option<i64>,
     /// Grow the hugetlb pools for the run so the chains get huge pages (root; restored after).
     #[arg(long)]
@@ -305,7 +324,7 @@ pub struct SleepArgs {
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub sleep_time: Option<String>,
     /// Threads calling nanosleep (default: 2.5 x usable CPUs, truncated).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number::<usize>)]
     pub sleep_threads: Option<usize>,
 }
 

@@ -744,15 +744,6 @@ fn network_config(
         profile.iperf_seconds(),
     )?;
     let streams = int_in(net.iperf_streams, "--iperf-streams", 1..=128, IPERF_STREAMS)?;
-    if port == 0 {
-        return Err(ConfigError::new(
-            "--port",
-            format!(
-                "'0' is not a port; iperf3 uses {}",
-                crate::net::iperf3::protocol::DEFAULT_PORT
-            ),
-        ));
-    }
     let mut timeouts = Timeouts::default();
     if let Some(t) = &net.iperf_timeout {
         let wait =

@@ -294,6 +294,30 @@ mod imp {
     }
 }
 
+/// Times this process found itself out of file descriptors (EMFILE, ENFILE).
+static FD_EXHAUSTION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Records `e` if it says the process (or system) ran out of file descriptors; returns it.
+pub fn note_io_error(e: std::io::Error) -> std::io::Error {
+    if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
+        FD_EXHAUSTION.fetch_add(1, Ordering::Relaxed);
+    }
+    e
+}
+
+/// How often the process has run out of file descriptors so far (compare before and after a
+/// step to know whether a failure was local).
+pub fn fd_exhaustions() -> u64 {
+    FD_EXHAUSTION.load(Ordering::Relaxed)
+}
+
+/// The soft limit on open file descriptors (`ulimit -n`).
+pub fn fd_limit() -> Option<u64> {
+    nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .ok()
+        .map(|(soft, _)| soft)
+}
+
 /// Memory mappings a new thread takes: its stack and guard page, and the signal stack Rust's
 /// runtime gives it with its own guard page (measured: 4; one spare).
 const MAPS_PER_THREAD: u64 = 5;

@@ -7,14 +7,26 @@ use crate::report::storage::{Latency, StoragePart};
 
 /// Every storage rule that has its figure.
 pub fn all(s: &StoragePart, t: &Thresholds) -> Vec<Check> {
-    let mut out = Vec::new();
-    if let (Some(want), Some(iops)) = (s.expect_iops, s.read_iops_4k) {
-        out.push(expectation(
+    let mut out = vec![tests_ran(s)];
+    let failed = |what: &str| s.errors.iter().find(|e| e.contains(what)).cloned();
+    match (s.expect_iops, s.read_iops_4k) {
+        (Some(want), Some(iops)) => out.push(expectation(
             "storage.read_iops",
             iops,
             want,
             "4 KiB random-read IOPS",
-        ));
+        )),
+        (Some(want), None) => out.push(check(
+            "storage.read_iops",
+            Status::Skip,
+            None,
+            want,
+            format!(
+                "the random-read test has no figure ({}), so --storage-expect-iops cannot be judged",
+                failed("random reads").unwrap_or_else(|| "it did not run".into())
+            ),
+        )),
+        _ => {}
     }
     if let Some(want) = s.expect_mb_s {
         match s.write_mb_s_1m {
@@ -30,10 +42,11 @@ pub fn all(s: &StoragePart, t: &Thresholds) -> Vec<Check> {
                 None,
                 want,
                 format!(
-                    "no write test ran ({}), so --storage-expect-mb-s cannot be judged",
-                    s.writes_skipped
-                        .as_deref()
-                        .unwrap_or("writes were not allowed")
+                    "the sequential-write test has no figure ({}), so --storage-expect-mb-s \
+                     cannot be judged",
+                    failed("sequential writes")
+                        .or_else(|| s.writes_skipped.clone())
+                        .unwrap_or_else(|| "writes were not allowed".into())
                 ),
             )),
         }
@@ -45,6 +58,32 @@ pub fn all(s: &StoragePart, t: &Thresholds) -> Vec<Check> {
         out.push(tail("storage.write_tail_latency", l, t));
     }
     out
+}
+
+/// Every planned test must have run: one that failed (a full disk, an I/O error) fails this check
+/// with its error; the figures of the others stand.
+fn tests_ran(s: &StoragePart) -> Check {
+    if s.errors.is_empty() {
+        check(
+            "storage.tests",
+            Status::Pass,
+            Some(0.0),
+            0.0,
+            "every planned storage test ran".into(),
+        )
+    } else {
+        check(
+            "storage.tests",
+            Status::Fail,
+            Some(s.errors.len() as f64),
+            0.0,
+            format!(
+                "{} storage test(s) failed: {}",
+                s.errors.len(),
+                s.errors.join("; ")
+            ),
+        )
+    }
 }
 
 fn expectation(name: &str, got: f64, want: f64, what: &str) -> Check {

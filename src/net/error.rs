@@ -3,6 +3,21 @@
 
 use super::iperf3::client::ClientError;
 use std::time::Duration;
+
+impl NetError {
+    /// `self`, named a local failure when the process ran out of descriptors since `before`
+    /// ([`crate::os::fd_exhaustions`]).
+    pub fn local_if_out_of_descriptors(self, before: u64) -> NetError {
+        if crate::os::fd_exhaustions() > before {
+            NetError::OutOfDescriptors {
+                limit: crate::os::fd_limit().map_or("?".into(), |l| l.to_string()),
+                cause: Box::new(self),
+            }
+        } else {
+            self
+        }
+    }
+}
 use thiserror::Error;
 
 /// A client's lookup or test that failed.
@@ -28,6 +43,17 @@ pub enum NetError {
     /// The bandwidth test failed.
     #[error(transparent)]
     Client(#[from] ClientError),
+    /// The process ran out of file descriptors while the test ran: the failure is local.
+    #[error(
+        "this process ran out of file descriptors during the test (ulimit -n is {limit}): the \
+         failure is here, not the peer's; raise 'ulimit -n' ({cause})"
+    )]
+    OutOfDescriptors {
+        /// The soft limit.
+        limit: String,
+        /// What failed.
+        cause: Box<NetError>,
+    },
     /// A test thread panicked (a bug).
     #[error("internal error in the test thread")]
     Panicked,

@@ -238,15 +238,24 @@ fn test_host<'scope, 'env>(host: &mut HostResult, addr: SocketAddr, t: &Tester<'
         "iperf3: {} ({} streams, {} s)",
         host.hostname, t.bw.streams, t.bw.seconds
     ));
+    let fd_trouble = crate::os::fd_exhaustions();
     let mut forward = run_test(addr, &spec(false), &t.cfg.timeouts, t.should_stop);
     if matches!(&forward, Err(e) if is_refused(e)) && addr.ip().is_loopback() {
-        forward = start_embedded(addr, t.embedded, t.scope).and_then(|()| {
-            (t.progress)(&format!(
-                "iperf3: nothing listens on {addr}; started an in-process responder for '{}'",
-                host.hostname
-            ));
-            run_test(addr, &spec(false), &t.cfg.timeouts, t.should_stop)
-        });
+        forward = match start_embedded(addr, t.embedded, t.scope) {
+            Ok(()) => {
+                (t.progress)(&format!(
+                    "iperf3: nothing listens on {addr}; started an in-process responder for '{}'",
+                    host.hostname
+                ));
+                run_test(addr, &spec(false), &t.cfg.timeouts, t.should_stop)
+            }
+            // Someone took the port since the first try (another run starting its own
+            // responder): it may answer now; if not, say who is in the way.
+            Err(taken @ ClientError::PortTaken(_)) => {
+                run_test(addr, &spec(false), &t.cfg.timeouts, t.should_stop).map_err(|_| taken)
+            }
+            Err(e) => Err(e),
+        };
     }
     let is_embedded = t
         .embedded
@@ -257,7 +266,8 @@ fn test_host<'scope, 'env>(host: &mut HostResult, addr: SocketAddr, t: &Tester<'
     let forward = forward.and_then(|r| within_link(r, addr, host.link.as_ref()));
     host.peer = forward.as_ref().ok().map(|r| peer_name(r, is_embedded));
     let forward_ok = forward.is_ok();
-    host.forward = Some(forward.map_err(NetError::from));
+    host.forward =
+        Some(forward.map_err(|e| NetError::from(e).local_if_out_of_descriptors(fd_trouble)));
     if t.bw.reverse_seconds > 0 && forward_ok && !(t.should_stop)() {
         (t.progress)(&format!(
             "iperf3: {} reverse ({} s)",
@@ -265,7 +275,8 @@ fn test_host<'scope, 'env>(host: &mut HostResult, addr: SocketAddr, t: &Tester<'
         ));
         let reverse = run_test(addr, &spec(true), &t.cfg.timeouts, t.should_stop)
             .and_then(|r| within_link(r, addr, host.link.as_ref()));
-        host.reverse = Some(reverse.map_err(NetError::from));
+        host.reverse =
+            Some(reverse.map_err(|e| NetError::from(e).local_if_out_of_descriptors(fd_trouble)));
     }
 }
 
@@ -308,7 +319,10 @@ fn start_embedded<'scope, 'env>(
         bind: Some(addr.ip()),
         port: addr.port(),
     })
-    .map_err(|e| ClientError::Connect { addr, source: e })?;
+    .map_err(|e| match e.kind() {
+        std::io::ErrorKind::AddrInUse => ClientError::PortTaken(addr),
+        _ => ClientError::Connect { addr, source: e },
+    })?;
     if let Ok(mut s) = embedded.started.lock() {
         s.push(addr);
     }

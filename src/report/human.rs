@@ -60,12 +60,20 @@ pub fn summary(doc: &Document, color: bool) -> String {
             paint(&count(Status::Fail).to_string(), Status::Fail, color),
             count(Status::Skip)
         );
-        for c in doc
+        let alarms: Vec<&Check> = doc
             .checks
             .iter()
             .filter(|c| matches!(c.status, Status::Fail | Status::Warn))
-        {
+            .collect();
+        for c in alarms.iter().take(ALARM_LINES) {
             let _ = writeln!(out, "  {}", check_line(c, color));
+        }
+        if alarms.len() > ALARM_LINES {
+            let _ = writeln!(
+                out,
+                "  ... and {} more failures and warnings (all in the document)",
+                alarms.len() - ALARM_LINES
+            );
         }
         for status in [Status::Pass, Status::Skip] {
             let names: Vec<&str> = doc
@@ -76,11 +84,28 @@ pub fn summary(doc: &Document, color: bool) -> String {
                 .collect();
             if !names.is_empty() {
                 let word = paint(&status.as_str().to_uppercase(), status, color);
-                let _ = writeln!(out, "  {word:<4}  {}", names.join(", "));
+                let _ = writeln!(out, "  {word:<4}  {}", listed(&names, LISTED));
             }
         }
     }
     out
+}
+
+/// Failures and warnings shown with their messages before the rest are counted.
+const ALARM_LINES: usize = 40;
+
+/// Items named in one summary line before the rest are counted: a 2000-client run must not
+/// print a 60 KB line.
+const LISTED: usize = 12;
+
+/// `a, b, c` for a few items; the first `max` and `... and N more` for many.
+fn listed<T: AsRef<str>>(items: &[T], max: usize) -> String {
+    let shown: Vec<&str> = items.iter().take(max).map(AsRef::as_ref).collect();
+    let mut text = shown.join(", ");
+    if items.len() > max {
+        let _ = write!(text, ", ... and {} more", items.len() - max);
+    }
+    text
 }
 
 fn check_line(c: &Check, color: bool) -> String {
@@ -148,7 +173,7 @@ fn network_figures(doc: &Document) -> Option<String> {
             });
         }
     }
-    Some(parts.join(", "))
+    Some(listed(&parts, LISTED))
 }
 
 #[cfg(test)]

@@ -24,6 +24,8 @@ enum StepEnd {
     Ok,
     Interrupted,
     Skipped(String),
+    /// Some parts failed; the figures of the others are in the document.
+    PartlyFailed(String),
 }
 
 /// Runs the plan of `config` and builds the document.
@@ -107,6 +109,10 @@ fn run_step(
     let failure = match result {
         Ok(Ok(StepEnd::Ok)) => return SectionOutcome::Ok,
         Ok(Ok(StepEnd::Interrupted)) => return SectionOutcome::Interrupted,
+        Ok(Ok(StepEnd::PartlyFailed(why))) => {
+            eprintln!("health_check: {} partly failed: {why}", section.name());
+            return SectionOutcome::Failed(why);
+        }
         Ok(Ok(StepEnd::Skipped(why))) => {
             mark_not_measured(doc, section, NotMeasured::skipped(why.clone()), config);
             return SectionOutcome::Skipped(why);
@@ -186,11 +192,7 @@ fn measure_memory(
         );
     }
     doc.memory = Some(Part::Measured(part));
-    Ok(if stop() {
-        StepEnd::Interrupted
-    } else {
-        StepEnd::Ok
-    })
+    Ok(finished(stop(), &results.errors))
 }
 
 fn measure_storage(
@@ -217,11 +219,18 @@ fn measure_storage(
         );
     }
     doc.storage = Some(Part::Measured(StoragePart::from_results(&results, cfg)));
-    Ok(if stop() {
+    Ok(finished(stop(), &results.errors))
+}
+
+/// A section that measured something: interrupted, partly failed (its errors), or ok.
+fn finished(stopped: bool, errors: &[String]) -> StepEnd {
+    if stopped {
         StepEnd::Interrupted
-    } else {
+    } else if errors.is_empty() {
         StepEnd::Ok
-    })
+    } else {
+        StepEnd::PartlyFailed(errors.join("; "))
+    }
 }
 
 fn measure_network(config: &Config, doc: &mut Document, progress: &Progress) -> StepEnd {

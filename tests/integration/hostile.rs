@@ -228,3 +228,62 @@ fn out_of_file_descriptors_is_a_local_error_not_packet_loss() {
         "a local error is never blamed on the path"
     );
 }
+
+#[test]
+fn messages_say_what_is_wrong_in_words() {
+    let r = run(&["-r", "server", "--port", "70000"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("1..=65535"), "{}", r.stderr);
+    let r = run(&["-r", "server", "--port", "0"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("1..=65535"), "{}", r.stderr);
+    let r = run(&["memory", "--memory-size", "1e3"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("not a whole number"), "{}", r.stderr);
+    assert!(!r.stderr.contains("invalid digit"), "{}", r.stderr);
+}
+
+#[test]
+fn a_summary_for_thousands_of_clients_stays_readable() {
+    let hosts: Vec<String> = (0..2000)
+        .map(|i| format!("127.0.{}.{}", i / 250, i % 250 + 1))
+        .collect();
+    let mut args = vec!["ping", "--ping-count", "1", "--ping-method", "tcp"];
+    args.extend(hosts.iter().map(String::as_str));
+    let r = run(&args);
+    assert_eq!(r.code, 0, "{}", &r.stderr[..r.stderr.len().min(2000)]);
+    assert_eq!(r.json()["ping"].as_array().unwrap().len(), 2000);
+    let longest = r.stderr.lines().map(str::len).max().unwrap_or(0);
+    assert!(longest < 2000, "a stderr line of {longest} bytes");
+    assert!(
+        r.stderr.lines().count() < 100,
+        "{} lines",
+        r.stderr.lines().count()
+    );
+}
+
+#[test]
+fn out_of_descriptors_in_a_bandwidth_test_names_the_local_cause() {
+    let out = Command::new("sh")
+        .args([
+            "-c",
+            "ulimit -n 16 && exec \"$0\" iperf localhost --iperf-time 1",
+        ])
+        .arg(bin_path())
+        .env_remove("HEALTH_CHECK_OPTS")
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e = &doc["iperf3 bandwidth"][0];
+    let errors: Vec<&str> = [&e["error"], &e["reverse_error"]]
+        .into_iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert!(
+        !errors.is_empty(),
+        "16 descriptors cannot carry the test: {e}"
+    );
+    for why in errors {
+        assert!(why.contains("ulimit -n"), "the local cause is named: {why}");
+    }
+}

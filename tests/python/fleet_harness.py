@@ -121,7 +121,7 @@ def missing_prerequisite(binary=None):
 
 
 def run(argv, check=True, **kw):
-    proc = subprocess.run(argv, capture_output=True, text=True, **kw)
+    proc = subprocess.run(argv, check=False, capture_output=True, text=True, **kw)
     if check and proc.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, argv))} failed ({proc.returncode}): {proc.stderr.strip()}")
     return proc
@@ -236,11 +236,10 @@ class Fleet:
     def start_sshd(self, h):
         config = self.work / f"sshd_config-{h.name}"
         config.write_text(SSHD_CONFIG.format(address=h.address, work=self.work, name=h.name))
-        log = open(self.work / f"sshd-{h.name}.log", "ab")
-        h.reaper = subprocess.Popen(
-            ["ip", "netns", "exec", h.ns, sys.executable, "-c", REAPER, SSHD, "-D", "-e", "-f", str(config)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
-        log.close()
+        with open(self.work / f"sshd-{h.name}.log", "ab") as log:
+            h.reaper = subprocess.Popen(
+                ["ip", "netns", "exec", h.ns, sys.executable, "-c", REAPER, SSHD, "-D", "-e", "-f", str(config)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
 
     def wait_sshd(self, h, timeout=10):
         deadline = time.monotonic() + timeout
@@ -354,8 +353,8 @@ class Fleet:
 
     def playbook(self, *extra, timeout=600, **kw):
         """Runs ansible/fleet.yml (see playbook_argv); returns the CompletedProcess (text)."""
-        return subprocess.run(self.playbook_argv(*extra, **kw), capture_output=True, text=True, env=self.env(),
-                              timeout=timeout, cwd=self.work)
+        return subprocess.run(self.playbook_argv(*extra, **kw), check=False, capture_output=True, text=True,
+                              env=self.env(), timeout=timeout, cwd=self.work)
 
     def run_dirs(self):
         results = self.work / "results"

@@ -71,6 +71,13 @@ pub enum ClientError {
         /// Why.
         source: std::io::Error,
     },
+    /// The port was taken by another program while we started our own responder on it.
+    #[error(
+        "port {} on {} is taken by another program (another health_check run?) that does not \
+         answer tests: run one health_check at a time on a machine, or give another --port",
+        .0.port(), .0.ip()
+    )]
+    PortTaken(SocketAddr),
     /// The control protocol failed.
     #[error(transparent)]
     Protocol(#[from] ProtocolError),
@@ -183,7 +190,12 @@ pub fn connect(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, ClientE
                 std::thread::sleep(Duration::from_millis(100));
             }
             Err(e) if is_timeout(&e) => return Err(ClientError::ConnectTimeout(addr, timeout)),
-            Err(e) => return Err(ClientError::Connect { addr, source: e }),
+            Err(e) => {
+                return Err(ClientError::Connect {
+                    addr,
+                    source: crate::os::note_io_error(e),
+                });
+            }
         }
     }
 }
@@ -276,7 +288,10 @@ fn expect(
     match read_state(&mut Deadline::new(ctrl, t.control), name)? {
         s if s == want => Ok(()),
         State::ServerTerminate => Err(ProtocolError::Terminated),
-        s => Err(ProtocolError::UnexpectedState(s.byte())),
+        s => Err(ProtocolError::UnexpectedState {
+            byte: s.byte(),
+            waiting_for: name,
+        }),
     }
 }
 
@@ -373,7 +388,10 @@ fn watch_control(
                     std::io::Cursor::new(b).chain(Deadline::new(ctrl, Duration::from_secs(2)));
                 return Err(match read_state(&mut rest, "the test to end") {
                     Ok(State::ServerTerminate) => ProtocolError::Terminated,
-                    Ok(s) => ProtocolError::UnexpectedState(s.byte()),
+                    Ok(s) => ProtocolError::UnexpectedState {
+                        byte: s.byte(),
+                        waiting_for: "the test to end",
+                    },
                     Err(e) => e,
                 });
             }

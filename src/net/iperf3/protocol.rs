@@ -157,16 +157,27 @@ pub enum ProtocolError {
     #[error("the peer closed the control connection while we waited for {0}")]
     Closed(&'static str),
     /// A byte that is no state the peer may send here.
-    #[error("unexpected control byte {0:#04x} from the peer (is it an iperf3 server?)")]
-    UnexpectedState(u8),
+    #[error(
+        "the peer sent control byte {byte:#04x} while we waited for {waiting_for}, which the \
+         protocol does not allow there (is it an iperf3 server?)"
+    )]
+    UnexpectedState {
+        /// The byte.
+        byte: u8,
+        /// What we waited for.
+        waiting_for: &'static str,
+    },
     /// A message that is not what the protocol says.
-    #[error("malformed {what}: {detail}")]
+    #[error("{what} could not be read as iperf3's JSON: {detail}")]
     Malformed {
         /// Which message.
         what: &'static str,
         /// What was wrong.
         detail: String,
     },
+    /// One of our own messages could not be encoded (a bug).
+    #[error("could not encode a control message: {0}")]
+    Encode(String),
     /// Any other socket error.
     #[error("{context}: {source}")]
     Io {
@@ -241,7 +252,10 @@ pub fn read_state<R: Read>(r: &mut R, waiting_for: &'static str) -> Result<State
             Err(ProtocolError::ServerError { code, errno })
         }
         Some(s) => Ok(s),
-        None => Err(ProtocolError::UnexpectedState(b[0])),
+        None => Err(ProtocolError::UnexpectedState {
+            byte: b[0],
+            waiting_for,
+        }),
     }
 }
 
@@ -262,14 +276,9 @@ pub fn write_server_error<W: Write>(w: &mut W, code: i32, errno: i32) -> io::Res
 
 /// Writes a JSON message: a big-endian u32 length, then compact JSON.
 pub fn write_json<W: Write, T: Serialize>(w: &mut W, value: &T) -> Result<(), ProtocolError> {
-    let body = serde_json::to_vec(value).map_err(|e| ProtocolError::Malformed {
-        what: "outgoing JSON",
-        detail: e.to_string(),
-    })?;
-    let len = u32::try_from(body.len()).map_err(|_| ProtocolError::Malformed {
-        what: "outgoing JSON",
-        detail: "longer than 4 GiB".into(),
-    })?;
+    let body = serde_json::to_vec(value).map_err(|e| ProtocolError::Encode(e.to_string()))?;
+    let len = u32::try_from(body.len())
+        .map_err(|_| ProtocolError::Encode("the message is longer than 4 GiB".into()))?;
     let mut msg = Vec::with_capacity(4 + body.len());
     msg.extend_from_slice(&len.to_be_bytes());
     msg.extend_from_slice(&body);
@@ -657,7 +666,17 @@ mod tests {
         ));
         assert!(matches!(
             read_state(&mut Cursor::new(&[0x33]), "x"),
-            Err(ProtocolError::UnexpectedState(0x33))
+            Err(ProtocolError::UnexpectedState { byte: 0x33, .. })
+        ));
+        let e = read_state(&mut Cursor::new(&[0x63]), "TEST_START").unwrap_err();
+        assert!(
+            e.to_string().contains("0x63")
+                && e.to_string().contains("while we waited for TEST_START"),
+            "{e}"
+        );
+        assert!(matches!(
+            read_state(&mut Cursor::new(&[0x63]), "x"),
+            Err(ProtocolError::UnexpectedState { byte: 0x63, .. })
         ));
         assert!(matches!(
             read_state(&mut Cursor::new(&[]), "x"),

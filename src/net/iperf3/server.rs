@@ -130,7 +130,12 @@ impl Responder {
             match self.listener.accept() {
                 Ok((conn, peer)) => self.dispatch(conn, peer),
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-                Err(_) => return,
+                Err(e) => {
+                    // Out of descriptors, the connection waits in the backlog; say so to whoever
+                    // judges the failure that follows.
+                    let _ = crate::os::note_io_error(e);
+                    return;
+                }
             }
         }
     }

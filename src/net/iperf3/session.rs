@@ -288,7 +288,10 @@ impl Session<'_> {
             Ok(0) => Err(ProtocolError::Closed("TEST_END")),
             Ok(_) => State::from_byte(b[0])
                 .map(Some)
-                .ok_or(ProtocolError::UnexpectedState(b[0])),
+                .ok_or(ProtocolError::UnexpectedState {
+                    byte: b[0],
+                    waiting_for: "TEST_END",
+                }),
             Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => Ok(None),
             Err(e) => Err(ProtocolError::from_io(e, "TEST_END")),
         }

@@ -123,7 +123,7 @@ impl Shared {
 
     /// Registers a connection waiting for its cookie; closes the oldest when `max_pending` wait.
     pub(super) fn admit(&self, conn: &TcpStream, max_pending: usize) -> Option<u64> {
-        let handle = conn.try_clone().ok()?;
+        let handle = conn.try_clone().map_err(crate::os::note_io_error).ok()?;
         let ticket = self.next_ticket.fetch_add(1, Ordering::Relaxed);
         let mut pending = self.pending();
         if pending.len() >= max_pending {
