@@ -33,17 +33,17 @@ make_venv() {
 }
 
 install_deps() {
-  step "installing test tools (venv: pytest jsonschema pyyaml ruff playwright prometheus-client; apt: shellcheck iperf3 fio iproute2 iputils-ping e2fsprogs mount qemu-user gcc-aarch64-linux-gnu chromium; rustup: aarch64 and macOS targets)"
+  step "installing test tools (venv: pytest jsonschema pyyaml ruff playwright prometheus-client ansible-core; apt: shellcheck iperf3 fio iproute2 iputils-ping e2fsprogs mount qemu-user gcc-aarch64-linux-gnu chromium openssh-server openssh-client; rustup: aarch64 and macOS targets)"
   make_venv
   # playwright drives Debian's Chromium (it never downloads a browser of its own here).
   "$PY" -m pip install --quiet --disable-pip-version-check \
-    'pytest>=8' 'jsonschema>=4.18' 'pyyaml>=6' 'ruff==0.17.6' 'playwright>=1.49' 'prometheus-client>=0.20'
+    'pytest>=8' 'jsonschema>=4.18' 'pyyaml>=6' 'ruff==0.17.6' 'playwright>=1.49' 'prometheus-client>=0.20' 'ansible-core>=2.17'
   local missing=() pair
   # tool (or file it installs):Debian package
   for pair in shellcheck:shellcheck iperf3:iperf3 fio:fio ip:iproute2 tc:iproute2 ss:iproute2 \
     ping:iputils-ping mkfs.ext4:e2fsprogs losetup:mount qemu-aarch64:qemu-user \
     aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu /usr/aarch64-linux-gnu/lib/crt1.o:libc6-dev-arm64-cross \
-    chromium:chromium; do
+    chromium:chromium /usr/sbin/sshd:openssh-server ssh:openssh-client; do
     command -v "${pair%%:*}" >/dev/null 2>&1 || [ -e "${pair%%:*}" ] || missing+=("${pair#*:}")
   done
   apt_install "${missing[@]}"
@@ -69,10 +69,10 @@ step "cargo check on macOS (other systems compile and report unsupported)"
 cargo check --locked --target x86_64-apple-darwin
 step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items --locked --quiet
-step "ruff check benchpress tests benchmarks"
-"$VENV/bin/ruff" check benchpress tests benchmarks
-step "shellcheck scripts/*.sh .ci/run"
-shellcheck scripts/*.sh .ci/run
+step "ruff check benchpress tests benchmarks ansible"
+"$VENV/bin/ruff" check benchpress tests benchmarks ansible
+step "shellcheck scripts/*.sh ansible/*.sh .ci/run"
+shellcheck scripts/*.sh ansible/*.sh .ci/run
 step "pytest tests/python"
 HEALTH_CHECK_BIN="$PWD/target/release/health_check" "$PY" -m pytest -q tests/python
 step "all tests passed"

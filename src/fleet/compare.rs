@@ -20,10 +20,11 @@ pub const Z_LIMIT: f64 = 3.5;
 /// Puts each machine in a group by SKU; returns the groups' SKUs and members. A machine whose SKU
 /// is only partly known (DCPerf's documents) joins the one group it is compatible with, if any.
 pub fn group(machines: &mut [Machine]) -> Vec<(Sku, Vec<usize>)> {
+    recognise_clients(machines);
     let mut by_sku: BTreeMap<Sku, Vec<usize>> = BTreeMap::new();
     let mut partial = Vec::new();
     for (i, m) in machines.iter().enumerate() {
-        if m.figures.is_empty() {
+        if m.entry.status >= MachineStatus::Failed {
             continue;
         }
         match &m.entry.sku {
@@ -123,12 +124,6 @@ impl<'r> RuleCache<'r> {
 /// A measurement between two machines: (the machine that measured, the client as named).
 type Pair = (usize, String);
 
-/// Per side (a machine): its per-client values and the measurements behind them.
-type Sides = BTreeMap<usize, (Vec<f64>, Vec<Pair>)>;
-
-/// (side, (machine, figure index)): which side a per-client value counts for.
-type SideItem = (usize, (usize, usize));
-
 /// A flagged per-client value: one measurement between a machine and a client.
 #[derive(Debug, Clone)]
 struct PairFlag {
@@ -137,15 +132,18 @@ struct PairFlag {
     judgment: Judgment,
 }
 
-/// A flagged aggregate of a machine's per-client values (as the measuring side, or as the client).
+/// A machine blamed for its per-client figures: the measurements it took part in (as the one
+/// that measured, or as the client) are poor, and its siblings' are not.
 #[derive(Debug, Clone)]
-struct SideFlag {
+struct Blame {
     machine: usize,
     key: String,
     family: &'static figures::Family,
     value: f64,
-    /// The measurements behind the aggregate.
+    /// The measurements behind it.
     pairs: Vec<Pair>,
+    /// Whether it measured any of them itself (else others measured it).
+    measured_itself: bool,
     judgment: Judgment,
 }
 
@@ -163,7 +161,6 @@ pub fn compare(
     let mut entries = Vec::with_capacity(groups.len());
     let mut findings = Vec::new();
     let mut pair_flags = Vec::new();
-    let mut server_flags = Vec::new();
     for (sku, members) in groups {
         let mut by_key: BTreeMap<String, Vec<(usize, usize)>> = BTreeMap::new();
         for &m in members {
@@ -203,10 +200,6 @@ pub fn compare(
                     findings.push(figure_finding(&machines[m], &machines[m].figures[f], &j));
                 }
             }
-            if family.per_client() {
-                let sides = aggregate(samples.iter().map(|&(m, f)| (m, (m, f))), machines);
-                server_flags.extend(judge_sides(key, family, sides, &mut cache));
-            }
         }
         mark_missing(machines, members, &by_key);
         entries.push(GroupEntry {
@@ -219,8 +212,8 @@ pub fn compare(
             figures: stats,
         });
     }
-    let client_flags = judge_clients(machines, &mut cache);
-    findings.extend(attribute(machines, pair_flags, server_flags, client_flags));
+    let blames = blame_machines(machines, &mut cache);
+    findings.extend(attribute(machines, pair_flags, blames));
     findings.sort_by(|a, b| {
         b.severity
             .cmp(&a.severity)
@@ -251,80 +244,140 @@ pub fn compare(
     (entries, findings)
 }
 
-/// Per side (a machine), the per-client values it takes part in: `items` yields (side, (server,
-/// figure)).
-fn aggregate(items: impl Iterator<Item = SideItem>, machines: &[Machine]) -> Sides {
-    let mut sides = Sides::new();
-    for (side, (m, f)) in items {
-        let fig = &machines[m].figures[f];
-        let entry = sides.entry(side).or_default();
-        entry.0.push(fig.value);
-        entry
-            .1
-            .push((m, fig.client().unwrap_or_default().to_string()));
+/// One per-client measurement of one key: who measured, which figure, and the client's machine
+/// when the client is one of the inputs.
+#[derive(Debug, Clone, Copy)]
+struct Measurement {
+    server: usize,
+    figure: usize,
+    client: Option<usize>,
+}
+
+impl Measurement {
+    fn involves(&self, m: usize) -> bool {
+        self.server == m || self.client == Some(m)
     }
-    sides
 }
 
-/// Judges each side's median against the other sides' medians.
-fn judge_sides(
-    key: &str,
-    family: &'static figures::Family,
-    sides: Sides,
-    cache: &mut RuleCache,
-) -> Vec<SideFlag> {
-    let rule = cache.get(format!("{key}.*"));
-    let sides: Vec<(usize, f64, Vec<Pair>)> = sides
-        .into_iter()
-        .filter_map(|(m, (v, pairs))| Some((m, median(&v)?, pairs)))
-        .collect();
-    let values: Vec<f64> = sides.iter().map(|s| s.1).collect();
-    let (_, _, judged) = judge(&values, &vec![rule; values.len()], family.direction);
-    sides
-        .into_iter()
-        .zip(judged)
-        .filter_map(|((machine, value, pairs), j)| {
-            Some(SideFlag {
-                machine,
-                key: key.to_string(),
-                family,
-                value,
-                pairs,
-                judgment: j?,
-            })
-        })
-        .collect()
-}
+/// A machine, its median over the measurements it took part in, and those measurements.
+type Side<'a> = (usize, f64, Vec<&'a Measurement>);
 
-/// Judges machines as clients: the per-client values other machines measured to them, per
-/// group of the client's model.
-fn judge_clients(machines: &[Machine], cache: &mut RuleCache) -> Vec<SideFlag> {
+/// Finds the machines behind poor per-client figures. Each machine's value is the median of every
+/// measurement it took part in, as the one that measured or as the client; these are judged
+/// within its model's group. The worst machine flagged is blamed, the measurements it took part
+/// in are set aside as explained, and the rest are judged again, until no machine stands out. A
+/// slow host in a mesh thus takes the blame alone, and its partners are not blamed for the tests
+/// they ran with it.
+fn blame_machines(machines: &[Machine], cache: &mut RuleCache) -> Vec<Blame> {
     let index = client_index(machines);
-    let mut by_group_key: BTreeMap<(usize, String), Vec<SideItem>> = BTreeMap::new();
+    let mut by_key: BTreeMap<String, Vec<Measurement>> = BTreeMap::new();
     for (m, machine) in machines.iter().enumerate() {
         for (f, fig) in machine.figures.iter().enumerate() {
-            let Some(&c) = fig.client().and_then(|c| index.get(c)) else {
-                continue;
-            };
-            if c == m {
-                continue;
-            }
-            let Some(g) = machines[c].entry.group else {
-                continue;
-            };
-            by_group_key
-                .entry((g, fig.key()))
-                .or_default()
-                .push((c, (m, f)));
+            let Some(client) = fig.client() else { continue };
+            let client = index.get(client).copied().filter(|&c| c != m);
+            by_key.entry(fig.key()).or_default().push(Measurement {
+                server: m,
+                figure: f,
+                client,
+            });
         }
     }
-    let mut flags = Vec::new();
-    for ((_, key), items) in by_group_key {
-        let family = machines[items[0].1.0].figures[items[0].1.1].family;
-        let sides = aggregate(items.into_iter(), machines);
-        flags.extend(judge_sides(&key, family, sides, cache));
+    let mut blames = Vec::new();
+    for (key, all) in by_key {
+        let family = machines[all[0].server].figures[all[0].figure].family;
+        let rule = cache.get(format!("{key}.*"));
+        let mut left = all;
+        let mut blamed: BTreeSet<usize> = BTreeSet::new();
+        loop {
+            // Every machine's median over the measurements still unexplained, per group.
+            let mut per_group: BTreeMap<usize, Vec<Side>> = BTreeMap::new();
+            let endpoints: BTreeSet<usize> = left
+                .iter()
+                .flat_map(|x| std::iter::once(x.server).chain(x.client))
+                .filter(|m| !blamed.contains(m))
+                .collect();
+            for m in endpoints {
+                let Some(g) = machines[m].entry.group else {
+                    continue;
+                };
+                let mine: Vec<&Measurement> = left.iter().filter(|x| x.involves(m)).collect();
+                let values: Vec<f64> = mine
+                    .iter()
+                    .map(|x| machines[x.server].figures[x.figure].value)
+                    .collect();
+                if let Some(v) = median(&values) {
+                    per_group.entry(g).or_default().push((m, v, mine));
+                }
+            }
+            let mut worst: Option<Blame> = None;
+            for sides in per_group.values() {
+                let values: Vec<f64> = sides.iter().map(|s| s.1).collect();
+                let (_, _, judged) = judge(&values, &vec![rule; values.len()], family.direction);
+                for ((m, v, mine), j) in sides.iter().zip(judged) {
+                    // One measurement alone cannot tell its two ends apart.
+                    let Some(j) = j.filter(|_| mine.len() >= 2) else {
+                        continue;
+                    };
+                    if worst
+                        .as_ref()
+                        .is_some_and(|w| w.judgment.deviation_pct.abs() >= j.deviation_pct.abs())
+                    {
+                        continue;
+                    }
+                    worst = Some(Blame {
+                        machine: *m,
+                        key: key.clone(),
+                        family,
+                        value: *v,
+                        pairs: mine
+                            .iter()
+                            .map(|x| {
+                                let fig = &machines[x.server].figures[x.figure];
+                                (x.server, fig.client().unwrap_or_default().to_string())
+                            })
+                            .collect(),
+                        measured_itself: mine.iter().any(|x| x.server == *m),
+                        judgment: j,
+                    });
+                }
+            }
+            let Some(b) = worst else { break };
+            blamed.insert(b.machine);
+            left.retain(|x| !x.involves(b.machine));
+            blames.push(b);
+        }
     }
-    flags
+    blames
+}
+
+/// A machine whose document holds no figure of its own, measured as a client by others (a
+/// pair's follower in a fleet run), is not a failed run: its figures are in their documents.
+fn recognise_clients(machines: &mut [Machine]) {
+    let index = client_index(machines);
+    let mut measured_by: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    for (m, machine) in machines.iter().enumerate() {
+        for c in machine.figures.iter().filter_map(Figure::client) {
+            if let Some(&c) = index.get(c).filter(|&&c| c != m) {
+                measured_by
+                    .entry(c)
+                    .or_default()
+                    .insert(machine.entry.label.clone());
+            }
+        }
+    }
+    for (c, by) in measured_by {
+        let m = &mut machines[c];
+        if m.figures.is_empty()
+            && m.entry.status == MachineStatus::Failed
+            && m.entry.kind == crate::fleet::report::DocumentKind::HealthCheck
+        {
+            m.entry.status = MachineStatus::Ok;
+            m.entry.reasons = vec![format!(
+                "no figures of its own: it was measured as a client by {}",
+                by.into_iter().collect::<Vec<_>>().join(", ")
+            )];
+        }
+    }
 }
 
 /// Lists the keys a group's machines have that this machine lacks.
@@ -334,6 +387,9 @@ fn mark_missing(
     by_key: &BTreeMap<String, Vec<(usize, usize)>>,
 ) {
     for &m in members {
+        if machines[m].figures.is_empty() {
+            continue;
+        }
         let own: std::collections::HashSet<String> =
             machines[m].figures.iter().map(Figure::key).collect();
         machines[m].entry.missing_figures = by_key
@@ -359,26 +415,15 @@ fn client_index(machines: &[Machine]) -> HashMap<String, usize> {
     index
 }
 
-/// Turns flags into findings, naming the machine the evidence points at: a machine whose own
-/// measurements (to two or more clients) are slow; a machine that two or more others measured
-/// slowly; otherwise the one measurement, with both ends named.
-fn attribute(
-    machines: &[Machine],
-    pair_flags: Vec<PairFlag>,
-    server_flags: Vec<SideFlag>,
-    client_flags: Vec<SideFlag>,
-) -> Vec<Finding> {
+/// Turns flags into findings: a blamed machine's finding covers the measurements it took part
+/// in; a poor measurement no blame explains is reported with both ends named.
+fn attribute(machines: &[Machine], pair_flags: Vec<PairFlag>, blames: Vec<Blame>) -> Vec<Finding> {
     let mut findings = Vec::new();
     let mut covered: BTreeSet<(usize, String, String)> = BTreeSet::new();
-    for (flags, scope) in [
-        (&server_flags, Scope::Server),
-        (&client_flags, Scope::Client),
-    ] {
-        for f in flags.iter().filter(|f| f.pairs.len() >= 2) {
-            findings.push(side_finding(machines, f, scope));
-            for (server, client) in &f.pairs {
-                covered.insert((*server, client.clone(), f.key.clone()));
-            }
+    for b in &blames {
+        findings.push(blame_finding(machines, b));
+        for (server, client) in &b.pairs {
+            covered.insert((*server, client.clone(), b.key.clone()));
         }
     }
     for p in &pair_flags {
@@ -390,24 +435,6 @@ fn attribute(
         );
         if covered.insert(pair) {
             findings.push(figure_finding(&machines[p.server], fig, &p.judgment));
-        }
-    }
-    // One measurement only behind a side's figure: the pair, both ends named.
-    for f in server_flags
-        .iter()
-        .chain(&client_flags)
-        .filter(|f| f.pairs.len() == 1)
-    {
-        let (server, client) = &f.pairs[0];
-        if !covered.insert((*server, client.clone(), f.key.clone())) {
-            continue;
-        }
-        if let Some(fig) = machines[*server]
-            .figures
-            .iter()
-            .find(|x| x.key() == f.key && x.client() == Some(client.as_str()))
-        {
-            findings.push(figure_finding(&machines[*server], fig, &f.judgment));
         }
     }
     findings
@@ -452,36 +479,40 @@ fn figure_finding(m: &Machine, fig: &Figure, j: &Judgment) -> Finding {
     }
 }
 
-fn side_finding(machines: &[Machine], f: &SideFlag, scope: Scope) -> Finding {
-    let unit = f.family.unit;
-    let j = &f.judgment;
-    let who = match scope {
-        Scope::Client => format!(
-            "the {} machines that measured it found {} poor",
-            f.pairs.len(),
-            f.key
-        ),
-        _ => format!(
-            "its measurements to {} clients show {} poor",
-            f.pairs.len(),
-            f.key
-        ),
+fn blame_finding(machines: &[Machine], b: &Blame) -> Finding {
+    let unit = b.family.unit;
+    let j = &b.judgment;
+    let (scope, who) = if b.measured_itself {
+        (
+            Scope::Server,
+            format!("its {} measurements show {} poor", b.pairs.len(), b.key),
+        )
+    } else {
+        (
+            Scope::Client,
+            format!(
+                "the {} machines that measured it found {} poor",
+                b.pairs.len(),
+                b.key
+            ),
+        )
     };
     Finding {
-        machine: machines[f.machine].entry.label.clone(),
-        figure: format!("{}.*", f.key),
+        machine: machines[b.machine].entry.label.clone(),
+        figure: format!("{}.*", b.key),
         client: None,
         scope,
-        value: f.value,
+        value: b.value,
         median: j.median,
         unit: unit.to_string(),
         deviation_pct: Some(j.deviation_pct),
         robust_z: j.robust_z,
         severity: j.severity,
         message: format!(
-            "{who} (median {} against {} for its model, {:.1}% off, tolerance {}%): the cause is \
-             on this machine's side; look at its NIC, driver settings, cable and switch port",
-            describe(f.value, unit),
+            "{who} (median {} against {} for its model, {:.1}% off, tolerance {}%), while the \
+             machines it was measured with do well elsewhere: the cause is on this machine's \
+             side; look at its NIC, driver settings, cable and switch port",
+            describe(b.value, unit),
             describe(j.median, unit),
             j.deviation_pct.abs(),
             j.tolerance
@@ -711,8 +742,7 @@ mod tests {
         let f = run(&mut ms);
         assert!(!f.is_empty());
         assert!(f.iter().all(|f| f.machine == "x"), "{f:#?}");
-        assert!(f.iter().any(|f| f.scope == Scope::Client));
-        assert!(f.iter().any(|f| f.scope == Scope::Server));
+        assert!(f.iter().all(|f| f.scope == Scope::Server), "{f:#?}");
         let m = matrix(&ms).unwrap();
         assert_eq!(m.machines, names);
         for (i, row) in m.bandwidth_gbps.iter().enumerate() {
@@ -723,13 +753,78 @@ mod tests {
         assert_eq!(m.bandwidth_gbps[3][0], Some(0.19));
     }
 
+    /// A mesh where each pair is measured once, by the first of the two in `names` order.
+    fn mesh(names: &[&str], slow: &[&str]) -> Vec<Machine> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, &me)| {
+                let figures = names[i + 1..]
+                    .iter()
+                    .map(|&other| {
+                        let v = if slow.contains(&me) || slow.contains(&other) {
+                            0.19
+                        } else {
+                            0.95
+                        };
+                        fig(&BANDWIDTH, &[other], v)
+                    })
+                    .collect();
+                machine(me, figures)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn in_a_mesh_only_the_slow_hosts_are_blamed() {
+        for slow in [&["c"][..], &["a"], &["d"], &["b", "e"]] {
+            let mut ms = mesh(&["a", "b", "c", "d", "e", "f"], slow);
+            let f = run(&mut ms);
+            let blamed: BTreeSet<&str> = f.iter().map(|f| f.machine.as_str()).collect();
+            assert_eq!(blamed, slow.iter().copied().collect(), "{f:#?}");
+        }
+    }
+
+    #[test]
+    fn one_measurement_alone_names_both_ends_and_a_follower_is_not_failed() {
+        // Pairs: a measures b, c measures d (slow); b and d have no figures of their own.
+        let mut ms = vec![
+            machine("a", vec![fig(&BANDWIDTH, &["b"], 0.95)]),
+            machine("b", vec![]),
+            machine("c", vec![fig(&BANDWIDTH, &["d"], 0.19)]),
+            machine("d", vec![]),
+            machine("e", vec![fig(&BANDWIDTH, &["f"], 0.94)]),
+            machine("f", vec![]),
+        ];
+        for m in [1, 3, 5] {
+            ms[m].entry.status = MachineStatus::Failed;
+            ms[m].entry.reasons = vec!["the document holds no figure".into()];
+        }
+        let f = run(&mut ms);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(
+            (f[0].scope, f[0].client.as_deref()),
+            (Scope::Figure, Some("d"))
+        );
+        assert!(f[0].message.contains("either end"));
+        assert_eq!(
+            ms[1].entry.status,
+            MachineStatus::Ok,
+            "{:?}",
+            ms[1].entry.reasons
+        );
+        assert!(ms[1].entry.reasons[0].contains("measured as a client by a"));
+    }
+
     #[test]
     fn machines_of_other_models_and_missing_figures() {
         let mut big = machine("big", peak(90000.0));
         big.entry.sku.as_mut().unwrap().logical_cpus = Some(384);
+        let mut failed = machine("b", vec![]);
+        failed.entry.status = MachineStatus::Failed;
         let mut ms = vec![
             machine("a", peak(30000.0)),
-            machine("b", vec![]),
+            failed,
             big,
             machine("c", vec![fig(&BANDWIDTH, &["x"], 9.0)]),
         ];

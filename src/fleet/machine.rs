@@ -120,6 +120,11 @@ fn machine_from(l: Loaded, keep_document: bool) -> Machine {
             entry.reasons.push(why);
             (Vec::new(), Vec::new(), None)
         }
+        Ok(Content::HostError(why)) => {
+            entry.status = MachineStatus::Failed;
+            entry.reasons.push(format!("no document: {why}"));
+            (Vec::new(), Vec::new(), None)
+        }
         Ok(Content::Upstream(m)) => {
             entry.kind = DocumentKind::Dcperf;
             (figures::of_upstream(&m), Vec::new(), None)
@@ -132,7 +137,10 @@ fn machine_from(l: Loaded, keep_document: bool) -> Machine {
         }
     };
     entry.figures = figures.len();
-    if entry.kind != DocumentKind::Unknown && figures.is_empty() {
+    if entry.kind != DocumentKind::Unknown
+        && figures.is_empty()
+        && entry.status < MachineStatus::Failed
+    {
         entry.status = MachineStatus::Failed;
         entry
             .reasons

@@ -38,6 +38,9 @@ pub enum Content {
     Ours(Box<Document>),
     /// DCPerf's own metrics.
     Upstream(Box<UpstreamMetrics>),
+    /// No document: a fleet run left this instead, saying why the host has none
+    /// (`{"fleet_host_error": "unreachable: ..."}`).
+    HostError(String),
 }
 
 /// One input file, read.
@@ -60,6 +63,8 @@ struct Probe<'a> {
     health_check: Option<IgnoredAny>,
     #[serde(default)]
     fleet_report: Option<IgnoredAny>,
+    #[serde(default)]
+    fleet_host_error: Option<String>,
     #[serde(default, borrow)]
     metrics: Option<&'a RawValue>,
     #[serde(default)]
@@ -125,7 +130,9 @@ pub fn load(path: &Path) -> Option<Loaded> {
         return None;
     }
     let machine = probe.machines.and_then(|m| m.into_iter().next());
-    let content = if probe.health_check.is_some() {
+    let content = if let Some(why) = probe.fleet_host_error {
+        Ok(Content::HostError(why))
+    } else if probe.health_check.is_some() {
         read_ours(&text)
     } else if let Some(metrics) = probe.metrics {
         match serde_json::from_str::<InnerProbe>(metrics.get()) {
@@ -231,9 +238,15 @@ mod tests {
             write(d, "e.json", r#"{"hello": 1}"#),
             write(d, "f.json", "not json"),
             write(d, "fleet.json", r#"{"fleet_report": {}, "machines": []}"#),
+            write(
+                d,
+                "gone.json",
+                r#"{"fleet_host_error": "unreachable: no route"}"#,
+            ),
         ];
         let loaded = load_all(&files);
-        assert_eq!(loaded.len(), 6, "the fleet report is skipped");
+        assert_eq!(loaded.len(), 7, "the fleet report is skipped");
+        assert!(matches!(&loaded[6].content, Ok(Content::HostError(w)) if w.contains("no route")));
         assert!(matches!(loaded[0].content, Ok(Content::Ours(_))));
         assert!(matches!(loaded[1].content, Ok(Content::Ours(_))));
         assert_eq!(
@@ -257,7 +270,7 @@ mod tests {
                 .unwrap_err()
                 .contains("not a JSON object")
         );
-        assert_eq!(expand(&[d.to_path_buf()]).unwrap().len(), 7);
+        assert_eq!(expand(&[d.to_path_buf()]).unwrap().len(), 8);
         assert!(
             expand(&[d.join("missing")])
                 .unwrap_err()

@@ -122,7 +122,7 @@ pub fn merge(config: &Config, paths: &[std::path::PathBuf]) -> u8 {
                 );
                 return 2;
             }
-            Some(Err(why)) => {
+            Some(Err(why)) | Some(Ok(fleet::read::Content::HostError(why))) => {
                 eprintln!("health_check: error: '{}': {why}", p.display());
                 return 2;
             }
