@@ -318,6 +318,21 @@ pub fn fd_limit() -> Option<u64> {
         .map(|(soft, _)| soft)
 }
 
+/// A random number from the kernel; the time and process id where /dev/urandom is unreadable.
+pub fn random_u64() -> u64 {
+    use std::io::Read;
+    let mut b = [0u8; 8];
+    match std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b)) {
+        Ok(()) => u64::from_ne_bytes(b),
+        Err(_) => {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            t ^ u64::from(std::process::id()).rotate_left(32)
+        }
+    }
+}
+
 /// Memory mappings a new thread takes: its stack and guard page, and the signal stack Rust's
 /// runtime gives it with its own guard page (measured: 4; one spare).
 const MAPS_PER_THREAD: u64 = 5;

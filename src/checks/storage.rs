@@ -8,6 +8,24 @@ use crate::report::storage::{Latency, StoragePart};
 /// Every storage rule that has its figure.
 pub fn all(s: &StoragePart, t: &Thresholds) -> Vec<Check> {
     let mut out = vec![tests_ran(s)];
+    if s.unwritten_reads {
+        out.push(
+            check(
+                "storage.unwritten_reads",
+                Status::Warn,
+                None,
+                0.0,
+                format!(
+                    "random reads went over '{}', a device only read, whose blocks may never have \
+                     been written: such blocks can be answered without touching the media, so the \
+                     read IOPS may be too high; on a blank device, --storage-allow-write writes \
+                     the region first",
+                    s.path
+                ),
+            )
+            .without_limit(),
+        );
+    }
     let failed = |what: &str| s.errors.iter().find(|e| e.contains(what)).cloned();
     match (s.expect_iops, s.read_iops_4k) {
         (Some(want), Some(iops)) => out.push(expectation(
@@ -163,6 +181,9 @@ mod tests {
             random_block_bytes: 4096,
             sequential_block_bytes: 1 << 20,
             seconds: 10.0,
+            seed: 1,
+            read_region_mib: Some(64),
+            unwritten_reads: false,
             writes_skipped: None,
             notes: Vec::new(),
             errors: Vec::new(),

@@ -91,6 +91,16 @@ pub struct StoragePart {
     pub sequential_block_bytes: usize,
     /// Length of each test, seconds.
     pub seconds: f64,
+    /// The seed of this run's offsets and written data (new each run).
+    #[serde(default)]
+    pub seed: u64,
+    /// Written data the random reads picked from, MiB: the region laid out first, or an existing
+    /// file's data extents; null when reads went anywhere on a device only read.
+    #[serde(default)]
+    pub read_region_mib: Option<u64>,
+    /// Set when random reads went over a device whose blocks may never have been written.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unwritten_reads: bool,
     /// Why the write tests did not run, when they did not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub writes_skipped: Option<String>,
@@ -139,6 +149,9 @@ impl StoragePart {
             random_block_bytes: SMALL_BLOCK,
             sequential_block_bytes: LARGE_BLOCK,
             seconds: round_to(cfg.time.as_secs_f64(), 3),
+            seed: r.seed,
+            read_region_mib: r.read_region.map(|b| b >> 20),
+            unwritten_reads: r.unwritten_reads,
             writes_skipped: r.writes_skipped.clone(),
             notes: r.notes.clone(),
             errors: r.errors.clone(),

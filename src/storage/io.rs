@@ -19,6 +19,80 @@ pub struct Target {
     pub direct: bool,
     /// Usable bytes (a whole number of MiB).
     pub size: u64,
+    /// Seeds the offsets and the data written: new each run, recorded in the document, so a
+    /// deduplicating or compressing back end never sees the same data twice.
+    pub seed: u64,
+    /// Where random reads may land, when not everywhere: the written data of an existing file
+    /// (holes are answered without touching the device).
+    pub readable: Option<Extents>,
+}
+
+/// Byte ranges holding written data, for random reads to pick from uniformly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Extents {
+    /// (first byte, bytes), in order.
+    spans: Vec<(u64, u64)>,
+    /// Bytes in all spans.
+    pub bytes: u64,
+}
+
+impl Extents {
+    /// The spans, block-aligned inwards so no read straddles a hole.
+    pub fn new(spans: &[(u64, u64)], block: u64) -> Extents {
+        let spans: Vec<(u64, u64)> = spans
+            .iter()
+            .filter_map(|&(start, len)| {
+                let first = start.div_ceil(block) * block;
+                let end = (start + len) / block * block;
+                (end > first).then_some((first, end - first))
+            })
+            .collect();
+        let bytes = spans.iter().map(|s| s.1).sum();
+        Extents { spans, bytes }
+    }
+
+    /// The `n`th block (of `block` bytes, counted over the spans) as a byte offset.
+    fn offset(&self, mut n: u64, block: u64) -> u64 {
+        for &(start, len) in &self.spans {
+            let blocks = len / block;
+            if n < blocks {
+                return start + n * block;
+            }
+            n -= blocks;
+        }
+        0
+    }
+}
+
+/// The written ranges of `file` within `size` bytes (SEEK_DATA / SEEK_HOLE); `None` where the
+/// filesystem cannot tell (then all of it counts as written).
+pub fn written_extents(file: &File, size: u64) -> Option<Vec<(u64, u64)>> {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::unistd::{Whence, lseek};
+        let end = i64::try_from(size).ok()?;
+        let mut spans = Vec::new();
+        let mut at = 0i64;
+        while at < end {
+            let data = match lseek(file, at, Whence::SeekData) {
+                Ok(d) => d,
+                Err(nix::errno::Errno::ENXIO) => break,
+                Err(_) => return None,
+            };
+            if data >= end {
+                break;
+            }
+            let hole = lseek(file, data, Whence::SeekHole).ok()?.min(end);
+            spans.push((data as u64, (hole - data) as u64));
+            at = hole;
+        }
+        Some(spans)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (file, size);
+        None
+    }
 }
 
 /// Opens an existing file or device for reading (and writing when `write`; a device written is
@@ -53,7 +127,13 @@ pub fn from_file(file: File, size: Option<u64>) -> Result<Target> {
             .map_err(|e| StorageError::io("cannot find its size", e))?
     };
     let size = size.map_or(length, |s| s.min(length)) / (1 << 20) * (1 << 20);
-    Ok(Target { file, direct, size })
+    Ok(Target {
+        file,
+        direct,
+        size,
+        seed: 0,
+        readable: None,
+    })
 }
 
 /// What an I/O loop does.
@@ -162,21 +242,41 @@ fn worker(
 ) -> Result<(u64, Duration, Histogram)> {
     let mut buf = Region::map(block.max(4096), Pages::Default, None)
         .map_err(|e| StorageError::io("I/O buffer", e))?;
-    let mut rng = Rng::new(0x5eed ^ index as u64);
+    let mut rng = Rng::new(target.seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     for chunk in buf.as_mut_slice().chunks_mut(8) {
         chunk.copy_from_slice(&rng.next_u64().to_ne_bytes()[..chunk.len()]);
     }
     let blocks = target.size / block as u64;
+    let readable = target
+        .readable
+        .as_ref()
+        .filter(|_| pattern == Pattern::RandomRead);
+    let read_blocks = readable.map_or(blocks, |r| r.bytes / block as u64);
+    if read_blocks == 0 {
+        return Err(StorageError::Refused(
+            "no written data to read: every block is a hole".into(),
+        ));
+    }
     let mut latency = Histogram::default();
     let (mut ops, mut next) = (0u64, 0u64);
     let start = Instant::now();
     loop {
         let offset = match pattern {
             Pattern::SequentialWrite => (share.0 + next % share.1.max(1)) * block as u64,
-            Pattern::RandomRead | Pattern::RandomWrite => {
-                rng.below(blocks as usize) as u64 * block as u64
+            Pattern::RandomRead => {
+                let n = rng.below(read_blocks as usize) as u64;
+                readable.map_or(n * block as u64, |r| r.offset(n, block as u64))
             }
+            Pattern::RandomWrite => rng.below(blocks as usize) as u64 * block as u64,
         };
+        if pattern != Pattern::RandomRead {
+            // Fresh random bytes in every 4 KiB of every write: no block repeats, so a
+            // deduplicating back end has nothing to fold and a compressing one nothing to shrink.
+            let data = buf.as_mut_slice();
+            for at in (0..block).step_by(4096) {
+                data[at..at + 8].copy_from_slice(&rng.next_u64().to_ne_bytes());
+            }
+        }
         let t = Instant::now();
         let io = match pattern {
             Pattern::RandomRead => target
@@ -202,6 +302,15 @@ fn worker(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extent_offsets_stay_inside_the_written_spans() {
+        let e = Extents::new(&[(100, 8192), (1 << 20, 8192)], 4096);
+        assert_eq!(e.bytes, 4096 + 8192);
+        assert_eq!(e.offset(0, 4096), 4096);
+        assert_eq!(e.offset(1, 4096), 1 << 20);
+        assert_eq!(e.offset(2, 4096), (1 << 20) + 4096);
+    }
 
     #[test]
     fn a_small_file_is_laid_out_then_read_and_written() {

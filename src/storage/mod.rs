@@ -72,7 +72,18 @@ pub struct StorageResults {
     pub notes: Vec<String>,
     /// Tests that failed, and why.
     pub errors: Vec<String>,
+    /// The seed of the offsets and of the data written.
+    pub seed: u64,
+    /// Bytes of written data the random reads picked from, when limited to them (an existing
+    /// file's data extents, or the region laid out first).
+    pub read_region: Option<u64>,
+    /// Random reads over a device whose blocks may never have been written (read-only run): a
+    /// device can answer those without touching its media.
+    pub unwritten_reads: bool,
 }
+
+/// Random reads need at least this much written data (or all of a smaller target).
+pub const MIN_READ_REGION: u64 = 64 << 20;
 
 /// Runs the section. `progress` gets one line per test. A test that fails is reported in
 /// `errors` and the others still run; `Err` only when the target cannot be used at all.
@@ -81,7 +92,12 @@ pub fn run(
     should_stop: &(dyn Fn() -> bool + Sync),
     progress: &dyn Fn(&str),
 ) -> Result<StorageResults> {
-    let (info, target) = prepare(cfg)?;
+    let (info, mut target) = prepare(cfg)?;
+    target.seed = crate::os::random_u64();
+    let writable = info.no_write.is_none();
+    // Our own file and a blank device we may write are laid out first, so reads hit written
+    // blocks; an existing file is read where it holds data; a device only read may hold none.
+    let lay_out = info.kind == Kind::Directory || (info.kind == Kind::Device && writable);
     let mut out = StorageResults {
         target: info.clone(),
         size: target.size,
@@ -95,10 +111,21 @@ pub fn run(
             .map(|why| format!("no writes: {why}")),
         notes: notes_for(&info, &target),
         errors: Vec::new(),
+        seed: target.seed,
+        read_region: lay_out.then_some(target.size),
+        unwritten_reads: info.kind == Kind::Device && !writable,
     };
-    if info.kind == Kind::Directory {
+    if out.unwritten_reads {
+        out.notes.push(
+            "the device is only read, and blocks never written may be answered without touching \
+             the media (thin provisioning, an SSD's unmapped blocks): random-read IOPS may read \
+             high; on a blank device, --storage-allow-write writes the region first"
+                .into(),
+        );
+    }
+    if lay_out {
         progress(&format!(
-            "storage: laying out a {} MiB test file",
+            "storage: laying out {} MiB before the tests",
             target.size >> 20
         ));
         io::run(
@@ -111,12 +138,11 @@ pub fn run(
         )
         .map_err(|e| match e {
             StorageError::Io { what, cause } => {
-                StorageError::io(format!("laying out the test file: {what}"), cause)
+                StorageError::io(format!("laying out the test region: {what}"), cause)
             }
-            other => StorageError::Refused(format!("laying out the test file: {other}")),
+            other => StorageError::Refused(format!("laying out the test region: {other}")),
         })?;
     }
-    let writable = info.no_write.is_none();
     let random = cfg.random_threads;
     let tests = [
         (
@@ -137,6 +163,18 @@ pub fn run(
             crate::units::format_binary_size(block as u64),
             pattern.name()
         );
+        if pattern == Pattern::RandomRead && info.kind == Kind::File {
+            match readable_region(&cfg.path, &target) {
+                Ok(region) => {
+                    out.read_region = Some(region.bytes);
+                    target.readable = Some(region);
+                }
+                Err(why) => {
+                    out.errors.push(format!("{what}: {why}"));
+                    continue;
+                }
+            }
+        }
         progress(&format!("storage: {what}, {threads} threads"));
         match io::run(
             &target,
@@ -151,6 +189,28 @@ pub fn run(
         }
     }
     Ok(out)
+}
+
+/// Where random reads of an existing file may land: its written data. Holes read as zeros from no
+/// device, so too little written data is an error that says so.
+fn readable_region(path: &std::path::Path, target: &io::Target) -> Result<io::Extents> {
+    let Some(spans) = io::written_extents(&target.file, target.size) else {
+        // The filesystem cannot tell holes from data: all of it counts as written.
+        return Ok(io::Extents::new(&[(0, target.size)], SMALL_BLOCK as u64));
+    };
+    let region = io::Extents::new(&spans, SMALL_BLOCK as u64);
+    let least = MIN_READ_REGION.min(target.size);
+    if region.bytes < least {
+        return Err(StorageError::Refused(format!(
+            "only {} MiB of the {} MiB of '{}' hold written data (the rest are holes, read from no \
+             device); random reads need {} MiB: give a file with more written data",
+            region.bytes >> 20,
+            target.size >> 20,
+            path.display(),
+            least >> 20
+        )));
+    }
+    Ok(region)
 }
 
 /// Inspects the target and opens it: our own unlinked test file in a directory, else the file
@@ -198,7 +258,12 @@ impl StorageResults {
 fn open_existing(cfg: &StorageConfig, info: &mut TargetInfo) -> Result<io::Target> {
     let device = info.kind == Kind::Device;
     let writable = info.no_write.is_none();
-    match io::open(&cfg.path, writable, device, cfg.size_bytes) {
+    // A device written is laid out first: by default only the first 4 GiB of it.
+    let size = match (device && writable, cfg.size_bytes) {
+        (true, None) => Some(DEFAULT_MAX),
+        (_, size) => size,
+    };
+    match io::open(&cfg.path, writable, device, size) {
         Err(busy @ StorageError::Busy) => {
             info.no_write = Some(busy.to_string());
             io::open(&cfg.path, false, device, cfg.size_bytes)
@@ -269,5 +334,50 @@ mod tests {
         assert!(r.errors.is_empty(), "{:?}", r.errors);
         assert!(r.random_read.is_some() && r.sequential_write.is_none());
         assert!(r.writes_skipped.unwrap().contains("--storage-allow-write"));
+        assert_eq!(r.read_region, Some(2 << 20), "all of it is written");
+    }
+
+    #[test]
+    fn reads_of_an_existing_file_land_on_its_data_only() {
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir().unwrap();
+        // 256 MiB with 8 MiB written: too little to read.
+        let sparse = dir.path().join("sparse");
+        let f = std::fs::File::create(&sparse).unwrap();
+        f.set_len(256 << 20).unwrap();
+        f.write_all_at(&vec![7u8; 8 << 20], 100 << 20).unwrap();
+        drop(f);
+        let r = run(&config(sparse.clone(), false), &|| false, &|_| {}).unwrap();
+        assert!(r.random_read.is_none());
+        assert!(r.errors[0].contains("hold written data"), "{:?}", r.errors);
+        // 96 MiB written in two places of 512 MiB: reads pick from those 96 MiB only.
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&sparse)
+            .unwrap();
+        f.set_len(512 << 20).unwrap();
+        f.write_all_at(&vec![7u8; 88 << 20], 300 << 20).unwrap();
+        drop(f);
+        let r = run(&config(sparse, false), &|| false, &|_| {}).unwrap();
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        assert_eq!(r.read_region, Some(96 << 20));
+        assert!(r.random_read.is_some());
+    }
+
+    #[test]
+    fn extents_map_blocks_inside_the_data() {
+        let e = io::Extents::new(&[(100, 8192), (1 << 20, 4096)], 4096);
+        // The first span shrinks to whole blocks: 4096..8192 (one block), then 1 MiB (one block).
+        assert_eq!(e.bytes, 8192);
+    }
+
+    #[test]
+    fn every_run_has_its_own_seed() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("data");
+        std::fs::write(&file, vec![1u8; 2 << 20]).unwrap();
+        let a = run(&config(file.clone(), false), &|| false, &|_| {}).unwrap();
+        let b = run(&config(file, false), &|| false, &|_| {}).unwrap();
+        assert_ne!(a.seed, b.seed);
     }
 }

@@ -287,3 +287,91 @@ fn out_of_descriptors_in_a_bandwidth_test_names_the_local_cause() {
         assert!(why.contains("ulimit -n"), "the local cause is named: {why}");
     }
 }
+
+/// A tmpfs mounted for one test, unmounted when dropped.
+struct SmallFs {
+    dir: tempfile::TempDir,
+}
+
+impl SmallFs {
+    fn mount(test: &str, size: &str) -> Option<SmallFs> {
+        if !needs(test, &[Need::Root, Need::Tool("mount", "mount")]) {
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(ok.success(), "mounting a tmpfs");
+        Some(SmallFs { dir })
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+#[test]
+fn a_storage_test_that_fails_fails_the_section_and_keeps_the_others() {
+    use std::os::unix::fs::FileExt;
+    let test = "a_storage_test_that_fails_fails_the_section_and_keeps_the_others";
+    let Some(fs) = SmallFs::mount(test, "80m") else {
+        return;
+    };
+    // 128 MiB, the first 64 MiB written, the rest holes; then the filesystem is filled up, so
+    // writing into the holes finds no space.
+    let file = fs.dir.path().join("data");
+    let f = std::fs::File::create(&file).unwrap();
+    f.set_len(128 << 20).unwrap();
+    f.write_all_at(&vec![9u8; 64 << 20], 0).unwrap();
+    drop(f);
+    let filler = std::fs::File::create(fs.dir.path().join("filler")).unwrap();
+    let chunk = vec![1u8; 1 << 20];
+    let mut at = 0u64;
+    while filler.write_all_at(&chunk, at).is_ok() {
+        at += 1 << 20;
+    }
+    drop(filler);
+    let r = run(&[
+        "-r",
+        "server",
+        "-c",
+        "",
+        "--only",
+        "storage",
+        "--storage",
+        file.to_str().unwrap(),
+        "--storage-allow-write",
+        "--storage-time",
+        "0.3",
+        "--storage-threads",
+        "4",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = r.json();
+    let outcome = doc["health_check"]["sections"]["storage"].as_str().unwrap();
+    assert!(
+        outcome.starts_with("failed: ") && outcome.contains("No space left"),
+        "{outcome}"
+    );
+    assert!(
+        doc["storage"]["read_iops_4k"].as_f64().is_some(),
+        "the reads still count"
+    );
+    let tests = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "storage.tests")
+        .unwrap();
+    assert_eq!(tests["status"], "fail");
+    assert!(
+        r.stderr.contains("storage") && r.stderr.contains("failed"),
+        "{}",
+        r.stderr
+    );
+}
