@@ -3,6 +3,9 @@
 //! NOPs the delay label stands for (see `arch::nops_per_group`). Per delay:
 //! latency = the chaser's ns per load; bandwidth = (chased lines x 128 B + generators' bytes x
 //! 1.5) over the mean thread time, in GiB/s, so the chaser's own traffic is included.
+//!
+//! Only loads chased under full load count: in each point the chaser starts its clock once every
+//! generator is running, and the generators keep going until the chaser has stopped its clock.
 
 use super::arch::{self, DELAYS, Mix};
 use super::buffer::{BLOCK, Chain, Pages, Position, Region};
@@ -10,7 +13,8 @@ use super::chase::{self, Pattern, STRIDE};
 use super::crew::{self, Sample};
 use super::error::{MemoryError, Result};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// Chase calls between clock readings (16 Ki loads).
 const CHASE_BATCH: usize = 64;
@@ -66,6 +70,72 @@ enum Role {
     Generator(Region, usize),
 }
 
+/// Longest wait for the other side of a point (a thread that failed or was stopped never comes).
+const OVERLAP_PATIENCE: Duration = Duration::from_secs(1);
+
+/// Keeps each point's chase inside the generators' run. Counters only grow: the k-th point (from
+/// 1) has begun once `started` reaches k x generators, and is chased once `chased` reaches k.
+struct Overlap {
+    generators: usize,
+    started: AtomicUsize,
+    chased: AtomicUsize,
+}
+
+impl Overlap {
+    fn new(generators: usize) -> Self {
+        Overlap {
+            generators,
+            started: AtomicUsize::new(0),
+            chased: AtomicUsize::new(0),
+        }
+    }
+
+    /// The chaser's `k`-th point (counted from 1): its clock starts once every generator runs
+    /// that point, and the generators stop only after it has stopped.
+    fn chase(
+        &self,
+        k: usize,
+        time: Duration,
+        should_stop: &(dyn Fn() -> bool + Sync),
+        step: impl FnMut() -> f64,
+    ) -> Sample {
+        let want = k * self.generators;
+        wait_until(|| self.started.load(Ordering::Acquire) >= want, should_stop);
+        let sample = crew::timed(time, should_stop, step);
+        self.chased.fetch_max(k, Ordering::AcqRel);
+        sample
+    }
+
+    /// A generator's `k`-th point: at least `time`, and on until the chaser is done.
+    fn generate(
+        &self,
+        k: usize,
+        time: Duration,
+        should_stop: &(dyn Fn() -> bool + Sync),
+        mut step: impl FnMut() -> f64,
+    ) -> Sample {
+        let start = Instant::now();
+        self.started.fetch_add(1, Ordering::AcqRel);
+        let mut work = 0.0;
+        loop {
+            work += step();
+            let elapsed = start.elapsed();
+            let chased = self.chased.load(Ordering::Acquire) >= k;
+            if (elapsed >= time && chased) || should_stop() || elapsed >= time + OVERLAP_PATIENCE {
+                return Sample { work, elapsed };
+            }
+        }
+    }
+}
+
+/// Spins (yielding) until `ready`, a stop request, or [`OVERLAP_PATIENCE`].
+fn wait_until(ready: impl Fn() -> bool, should_stop: &(dyn Fn() -> bool + Sync)) {
+    let give_up = Instant::now() + OVERLAP_PATIENCE;
+    while !ready() && !should_stop() && Instant::now() < give_up {
+        std::thread::yield_now();
+    }
+}
+
 /// Runs the sweep.
 pub fn measure(
     cfg: &LoadedConfig,
@@ -73,17 +143,20 @@ pub fn measure(
 ) -> Result<LoadedResults> {
     let phases = phases(cfg.patterns.len());
     let pages = Mutex::new(Vec::new());
-    let setup = |i: usize| setup_role(cfg, i, &pages, should_stop);
-    let work = |_: usize, role: &mut Role, point: &Point| -> Sample {
+    let overlap = Overlap::new(cfg.cpus.len().saturating_sub(1));
+    let setup = |i: usize| setup_role(cfg, i, &pages, should_stop).map(|r| (r, 0usize));
+    let work = |_: usize, (role, done): &mut (Role, usize), point: &Point| -> Sample {
         let time = if point.warmup {
             cfg.warmup
         } else {
             cfg.point_time
         };
+        *done += 1;
+        let k = *done;
         match role {
             Role::Chaser(chains) => {
                 let (chain, pos) = &mut chains[point.pattern];
-                crew::timed(time, should_stop, || {
+                overlap.chase(k, time, should_stop, || {
                     chain.walk(pos, CHASE_BATCH);
                     (CHASE_BATCH * arch::CHASE_LOADS) as f64
                 })
@@ -91,7 +164,7 @@ pub fn measure(
             Role::Generator(region, next) => {
                 let kernel =
                     arch::loaded_kernel(point.delay).unwrap_or(arch::mix_kernel(Mix::TwoToOne));
-                crew::timed(time, should_stop, || {
+                overlap.generate(k, time, should_stop, || {
                     std::hint::black_box(region.run_blocks(kernel, *next, GEN_BATCH));
                     *next += GEN_BATCH;
                     (GEN_BATCH * BLOCK) as f64 * Mix::TwoToOne.traffic_factor()
@@ -215,6 +288,39 @@ mod tests {
             assert_eq!(rows[0].delay, 1);
             assert!(rows.iter().all(|r| r.ns > 0.0 && r.gib_s > 0.0));
             assert!(!page.is_empty());
+        }
+    }
+
+    #[test]
+    fn the_chase_runs_only_while_every_generator_runs() {
+        // Generators that start late (up to 30 ms) and a chaser whose clock would otherwise start
+        // at once: every chased step must fall inside every generator's run.
+        let overlap = Overlap::new(3);
+        let window = |k: usize, late_ms: u64| {
+            std::thread::sleep(Duration::from_millis(late_ms));
+            let first = Instant::now();
+            overlap.generate(k, Duration::from_millis(5), &|| false, || {
+                std::thread::sleep(Duration::from_micros(200));
+                1.0
+            });
+            (first, Instant::now())
+        };
+        for k in 1..=3 {
+            std::thread::scope(|scope| {
+                let gens: Vec<_> = [0, 10, 30]
+                    .into_iter()
+                    .map(|late| scope.spawn(move || window(k, late)))
+                    .collect();
+                let mut steps = Vec::new();
+                overlap.chase(k, Duration::from_millis(20), &|| false, || {
+                    steps.push(Instant::now());
+                    1.0
+                });
+                for g in gens {
+                    let (first, last) = g.join().unwrap();
+                    assert!(steps.iter().all(|t| *t >= first && *t <= last), "point {k}");
+                }
+            });
         }
     }
 
