@@ -249,6 +249,56 @@ pub fn working_sets(m: &MemoryPart, t: &Thresholds) -> Vec<Check> {
         .collect()
 }
 
+/// Whether each FullRandom chain lies on hugetlb pages, as mm-mem's (DCPerf's figure) does. On
+/// THP or 4 KiB pages a chase over the whole region pays TLB misses mm-mem's does not, so the
+/// figure is kept but flagged as not comparable.
+pub fn full_random_pages(m: &MemoryPart) -> Vec<Check> {
+    let chains = [
+        (
+            "idle_latency",
+            "idle",
+            m.page_size.idle_latency.get("FullRandom"),
+        ),
+        (
+            "loaded_latency",
+            "loaded",
+            m.page_size.delay_latency_bandwidth.get("FullRandom"),
+        ),
+    ];
+    chains
+        .into_iter()
+        .filter_map(|(rule, what, page)| {
+            let page = page?;
+            let name = format!("memory.full_random_pages:{rule}");
+            let hugetlb = matches!(page.as_str(), "1G" | "2M");
+            let c = if hugetlb {
+                check(
+                    &name,
+                    Status::Pass,
+                    None,
+                    0.0,
+                    format!("the {what} FullRandom chain is on {page} hugetlb pages, as mm-mem's"),
+                )
+            } else {
+                check(
+                    &name,
+                    Status::Warn,
+                    None,
+                    0.0,
+                    format!(
+                        "the {what} FullRandom chain is on {page} pages, not hugetlb pages as in \
+                         DCPerf's mm-mem run: TLB misses add to its latency, so it is not \
+                         comparable with DCPerf's figure; run as root with \
+                         --memory-reserve-hugepages (pools restored afterwards) or reserve 1 GiB \
+                         or 2 MiB pages in /sys/kernel/mm/hugepages beforehand"
+                    ),
+                )
+            };
+            Some(c.without_limit())
+        })
+        .collect()
+}
+
 /// A check per repeated figure (only when there were several repeats).
 pub fn repeat_spreads(m: &MemoryPart, t: &Thresholds) -> Vec<Check> {
     if m.repeats.count < 2 {
@@ -485,6 +535,36 @@ mod tests {
         sys.numa_nodes[1].cpu_count = 0;
         let c = numa_ratios(&slow, Some(&sys), &t);
         assert_eq!((c[0].status, c[0].limit), (Status::Pass, Some(4.0)));
+    }
+
+    #[test]
+    fn full_random_chains_off_hugetlb_pages_warn() {
+        let mut m = part();
+        assert!(
+            full_random_pages(&m).is_empty(),
+            "no FullRandom chain, no check"
+        );
+        m.page_size
+            .idle_latency
+            .insert("FullRandom".into(), "1G".into());
+        m.page_size
+            .delay_latency_bandwidth
+            .insert("FullRandom".into(), "2M (THP)".into());
+        let c = full_random_pages(&m);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].status, Status::Pass);
+        assert_eq!(c[1].status, Status::Warn);
+        assert!(
+            c[1].message.contains("--memory-reserve-hugepages"),
+            "{}",
+            c[1].message
+        );
+        for page in ["4K", "mixed", "4K+2M (THP 40%)"] {
+            m.page_size
+                .idle_latency
+                .insert("FullRandom".into(), page.into());
+            assert_eq!(full_random_pages(&m)[0].status, Status::Warn, "{page}");
+        }
     }
 
     #[test]

@@ -329,6 +329,7 @@ pub fn evaluate(doc: &Document, t: &Thresholds) -> Vec<Check> {
         checks.extend(memory::peak_vs_theoretical(m, system, t));
         checks.extend(memory::numa_ratios(m, system, t));
         checks.extend(memory::working_sets(m, t));
+        checks.extend(memory::full_random_pages(m));
         checks.extend(memory::repeat_spreads(m, t));
         checks.extend(memory::cache_steps(m, t));
     }
