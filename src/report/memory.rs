@@ -357,4 +357,36 @@ mod tests {
         let part = MemoryPart::from_results(&r, 2, &[]);
         assert_eq!(part.page_size.idle_latency["FullRandom"], "mixed");
     }
+
+    #[test]
+    fn dcperf_names_on_x86_and_aarch64() {
+        use crate::memory::loaded::{LoadedResults, SweepRow};
+        let row = |delay, gib_s, ns| SweepRow { delay, gib_s, ns };
+        let r = MemoryResults {
+            idle: vec![figure(0, "1G"), figure(1, "1G")],
+            loaded: LoadedResults {
+                sweeps: vec![(
+                    Pattern::FullRandom,
+                    vec![row(1, 10.0, 180.0), row(2048, 1.0, 120.0)],
+                    "1G".into(),
+                )],
+            },
+            ..Default::default()
+        };
+        let mut x86 = MemoryPart::from_results(&r, 2, &[]);
+        x86.add_dcperf_names(false);
+        assert_eq!(x86.delay_bandwidth_latency, x86.delay_latency_bandwidth);
+        assert!(!x86.delay_bandwidth_latency.contains_key("loaded_latency"));
+        assert_eq!(x86.idle_latency.avg_latency, None);
+
+        let mut arm = MemoryPart::from_results(&r, 2, &[]);
+        arm.add_dcperf_names(true);
+        let json = serde_json::to_value(&arm).unwrap();
+        // DCPerf's aarch64 tool: [delay, decimal MB/s, ns] rows and one idle figure.
+        let loaded = &json["delay_bandwidth_latency"]["loaded_latency"];
+        assert_eq!(loaded[0], serde_json::json!([1, 10737.4, 180.0]));
+        assert_eq!(loaded[1], serde_json::json!([2048, 1073.7, 120.0]));
+        assert_eq!(json["idle_latency"]["avg_latency"], 105.0);
+        assert!(json["delay_bandwidth_latency"]["FullRandom"].is_array());
+    }
 }

@@ -107,8 +107,13 @@ def missing_prerequisite(binary=None):
     """One line saying what is missing, or None."""
     if os.geteuid() != 0:
         return "the fleet tests need root (network namespaces, a bridge, tc, sshd)"
-    for tool, package in [("ip", "iproute2"), ("tc", "iproute2"), ("ss", "iproute2"),
-                          ("ssh", "openssh-client"), ("ssh-keygen", "openssh-client")]:
+    for tool, package in [
+        ("ip", "iproute2"),
+        ("tc", "iproute2"),
+        ("ss", "iproute2"),
+        ("ssh", "openssh-client"),
+        ("ssh-keygen", "openssh-client"),
+    ]:
         if not shutil.which(tool):
             return f"'{tool}' is missing: apt-get install -y --no-install-recommends {package}"
     if not os.access(SSHD, os.X_OK):
@@ -239,7 +244,11 @@ class Fleet:
         with open(self.work / f"sshd-{h.name}.log", "ab") as log:
             h.reaper = subprocess.Popen(
                 ["ip", "netns", "exec", h.ns, sys.executable, "-c", REAPER, SSHD, "-D", "-e", "-f", str(config)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+            )
 
     def wait_sshd(self, h, timeout=10):
         deadline = time.monotonic() + timeout
@@ -305,7 +314,8 @@ class Fleet:
         for group, members in (groups or {}).items():
             lines += ["", f"[{group}]"] + [h.name for h in members]
         lines += [
-            "", "[fleet:vars]",
+            "",
+            "[fleet:vars]",
             "ansible_user=root",
             f"ansible_ssh_private_key_file={self.work / 'id_ed25519'}",
             "ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null'",
@@ -322,20 +332,32 @@ class Fleet:
     def env(self):
         env = dict(os.environ)
         env.pop("HEALTH_CHECK_OPTS", None)
-        env.update({
-            "ANSIBLE_CONFIG": str(ANSIBLE_CFG),
-            "ANSIBLE_HOME": str(self.work / "ansible-home"),
-            "ANSIBLE_LOCAL_TEMP": str(self.work / "ansible-local"),
-            "ANSIBLE_HOST_KEY_CHECKING": "False",
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_FORCE_COLOR": "0",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "ANSIBLE_PLAYBOOK": ansible_playbook(),  # for ansible/fleet-run.sh
-        })
+        env.update(
+            {
+                "ANSIBLE_CONFIG": str(ANSIBLE_CFG),
+                "ANSIBLE_HOME": str(self.work / "ansible-home"),
+                "ANSIBLE_LOCAL_TEMP": str(self.work / "ansible-local"),
+                "ANSIBLE_HOST_KEY_CHECKING": "False",
+                "ANSIBLE_NOCOLOR": "1",
+                "ANSIBLE_FORCE_COLOR": "0",
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "ANSIBLE_PLAYBOOK": ansible_playbook(),  # for ansible/fleet-run.sh
+            }
+        )
         return env
 
-    def playbook_argv(self, *extra, mode="pairs", args="", run_id=None, groups=None, hosts=None,
-                      host_vars=None, extra_vars=None, playbook=None):
+    def playbook_argv(
+        self,
+        *extra,
+        mode="pairs",
+        args="",
+        run_id=None,
+        groups=None,
+        hosts=None,
+        host_vars=None,
+        extra_vars=None,
+        playbook=None,
+    ):
         """The command line of a run of ansible/fleet.yml (or of `playbook`, e.g. fleet-run.sh,
         which takes the same arguments without the playbook's path)."""
         inventory = self.inventory(groups=groups, hosts=hosts, host_vars=host_vars)
@@ -353,8 +375,15 @@ class Fleet:
 
     def playbook(self, *extra, timeout=600, **kw):
         """Runs ansible/fleet.yml (see playbook_argv); returns the CompletedProcess (text)."""
-        return subprocess.run(self.playbook_argv(*extra, **kw), check=False, capture_output=True, text=True,
-                              env=self.env(), timeout=timeout, cwd=self.work)
+        return subprocess.run(
+            self.playbook_argv(*extra, **kw),
+            check=False,
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            timeout=timeout,
+            cwd=self.work,
+        )
 
     def run_dirs(self):
         results = self.work / "results"

@@ -276,3 +276,108 @@ def test_cleanup_stops_a_daemonized_responder(dcperf_root, job, tmp_path):
         check=True,
         capture_output=True,
     )
+
+
+def test_cleanup_kills_a_responder_that_ignores_sigterm_and_says_so(dcperf_root, tmp_path):
+    """A responder deaf to SIGTERM gets SIGKILL after 5 s, and the message says which it took."""
+    out = dcperf_root / "benchmarks/health_check"
+    env = dict(os.environ, OUT=str(out), TMPDIR=str(tmp_path))
+    install = ["bash", "./packages/health_check/install_health_check.sh"]
+    subprocess.run(install, cwd=dcperf_root, env=env, check=True, capture_output=True)
+    # Stand-in for a stuck responder: `sleep` installed under our binary's name, started with
+    # SIGTERM ignored (an ignored signal survives exec).
+    real = out / "health_check.real"
+    os.replace(out / "health_check", real)
+    subprocess.run(["cp", "/bin/sleep", str(out / "health_check")], check=True)
+    deaf = subprocess.Popen(
+        ["bash", "-c", f"trap '' TERM; exec {out / 'health_check'} 300"],
+        start_new_session=True,
+    )
+    try:
+        time.sleep(0.2)
+        (tmp_path / f"health_check-responder-{free_port()}.pid").write_text(f"{deaf.pid}\n")
+        clean_env = {k: v for k, v in env.items() if k != "OUT"}
+        started = time.monotonic()
+        proc = subprocess.run(
+            ["bash", "./packages/health_check/cleanup_health_check.sh"],
+            cwd=dcperf_root,
+            env=clean_env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert deaf.wait(timeout=5) == -signal.SIGKILL
+        assert time.monotonic() - started >= 5
+        assert "ignored SIGTERM for 5 s; killed it with SIGKILL" in proc.stderr, proc.stderr
+        assert "stopped the responder" not in proc.stderr
+        assert not list(tmp_path.glob("health_check-responder-*.pid"))
+        assert not out.exists()
+    finally:
+        if deaf.poll() is None:
+            deaf.kill()
+        subprocess.run(install, cwd=dcperf_root, env=env, check=True, capture_output=True)
+
+
+def json_type(v):
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "number"
+    return {dict: "object", list: "array", str: "string", type(None): "null"}[type(v)]
+
+
+def key_paths(v, path=()):
+    """Every leaf of a JSON value as (path, type); arrays by their first element."""
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from key_paths(x, path + (k,))
+    elif isinstance(v, list) and v:
+        yield from key_paths(v[0], path + (0,))
+    else:
+        yield path, json_type(v)
+
+
+def lookup(v, path):
+    for step in path:
+        if isinstance(step, int):
+            if not isinstance(v, list) or not v:
+                return KeyError
+            v = v[0]
+        elif isinstance(v, dict) and step in v:
+            v = v[step]
+        else:
+            return KeyError
+    return v
+
+
+# Upstream paths ours cannot hold, with the reason: none. (The fixture is an x86_64 run; the
+# aarch64 names are checked in src/report/memory.rs, `dcperf_names_on_x86_and_aarch64`.)
+NOT_APPLICABLE: dict[tuple, str] = {}
+
+
+def test_every_upstream_metric_path_is_in_our_metrics(dcperf_root, job):
+    """Dashboards built on real DCPerf runs read ours: every key path of a real upstream run's
+    metrics (tests/fixtures/upstream-health-check-metrics.json, same machine) is in our
+    benchpress metrics with the same JSON type."""
+    upstream = json.loads((REPO / "tests/fixtures/upstream-health-check-metrics.json").read_text())["metrics"]
+    _, argv = role_argv(job, "server", {"clients": "127.0.0.1"})
+    opts = f"--profile quick --sleep-time 0.5 --memory-tests idle,peak,memcpy,loaded --port {free_port()}"
+    code, stdout, stderr = run_job(dcperf_root, argv, opts, timeout=180)
+    assert code == 0, "\n".join(stderr)
+    ours = load_parser(dcperf_root).parse(stdout, stderr, code)
+    missing = []
+    for path, kind in key_paths(upstream):
+        if path in NOT_APPLICABLE:
+            continue
+        found = lookup(ours, path)
+        if found is KeyError:
+            missing.append(f"{path}: absent")
+        elif json_type(found) != kind:
+            missing.append(f"{path}: {json_type(found)}, upstream {kind}")
+    assert not missing, missing
+    # The names DCPerf's parser writes carry the same values as ours.
+    assert ours["iperf3_bandwidth"][0]["bandwidth"] == ours["iperf3 bandwidth"][0]["bandwidth"]
+    mem = ours["memory"]
+    assert mem["delay_bandwidth_latency"] == mem["delay_latency_bandwidth"]

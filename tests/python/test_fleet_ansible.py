@@ -42,6 +42,7 @@ sched = load_schedule_module()
 
 # ---------------------------------------------------------------- the schedule, in plain Python
 
+
 def busy_hosts(rnd):
     return [h for leader, peers in rnd.items() for h in [leader, *peers]]
 
@@ -98,6 +99,7 @@ def test_addresses_are_taken_as_given_or_resolved_on_the_controller():
 
 # ---------------------------------------------------------------- a real fleet
 
+
 def need(reason):
     if reason:
         (pytest.fail if REQUIRE_ALL else pytest.skip)(reason)
@@ -148,8 +150,21 @@ def plant_leftover_responder(fleet, h):
     """A responder as an interrupted run would leave it: running, with its pid file in place."""
     work = fleet.remote_dir(h)
     work.mkdir(parents=True, exist_ok=True)
-    fleet.exec(h, [fleet.binary, "-r", "client", "--daemon", "--port", "5201", "--pid-file",
-                   str(work / "responder.pid"), "--idle-timeout", "600"])
+    fleet.exec(
+        h,
+        [
+            fleet.binary,
+            "-r",
+            "client",
+            "--daemon",
+            "--port",
+            "5201",
+            "--pid-file",
+            str(work / "responder.pid"),
+            "--idle-timeout",
+            "600",
+        ],
+    )
     assert 5201 in fleet.listening_ports(h)
 
 
@@ -175,8 +190,12 @@ def pairs_run(fleet):
     h3, h4 = fleet.hosts[2], fleet.hosts[3]
     fleet.stop_sshd(h4)
     try:
-        proc = fleet.playbook(mode="pairs", args=QUICK_ARGS, extra_vars=QUICK,
-                              host_vars={"h3": {"health_check_remote_dir": "/proc/health_check-cannot-exist"}})
+        proc = fleet.playbook(
+            mode="pairs",
+            args=QUICK_ARGS,
+            extra_vars=QUICK,
+            host_vars={"h3": {"health_check_remote_dir": "/proc/health_check-cannot-exist"}},
+        )
     finally:
         fleet.start_sshd(h4)
         fleet.wait_sshd(h4)
@@ -188,10 +207,10 @@ def pairs_run(fleet):
 def test_pairs_gathers_every_live_host_and_records_why_the_others_have_none(fleet, pairs_run):
     proc, run, report, h3, _ = pairs_run
     assert "h1 (" in (run / "plan.txt").read_text()
-    assert "h2 (" in (run / "plan.txt").read_text() and "h4" not in (run / "plan.txt").read_text(), \
+    assert "h2 (" in (run / "plan.txt").read_text() and "h4" not in (run / "plan.txt").read_text(), (
         "the unreachable host is left out of the schedule"
-    assert sorted(p.name for p in run.glob("*.json")) == ["fleet.json", "h1.json", "h2.json", "h3.json",
-                                                         "h4.json"]
+    )
+    assert sorted(p.name for p in run.glob("*.json")) == ["fleet.json", "h1.json", "h2.json", "h3.json", "h4.json"]
     for name in ("h1", "h2"):
         doc = json.loads((run / f"{name}.json").read_text())
         assert doc["health_check"]["sections"]["system"] == "ok"
@@ -207,9 +226,13 @@ def test_pairs_gathers_every_live_host_and_records_why_the_others_have_none(flee
     assert "work directory" in failed and "/proc/health_check-cannot-exist" in failed, failed
     machines = {m["label"]: m for m in report["machines"]}
     assert set(machines) == {"h1", "h2", "h3", "h4"}
-    assert machines["h1"]["status"] not in ("failed", "unreadable") and machines["h2"]["status"] not in ("failed", "unreadable")
-    assert machines["h3"]["status"] == "failed" and machines["h4"]["status"] == "failed", \
+    assert machines["h1"]["status"] not in ("failed", "unreadable") and machines["h2"]["status"] not in (
+        "failed",
+        "unreadable",
+    )
+    assert machines["h3"]["status"] == "failed" and machines["h4"]["status"] == "failed", (
         "a host without a document is never counted as healthy"
+    )
     assert "no document from h4: unreachable" in proc.stdout, "the summary names the missing hosts"
     assert (run / "report.html").stat().st_size > 0
     assert_no_responder_left(fleet)
@@ -227,7 +250,9 @@ def mesh_run(fleet, pairs_run):
     plant_leftover_responder(fleet, fleet.hosts[0])
     fleet.shape(slow, "200mbit")
     try:
-        proc = fleet.playbook(mode="mesh", args=QUICK_ARGS, extra_vars={**QUICK, "health_check_baseline": str(baseline)})
+        proc = fleet.playbook(
+            mode="mesh", args=QUICK_ARGS, extra_vars={**QUICK, "health_check_baseline": str(baseline)}
+        )
     finally:
         fleet.shape(slow, "1gbit")
     assert proc.returncode == 0, output(proc)
@@ -237,8 +262,7 @@ def mesh_run(fleet, pairs_run):
 
 def test_mesh_gives_a_complete_matrix_in_lockstep_rounds_and_flags_the_slow_host(fleet, mesh_run):
     _, run, report, slow = mesh_run
-    assert sorted(p.name for p in run.glob("*.json")) == ["fleet.json", "h1.json", "h2.json", "h3.json",
-                                                         "h4.json"]
+    assert sorted(p.name for p in run.glob("*.json")) == ["fleet.json", "h1.json", "h2.json", "h3.json", "h4.json"]
     matrix = report["matrix"]
     assert matrix["machines"] == ["h1", "h2", "h3", "h4"], "machines named by inventory names"
     n = len(matrix["machines"])
@@ -251,14 +275,16 @@ def test_mesh_gives_a_complete_matrix_in_lockstep_rounds_and_flags_the_slow_host
         for j in range(n):
             if i != j:
                 bw = matrix["bandwidth_gbps"][i][j]
-                assert (bw < 0.21) if slow.name in (matrix["machines"][i], matrix["machines"][j]) else bw > 0.8, \
+                assert (bw < 0.21) if slow.name in (matrix["machines"][i], matrix["machines"][j]) else bw > 0.8, (
                     f"bandwidth {matrix['machines'][i]} -> {matrix['machines'][j]}: {bw}"
+                )
 
     # The slow host is flagged on bandwidth, as the side at fault.
     machines = {m["label"]: m for m in report["machines"]}
     assert machines[slow.name]["status"] == "fail", machines[slow.name]
-    assert any(f["machine"] == slow.name and f["figure"].startswith("network.bandwidth")
-               for f in report["findings"]), json.dumps(report["findings"], indent=1)
+    assert any(f["machine"] == slow.name and f["figure"].startswith("network.bandwidth") for f in report["findings"]), (
+        json.dumps(report["findings"], indent=1)
+    )
 
     # The baseline was copied beside the documents and judged every machine.
     assert (run / "baseline.yml").exists()
@@ -276,8 +302,9 @@ def test_mesh_gives_a_complete_matrix_in_lockstep_rounds_and_flags_the_slow_host
         assert max(when(t["start"]) for t in tests) < min(when(t["end"]) for t in tests), f"round {r} not at once"
         if r < 3:
             nxt = [t for t in timeline["tests"] if t["round"] == r + 1]
-            assert max(when(t["end"]) for t in tests) <= min(when(t["start"]) for t in nxt), \
+            assert max(when(t["end"]) for t in tests) <= min(when(t["start"]) for t in nxt), (
                 f"round {r + 1} started before round {r} ended: {timeline['tests']}"
+            )
     assert timeline["network_phase"]["seconds"] > 0
 
     # The responder planted in h1 was stopped by its pid file; nothing is left anywhere.
@@ -300,15 +327,27 @@ def test_the_fleet_report_gives_the_reason_a_host_has_no_document(pairs_run):
 def test_an_interrupted_run_stops_its_responders(fleet):
     """fleet-run.sh: Ctrl-C during the network phase, then the responders are stopped (--tags stop;
     ansible-playbook itself skips always: sections when interrupted)."""
-    argv = fleet.playbook_argv(mode="mesh", args="--only system,network --iperf-time 30", extra_vars=QUICK,
-                               playbook=fh.REPO / "ansible" / "fleet-run.sh")
-    proc = subprocess.Popen(argv, env=fleet.env(), cwd=fleet.work, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    argv = fleet.playbook_argv(
+        mode="mesh",
+        args="--only system,network --iperf-time 30",
+        extra_vars=QUICK,
+        playbook=fh.REPO / "ansible" / "fleet-run.sh",
+    )
+    proc = subprocess.Popen(
+        argv,
+        env=fleet.env(),
+        cwd=fleet.work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
             if all(5201 in fleet.listening_ports(h) for h in fleet.hosts) and any(
-                    len(health_check_pids(fleet, h)) > 1 for h in fleet.hosts):
+                len(health_check_pids(fleet, h)) > 1 for h in fleet.hosts
+            ):
                 break  # every responder is up and a round's test is running
             time.sleep(0.3)
         else:
