@@ -115,16 +115,6 @@ impl Profile {
         }
     }
 
-    /// Seconds of the reverse bandwidth test (ours, not DCPerf's: the standard profile keeps it
-    /// short so the whole run stays within half of DCPerf's time).
-    pub fn iperf_reverse_seconds(self) -> u32 {
-        match self {
-            Profile::Standard => 5,
-            Profile::Quick => 2,
-            Profile::Thorough => 30,
-        }
-    }
-
     /// Seconds of the forward bandwidth test (DCPerf: iperf3's default 10 s).
     pub fn iperf_seconds(self) -> u32 {
         match self {
@@ -768,11 +758,8 @@ fn network_config(
         bandwidth: Some(BandwidthConfig {
             streams,
             seconds,
-            reverse_seconds: match (net.no_reverse, net.iperf_time) {
-                (true, _) => 0,
-                (false, Some(_)) => seconds,
-                (false, None) => profile.iperf_reverse_seconds(),
-            },
+            // As long as the forward test, or `reverse_symmetry` compares unequal windows.
+            reverse_seconds: if net.no_reverse { 0 } else { seconds },
             aggregate: true,
         }),
         resolve_timeout: Duration::from_secs(5),

@@ -14,6 +14,9 @@ pub struct Link {
     pub speed_gbps: Option<f64>,
     /// MTU in bytes.
     pub mtu: Option<u32>,
+    /// Backed by a device (a NIC): its speed is a wire's. A virtual device (veth, bridge, tun)
+    /// reports a nominal speed (veth: 10 Gbit/s) that bounds nothing.
+    pub physical: bool,
 }
 
 /// Finds the interface the kernel would use to reach `target`.
@@ -27,6 +30,7 @@ pub fn egress_link(target: IpAddr) -> Option<Link> {
             .filter(|&mbps| mbps > 0)
             .map(|mbps| mbps as f64 / 1000.0),
         mtu: sys("mtu").and_then(|t| t.trim().parse().ok()),
+        physical: std::path::Path::new(&format!("/sys/class/net/{interface}/device")).exists(),
         interface,
     })
 }
@@ -80,5 +84,6 @@ mod tests {
         assert_eq!(link.interface, "lo");
         assert_eq!(link.speed_gbps, None);
         assert_eq!(link.mtu, Some(65536));
+        assert!(!link.physical);
     }
 }

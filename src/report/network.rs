@@ -147,29 +147,46 @@ fn fill_forward(e: &mut BandwidthEntry, r: &TestReport) {
     e.interrupted = r.interrupted;
 }
 
-/// The all-at-once figure.
+/// The all-at-once figure: every working client's bytes in the window where all of them ran.
 pub fn aggregate_entry(agg: &Aggregate, streams: u32) -> AggregateEntry {
-    let per_client: Vec<Option<f64>> = agg
-        .outcomes
-        .iter()
-        .map(|o| o.as_ref().ok().and_then(|r| gbps(r.receiver_gbps())))
-        .collect();
     let errors: Vec<String> = agg
         .clients
         .iter()
         .zip(&agg.outcomes)
         .filter_map(|(c, o)| o.as_ref().err().map(|e| format!("{c}: {e}")))
         .collect();
-    let sum: f64 = per_client.iter().flatten().sum();
+    let (per_client, bandwidth, window_seconds, note) = match &agg.window {
+        Ok(w) => {
+            let mut rates = w.gbps().into_iter();
+            let per_client: Vec<Option<f64>> = agg
+                .outcomes
+                .iter()
+                .map(|o| o.as_ref().ok().and_then(|_| rates.next()).and_then(gbps))
+                .collect();
+            let sum: f64 = per_client.iter().flatten().sum();
+            let any = per_client.iter().any(Option::is_some);
+            (
+                per_client,
+                any.then(|| round_to(sum, 3)),
+                Some(round_to(w.seconds, 3)),
+                None,
+            )
+        }
+        Err(why) => (
+            agg.outcomes.iter().map(|_| None).collect(),
+            None,
+            None,
+            Some(why.clone()),
+        ),
+    };
     AggregateEntry {
-        bandwidth: per_client
-            .iter()
-            .any(Option::is_some)
-            .then(|| round_to(sum, 3)),
+        bandwidth,
         unit: Gbps::Word,
         clients: agg.clients.clone(),
         per_client_gbps: per_client,
         streams,
+        window_seconds,
+        note,
         errors,
     }
 }

@@ -450,21 +450,28 @@ pub struct BandwidthEntry {
     pub reverse_error: Option<String>,
 }
 
-/// All clients at once: the sum of the receivers' goodput, Gbit/s.
+/// All clients at once: the sum of every client's rate in the window where all of them ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct AggregateEntry {
-    /// Sum of receiver goodput over the clients whose test worked, Gbit/s.
+    /// Sum over the clients whose test worked of their rate in the common window, Gbit/s;
+    /// null when no test worked or the tests did not run together long enough (see `note`).
     #[schemars(required, transform = nullable)]
     pub bandwidth: Option<f64>,
     /// Always `Gbps`.
     pub unit: Gbps,
     /// The clients tested together.
     pub clients: Vec<String>,
-    /// Each client's share, Gbit/s (null where its test failed).
+    /// Each client's rate in the common window, Gbit/s (null where its test failed).
     pub per_client_gbps: Vec<Option<f64>>,
     /// Streams per client.
     pub streams: u32,
+    /// The common window: from 0.5 s after the last test started to the first test's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_seconds: Option<f64>,
+    /// Why there is no figure, when the tests did not run together long enough.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Errors of the clients whose test failed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,

@@ -114,6 +114,9 @@ pub struct TestReport {
     pub interrupted: bool,
     /// The responder's `health_check <version>`, when the peer is ours (stock iperf3 says nothing).
     pub peer_version: Option<String>,
+    /// This end's byte count (sent, or received in reverse) sampled every ~50 ms through the
+    /// data phase, so tests run side by side can be summed over one common window.
+    pub timeline: Vec<(Instant, u64)>,
 }
 
 fn gbps(bytes: u64, seconds: f64) -> f64 {
@@ -261,6 +264,7 @@ fn run_test_once(
     let phase = run_data_phase(&ctrl, &streams, spec, t0, timeouts, should_stop)?;
     let (elapsed, interrupted) = (phase.elapsed, phase.interrupted);
     let local = local_results(&streams, &phase.bytes, direction, elapsed, &cpu);
+    let timeline = phase.timeline;
     expect(&ctrl, timeouts, State::ExchangeResults, "EXCHANGE_RESULTS")?;
     write_json(&mut Deadline::new(&ctrl, timeouts.control), &local)?;
     let remote: Results = read_json(
@@ -276,7 +280,7 @@ fn run_test_once(
         &mut Deadline::new(&ctrl, timeouts.control),
         State::IperfDone,
     );
-    report(addr, spec, &local, &remote, elapsed, interrupted)
+    report(addr, spec, &local, &remote, elapsed, interrupted).map(|r| TestReport { timeline, ..r })
 }
 
 fn expect(
@@ -322,6 +326,8 @@ struct DataPhase {
     interrupted: bool,
     /// Each stream's bytes at the moment the test ended.
     bytes: Vec<u64>,
+    /// All streams' bytes sampled through the phase.
+    timeline: Vec<(Instant, u64)>,
 }
 
 /// Moves data for the test's length (or until stopped), then at once sends TEST_END: the server
@@ -343,11 +349,16 @@ fn run_data_phase(
             let (counting, stop) = (&counting, &stop);
             scope.spawn(move || s.run(spec.block, counting, stop, None));
         }
-        let outcome = watch_control(ctrl, t0, length, should_stop);
+        let mut timeline = Vec::with_capacity(length.as_millis() as usize / 50 + 8);
+        let total = || streams.iter().map(|s| s.bytes()).sum::<u64>();
+        let outcome = watch_control(ctrl, t0, length, should_stop, &mut || {
+            timeline.push((Instant::now(), total()));
+        });
         counting.store(false, Ordering::Relaxed);
         stop.store(true, Ordering::Relaxed);
         let elapsed = t0.elapsed();
-        let bytes = streams.iter().map(|s| s.bytes()).collect();
+        let bytes: Vec<u64> = streams.iter().map(|s| s.bytes()).collect();
+        timeline.push((Instant::now(), bytes.iter().sum()));
         // Wake senders blocked in write(2); what they queued still drains to the server.
         for s in streams.iter().filter(|s| s.direction == Direction::Send) {
             let _ = s.socket.shutdown(std::net::Shutdown::Write);
@@ -358,19 +369,23 @@ fn run_data_phase(
             elapsed,
             interrupted,
             bytes,
+            timeline,
         })
     })
 }
 
-/// Waits until the test's end, watching the control connection for the server's messages.
+/// Waits until the test's end, watching the control connection for the server's messages and
+/// calling `sample` at every poll.
 fn watch_control(
     ctrl: &TcpStream,
     t0: Instant,
     length: Duration,
     should_stop: &(dyn Fn() -> bool + Sync),
+    sample: &mut dyn FnMut(),
 ) -> Result<bool, ProtocolError> {
     let poll = Duration::from_millis(50);
     loop {
+        sample();
         let left = length.saturating_sub(t0.elapsed());
         if left.is_zero() {
             return Ok(false);
@@ -534,6 +549,7 @@ fn report(
         streams: spec.streams,
         interrupted,
         peer_version: remote.health_check_version.clone(),
+        timeline: Vec::new(),
     })
 }
 

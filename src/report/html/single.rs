@@ -373,9 +373,15 @@ fn network(doc: &Document) -> String {
     if let Some(a) = &doc.network_aggregate {
         let _ = writeln!(
             out,
-            "<p>All {} clients at once: <b>{} Gbit/s</b></p>",
+            "<p>All {} clients at once: <b>{} Gbit/s</b>{}{}</p>",
             a.clients.len(),
-            num(a.bandwidth)
+            num(a.bandwidth),
+            a.window_seconds.map_or(String::new(), |w| format!(
+                " over the {w} s all ran together"
+            )),
+            a.note
+                .as_deref()
+                .map_or(String::new(), |n| format!(" ({})", escape(n)))
         );
     }
     if let Some(pings) = &doc.ping {
