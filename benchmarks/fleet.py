@@ -7,7 +7,10 @@ json.load of the same files (the cost of only reading them). Prints, per N, the 
 to the anchor, and the peak RSS per document, so growth with N can be read off (linear: RSS per
 document flat; quadratic: it grows with N).
 
-Goal (issue 9): 10,000 documents in under 5 s each here, memory growing with the figures.
+Also times `health_check report DIR --html` (the fleet's page) and prints the page's size.
+
+Goals: 10,000 documents in under 5 s each here, memory growing with the figures (issue 9); the
+HTML page for 1,000 machines in under 3 s and under 5 MB (issue 11).
 
 Usage: benchmarks/fleet.py [--sizes 1000,10000] [--rounds 3]
 Needs a release build (cargo build --release --locked)."""
@@ -82,8 +85,9 @@ def main():
             d.mkdir()
             make_fleet(d, n)
             out = pathlib.Path(tmp) / "baseline.yaml"
-            rows = {"compare": [], "baseline": [], "json.load": []}
-            rss = {"compare": 0.0, "baseline": 0.0}
+            html = pathlib.Path(tmp) / "fleet.html"
+            rows = {"compare": [], "baseline": [], "report": [], "json.load": []}
+            rss = {"compare": 0.0, "baseline": 0.0, "report": 0.0}
             for _ in range(args.rounds):
                 s, m = timed([str(BINARY), "compare", str(d)])
                 rows["compare"].append(s)
@@ -91,15 +95,19 @@ def main():
                 s, m = timed([str(BINARY), "baseline", str(d), "-o", str(out)])
                 rows["baseline"].append(s)
                 rss["baseline"] = max(rss["baseline"], m)
+                s, m = timed([str(BINARY), "report", str(d), "--html", str(html)])
+                rows["report"].append(s)
+                rss["report"] = max(rss["report"], m)
                 rows["json.load"].append(anchor(d))
             ref = statistics.median(rows["json.load"])
-            for what in ["compare", "baseline"]:
+            for what in ["compare", "baseline", "report"]:
                 med = statistics.median(rows[what])
                 print(
                     f"{n:>6} {what:<9} {med:>9.2f} {med / ref:>12.2f} {rss[what]:>9.0f} "
                     f"{rss[what] * 1024 / n:>8.1f}"
                 )
             print(f"{n:>6} {'json.load':<9} {ref:>9.2f} {1.0:>12.2f}")
+            print(f"{n:>6} HTML page: {html.stat().st_size / 1e6:.2f} MB")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 //! - `cli`: flags, usage errors, exit codes, --output, --envelope, --strict.
 //! - `argv`: benchpress's whitespace-split client lists (`docs/benchpress.md`), table-driven.
 //! - `json_contract`: every document validates against the schema and reads back into test types.
-//! - `fleet`: compare and baseline over every document form and over real degraded runs.
+//! - `fleet`: compare and baseline over every document form and real runs (`fleet_util`: helpers;
+//!   runs degraded by real means are in tests/fleet_degraded.rs, alone in its binary).
 //! - `hostile`: inputs a hostile tester tried (issue 14), each fixed and held here.
 //! - `interrupt`: SIGINT/SIGTERM mid-run still give a valid document.
 //! - `jobs_yaml`: our jobs/ files hold DCPerf's exact entries.
@@ -22,6 +23,7 @@
 mod argv;
 mod cli;
 mod fleet;
+mod fleet_util;
 mod hostile;
 mod interrupt;
 mod jobs_yaml;

@@ -168,6 +168,7 @@ impl TestCgroup {
     }
 
     /// A cgroup whose tasks get `percent` % of one CPU (CFS quota).
+    #[allow(dead_code)] // tests/fleet_degraded.rs
     pub fn cpu(test: &str, percent: u32) -> Option<TestCgroup> {
         let cg = Self::create(test, "cpu", None)?;
         let quota = 1000 * percent;
