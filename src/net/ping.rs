@@ -263,7 +263,7 @@ mod tests {
     #[test]
     fn loopback_answers_every_request() {
         let r = ping_one("127.0.0.1:0".parse().unwrap(), 0, &cfg(), &|| false);
-        assert_eq!(r.sent, 3);
+        assert_eq!(r.sent, 3, "{r:?}");
         assert_eq!(r.rtts_ms.len(), 3, "{r:?}");
         assert!(r.rtts_ms.iter().all(|&ms| ms > 0.0 && ms < 100.0));
     }
