@@ -380,7 +380,9 @@ pub fn umask() -> u32 {
         use nix::sys::stat::{Mode, umask};
         let old = umask(Mode::from_bits_truncate(0o022));
         umask(old);
-        old.bits()
+        // mode_t is u32 on Linux, u16 on macOS.
+        #[allow(clippy::useless_conversion)]
+        u32::from(old.bits())
     })
 }
 
