@@ -222,7 +222,8 @@ pub fn link_efficiency(b: &BandwidthEntry, t: &Thresholds) -> Check {
             None,
             limit,
             format!(
-                "'{}': interface '{iface}' reports no link speed, so efficiency cannot be judged",
+                "'{}': interface '{iface}' has no wire speed (loopback, or a virtual device such as \
+                 a veth or bridge, whose reported speed is nominal), so efficiency cannot be judged",
                 b.hostname
             ),
         );

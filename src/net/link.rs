@@ -3,6 +3,7 @@
 //! `/sys/class/net/<if>/speed` (Mbit/s) and MTU, and the most TCP goodput that link can carry.
 
 use crate::system::parse::parse_int;
+use crate::system::source::{HostFs, Source};
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 
 /// The egress interface towards a client.
@@ -10,29 +11,47 @@ use std::net::{IpAddr, SocketAddr, UdpSocket};
 pub struct Link {
     /// Interface name.
     pub interface: String,
-    /// Negotiated speed, Gbit/s; `None` for loopback and virtual devices that report none.
+    /// The wire's negotiated speed, Gbit/s (see [`wire_speed_gbps`]); `None` for loopback and
+    /// other virtual devices.
     pub speed_gbps: Option<f64>,
     /// MTU in bytes.
     pub mtu: Option<u32>,
-    /// Backed by a device (a NIC): its speed is a wire's. A virtual device (veth, bridge, tun)
-    /// reports a nominal speed (veth: 10 Gbit/s) that bounds nothing.
-    pub physical: bool,
 }
 
 /// Finds the interface the kernel would use to reach `target`.
 pub fn egress_link(target: IpAddr) -> Option<Link> {
     let local = local_address_towards(target)?;
     let interface = interface_with_address(local)?;
-    let sys = |f: &str| std::fs::read_to_string(format!("/sys/class/net/{interface}/{f}")).ok();
     Some(Link {
-        speed_gbps: sys("speed")
-            .and_then(|t| parse_int(&t))
-            .filter(|&mbps| mbps > 0)
-            .map(|mbps| mbps as f64 / 1000.0),
-        mtu: sys("mtu").and_then(|t| t.trim().parse().ok()),
-        physical: std::path::Path::new(&format!("/sys/class/net/{interface}/device")).exists(),
+        speed_gbps: wire_speed_gbps(&HostFs, &interface),
+        mtu: HostFs
+            .read(&format!("/sys/class/net/{interface}/mtu"))
+            .and_then(|t| t.trim().parse().ok()),
         interface,
     })
+}
+
+/// The interface's speed when it is a wire's, Gbit/s: a NIC's (a `device` in sysfs, paravirtual
+/// ones included), or that of a bond, VLAN or team, whose speed the kernel takes from the NICs
+/// beneath. Other virtual devices report a nominal figure that bounds nothing (a veth says
+/// 10 Gbit/s and carries 30 between two namespaces; a tun says 10 Mbit/s): `None`.
+pub fn wire_speed_gbps(src: &dyn Source, interface: &str) -> Option<f64> {
+    let base = format!("/sys/class/net/{interface}");
+    let over_nics = src
+        .read(&format!("{base}/uevent"))
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("DEVTYPE="))
+                .map(|d| matches!(d.trim(), "bond" | "vlan" | "team"))
+        })
+        .unwrap_or(false);
+    if !over_nics && src.list(&format!("{base}/device")).is_empty() {
+        return None;
+    }
+    src.read(&format!("{base}/speed"))
+        .and_then(|t| parse_int(&t))
+        .filter(|&mbps| mbps > 0)
+        .map(|mbps| mbps as f64 / 1000.0)
 }
 
 fn local_address_towards(target: IpAddr) -> Option<IpAddr> {
@@ -84,6 +103,48 @@ mod tests {
         assert_eq!(link.interface, "lo");
         assert_eq!(link.speed_gbps, None);
         assert_eq!(link.mtu, Some(65536));
-        assert!(!link.physical);
+    }
+
+    #[test]
+    fn only_a_wire_has_a_speed() {
+        use crate::system::source::FakeFs;
+        let mut fs = FakeFs::new();
+        let net = "/sys/class/net";
+        fs.insert(format!("{net}/eth0/speed"), "25000\n")
+            .insert(format!("{net}/eth0/device/vendor"), "0x15b3\n")
+            .insert(format!("{net}/eth0/uevent"), "INTERFACE=eth0\nIFINDEX=2\n")
+            .insert(format!("{net}/bond0/speed"), "50000\n")
+            .insert(
+                format!("{net}/bond0/uevent"),
+                "DEVTYPE=bond\nINTERFACE=bond0\n",
+            )
+            .insert(format!("{net}/eth0.7/speed"), "25000\n")
+            .insert(
+                format!("{net}/eth0.7/uevent"),
+                "DEVTYPE=vlan\nINTERFACE=eth0.7\n",
+            )
+            .insert(format!("{net}/veth0/speed"), "10000\n")
+            .insert(
+                format!("{net}/veth0/uevent"),
+                "INTERFACE=veth0\nIFINDEX=9\n",
+            )
+            .insert(format!("{net}/br0/speed"), "10000\n")
+            .insert(
+                format!("{net}/br0/uevent"),
+                "DEVTYPE=bridge\nINTERFACE=br0\n",
+            )
+            .insert(format!("{net}/eth1/speed"), "-1\n")
+            .insert(format!("{net}/eth1/device/vendor"), "0x8086\n");
+        assert_eq!(wire_speed_gbps(&fs, "eth0"), Some(25.0));
+        assert_eq!(wire_speed_gbps(&fs, "bond0"), Some(50.0));
+        assert_eq!(wire_speed_gbps(&fs, "eth0.7"), Some(25.0));
+        assert_eq!(
+            wire_speed_gbps(&fs, "veth0"),
+            None,
+            "a veth's 10 Gbit/s is nominal"
+        );
+        assert_eq!(wire_speed_gbps(&fs, "br0"), None);
+        assert_eq!(wire_speed_gbps(&fs, "eth1"), None, "no link: -1");
+        assert_eq!(wire_speed_gbps(&fs, "missing"), None);
     }
 }

@@ -302,10 +302,10 @@ fn within_link(
     }
 }
 
-/// Says how `gbps` exceeds a physical link's speed (5 % allowed for clock skew); a virtual
-/// device's nominal speed bounds nothing (two namespaces move 30 Gbit/s over a "10 Gbit/s" veth).
+/// Says how `gbps` exceeds the link's wire speed (5 % allowed for clock skew); loopback and
+/// virtual devices have none (see [`link::wire_speed_gbps`]).
 fn beyond_link(gbps: f64, link: Option<&Link>) -> Option<String> {
-    let link = link.filter(|l| l.physical)?;
+    let link = link?;
     let speed = link.speed_gbps?;
     (gbps > speed * 1.05).then(|| {
         format!(
@@ -413,31 +413,30 @@ fn all_at_once(
 mod tests {
     use super::*;
 
-    fn link(physical: bool) -> Link {
+    fn link(speed_gbps: Option<f64>) -> Link {
         Link {
             interface: "eth0".into(),
-            speed_gbps: Some(10.0),
+            speed_gbps,
             mtu: Some(1500),
-            physical,
         }
     }
 
     #[test]
-    fn only_a_physical_links_speed_bounds_the_goodput() {
-        let what = beyond_link(30.8, Some(&link(true))).unwrap();
+    fn only_a_wire_speed_bounds_the_goodput() {
+        let what = beyond_link(30.8, Some(&link(Some(10.0)))).unwrap();
         assert!(
             what.contains("30.800 Gbit/s over a 10 Gbit/s link (eth0)"),
             "{what}"
         );
         assert_eq!(
-            beyond_link(10.4, Some(&link(true))),
+            beyond_link(10.4, Some(&link(Some(10.0)))),
             None,
             "5 % for clock skew"
         );
         assert_eq!(
-            beyond_link(30.8, Some(&link(false))),
+            beyond_link(30.8, Some(&link(None))),
             None,
-            "veth's 10 Gbit/s is nominal"
+            "a veth: no wire speed"
         );
         assert_eq!(beyond_link(30.8, None), None);
     }

@@ -346,7 +346,7 @@ fn network(doc: &Document) -> String {
         for e in entries {
             let link = match (&e.interface, e.link_speed_gbps) {
                 (Some(i), Some(s)) => format!("{i} {s} Gbit/s"),
-                (Some(i), None) => format!("{i} (no speed)"),
+                (Some(i), None) => format!("{i} (no wire speed)"),
                 _ => "-".into(),
             };
             let error = [e.error.as_deref(), e.reverse_error.as_deref()]
