@@ -86,7 +86,7 @@ pub struct Aggregate {
     pub outcomes: Vec<TestOutcome>,
     /// The working tests' bytes in the window where all of them ran (in the order of the
     /// clients whose test worked), or why there is none.
-    pub window: Result<window::CommonWindow, String>,
+    pub window: Result<window::CommonWindow, window::WindowError>,
 }
 
 /// The section's results.

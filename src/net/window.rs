@@ -5,6 +5,7 @@
 //! to fill.
 
 use std::time::{Duration, Instant};
+use thiserror::Error;
 
 /// Time after the last test started before the window opens.
 pub const SETTLE: Duration = Duration::from_millis(500);
@@ -28,6 +29,30 @@ impl CommonWindow {
     }
 }
 
+/// Why no common window could be read.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum WindowError {
+    /// No test worked.
+    #[error("no test worked, so there is no window to read")]
+    NoTests,
+    /// A test's timeline holds fewer than two samples.
+    #[error("a test recorded no progress to place in time")]
+    NoProgress,
+    /// The tests overlapped too briefly.
+    #[error(
+        "the tests ran together for only {together:.1} s after {settle:.1} s to settle (at least \
+         {needed:.1} s needed), so no figure is given for all at once"
+    )]
+    TooShort {
+        /// Seconds all tests ran at once.
+        together: f64,
+        /// Seconds left out for ramp-up.
+        settle: f64,
+        /// Seconds the window must last.
+        needed: f64,
+    },
+}
+
 /// The window in which every timeline (byte counts sampled over time, in time order) was
 /// running, opened `settle` after the last start. It must last at least `min_length`; otherwise
 /// the reason is returned, for the document.
@@ -35,30 +60,28 @@ pub fn common_window(
     timelines: &[&[(Instant, u64)]],
     settle: Duration,
     min_length: Duration,
-) -> Result<CommonWindow, String> {
+) -> Result<CommonWindow, WindowError> {
     let mut spans = Vec::with_capacity(timelines.len());
     for t in timelines {
         match (t.first(), t.last()) {
             (Some(first), Some(last)) if last.0 > first.0 => spans.push((first.0, last.0)),
-            _ => return Err("a test recorded no progress to place in time".to_string()),
+            _ => return Err(WindowError::NoProgress),
         }
     }
     let (Some(start), Some(end)) = (
         spans.iter().map(|s| s.0).max(),
         spans.iter().map(|s| s.1).min(),
     ) else {
-        return Err("no tests".to_string());
+        return Err(WindowError::NoTests);
     };
     let start = start + settle;
     let length = end.saturating_duration_since(start);
     if length < min_length || length.is_zero() {
-        return Err(format!(
-            "the tests ran together for only {:.1} s after {:.1} s to settle (at least {:.1} s \
-             needed), so no figure is given for all at once",
-            end.saturating_duration_since(start - settle).as_secs_f64(),
-            settle.as_secs_f64(),
-            min_length.as_secs_f64()
-        ));
+        return Err(WindowError::TooShort {
+            together: end.saturating_duration_since(start - settle).as_secs_f64(),
+            settle: settle.as_secs_f64(),
+            needed: min_length.as_secs_f64(),
+        });
     }
     Ok(CommonWindow {
         seconds: length.as_secs_f64(),
@@ -133,8 +156,15 @@ mod tests {
         let a = steady(t0, 0.0, 5.0, 1e9);
         let b = steady(t0, 4.0, 5.0, 1e9);
         let e = common_window(&[&a, &b], SETTLE, Duration::from_secs(2)).unwrap_err();
-        assert!(e.contains("only 1.0 s"), "{e}");
-        assert!(common_window(&[&a, &[]], SETTLE, Duration::ZERO).is_err());
+        assert!(e.to_string().contains("only 1.0 s"), "{e}");
+        assert_eq!(
+            common_window(&[&a, &[]], SETTLE, Duration::ZERO),
+            Err(WindowError::NoProgress)
+        );
+        assert_eq!(
+            common_window(&[], SETTLE, Duration::ZERO),
+            Err(WindowError::NoTests)
+        );
     }
 
     #[test]

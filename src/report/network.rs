@@ -176,7 +176,7 @@ pub fn aggregate_entry(agg: &Aggregate, streams: u32) -> AggregateEntry {
             agg.outcomes.iter().map(|_| None).collect(),
             None,
             None,
-            Some(why.clone()),
+            Some(why.to_string()),
         ),
     };
     AggregateEntry {
