@@ -142,7 +142,9 @@ fn too_many_sleep_threads_fail_the_section_not_the_process() {
     };
     let wanted = capacity + 5000;
     if wanted > 100_000 {
-        eprintln!("skipped: this machine holds {capacity} threads, past --sleep-threads' range");
+        crate::util::skip_line(&format!(
+            "too_many_sleep_threads: this machine holds {capacity} threads, past --sleep-threads' range"
+        ));
         return;
     }
     let r = run(&[

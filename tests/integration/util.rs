@@ -119,8 +119,15 @@ pub fn needs(test: &str, needs: &[Need]) -> bool {
     let line = format!("{test}: needs {}", missing.join(", "));
     let strict = std::env::var(REQUIRE_ALL_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
     assert!(!strict, "{line} ({REQUIRE_ALL_ENV} is set)");
-    eprintln!("skipped {line}");
+    skip_line(&line);
     false
+}
+
+/// Says why a test is skipped on the terminal itself: the harness captures `eprintln!` and shows
+/// it only for failures, so a skip would pass silently.
+pub fn skip_line(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "skipped {line}");
 }
 
 /// Parses a finished process's stdout as the JSON document, or fails with its stderr.
@@ -287,6 +294,6 @@ impl Drop for TestCgroup {
 /// A prerequisite the machine cannot offer (not one an install would fix): the test skips with
 /// one line, in CI too.
 fn unavailable<T>(test: &str, why: &str) -> Option<T> {
-    eprintln!("skipped {test}: {why}");
+    skip_line(&format!("{test}: {why}"));
     None
 }
