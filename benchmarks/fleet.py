@@ -102,10 +102,7 @@ def main():
             ref = statistics.median(rows["json.load"])
             for what in ["compare", "baseline", "report"]:
                 med = statistics.median(rows[what])
-                print(
-                    f"{n:>6} {what:<9} {med:>9.2f} {med / ref:>12.2f} {rss[what]:>9.0f} "
-                    f"{rss[what] * 1024 / n:>8.1f}"
-                )
+                print(f"{n:>6} {what:<9} {med:>9.2f} {med / ref:>12.2f} {rss[what]:>9.0f} {rss[what] * 1024 / n:>8.1f}")
             print(f"{n:>6} {'json.load':<9} {ref:>9.2f} {1.0:>12.2f}")
             print(f"{n:>6} HTML page: {html.stat().st_size / 1e6:.2f} MB")
 

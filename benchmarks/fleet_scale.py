@@ -47,7 +47,9 @@ def one_run(fleet, mode, hosts, args):
     groups = None
     if mode == "star":
         groups = {"health_check_server": hosts[:1], "health_check_clients": hosts[1:]}
-    proc = fleet.playbook(mode=mode, args=args, hosts=hosts, groups=groups, extra_vars={"health_check_profile": "quick"})
+    proc = fleet.playbook(
+        mode=mode, args=args, hosts=hosts, groups=groups, extra_vars={"health_check_profile": "quick"}
+    )
     if proc.returncode != 0:
         raise SystemExit(f"{mode} with {len(hosts)} hosts failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}")
     run = fleet.run_dirs()[-1]
@@ -71,11 +73,18 @@ def main():
     if missing:
         raise SystemExit(missing)
     args = f"--only network --ping-count 5 --iperf-time {opts.iperf_time}"
-    print(f"network phase of ansible/fleet.yml, {opts.rate} links, '{args}', profile quick, "
-          f"median of {opts.repeat} run(s)")
-    print(f"{'mode':<6} {'hosts':>5} {'schedule':<42} {'phase s':>8} {'test s':>7} {'phase/test':>10} "
-          f"{'x N=' + str(sizes[0]):>7}")
-    with tempfile.TemporaryDirectory(prefix="hcf-bench-") as tmp, fh.Fleet(max(sizes), pathlib.Path(tmp) / "f") as fleet:
+    print(
+        f"network phase of ansible/fleet.yml, {opts.rate} links, '{args}', profile quick, "
+        f"median of {opts.repeat} run(s)"
+    )
+    print(
+        f"{'mode':<6} {'hosts':>5} {'schedule':<42} {'phase s':>8} {'test s':>7} {'phase/test':>10} "
+        f"{'x N=' + str(sizes[0]):>7}"
+    )
+    with (
+        tempfile.TemporaryDirectory(prefix="hcf-bench-") as tmp,
+        fh.Fleet(max(sizes), pathlib.Path(tmp) / "f") as fleet,
+    ):
         fleet.shape_all(opts.rate)
         fleet.warm()
         for mode in modes:
@@ -90,10 +99,15 @@ def main():
                 test = statistics.median(tests) if mode != "star" else statistics.median(tests) / (n - 1)
                 first = first or phase
                 _, text = formula(mode, n)
-                print(f"{mode:<6} {n:>5} {text:<42} {phase:>8.1f} {test:>7.1f} {phase / test:>10.1f} "
-                      f"{phase / first:>7.2f}", flush=True)
-    print("test s: one test's wall time (star: the server's run divided by its clients); phase/test: how many "
-          "tests' time the phase took")
+                print(
+                    f"{mode:<6} {n:>5} {text:<42} {phase:>8.1f} {test:>7.1f} {phase / test:>10.1f} "
+                    f"{phase / first:>7.2f}",
+                    flush=True,
+                )
+    print(
+        "test s: one test's wall time (star: the server's run divided by its clients); phase/test: how many "
+        "tests' time the phase took"
+    )
 
 
 if __name__ == "__main__":

@@ -69,8 +69,9 @@ step "cargo check on macOS (other systems compile and report unsupported)"
 cargo check --locked --target x86_64-apple-darwin
 step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items --locked --quiet
-step "ruff check benchpress tests benchmarks ansible"
+step "ruff check and ruff format --check: benchpress tests benchmarks ansible"
 "$VENV/bin/ruff" check benchpress tests benchmarks ansible
+"$VENV/bin/ruff" format --check benchpress tests benchmarks ansible
 step "shellcheck scripts/*.sh ansible/*.sh .ci/run"
 shellcheck scripts/*.sh ansible/*.sh .ci/run
 step "pytest tests/python"

@@ -313,7 +313,16 @@ def test_mesh_gives_a_complete_matrix_in_lockstep_rounds_and_flags_the_slow_host
 
 def test_mesh_findings_name_only_the_slow_host(mesh_run):
     _, _, report, slow = mesh_run
-    named = sorted({f["machine"] for f in report["findings"] if not f["figure"].startswith("sleepbench.")})
+
+    # Four namespaces share 2 CPUs: a sleepbench figure, or one of 3 pings delayed by a busy CPU
+    # (0.24 ms against 0.07), can rightly warn about a healthy host. Every failure, and every other
+    # finding, names only the slow host.
+    def noise(f):
+        return f["figure"].startswith("sleepbench.") or (
+            f["figure"].startswith("ping.latency.") and f["severity"] == "warn"
+        )
+
+    named = sorted({f["machine"] for f in report["findings"] if not noise(f)})
     assert named == [slow.name], json.dumps(report["findings"], indent=1)
 
 

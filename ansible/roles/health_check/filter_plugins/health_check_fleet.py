@@ -22,8 +22,19 @@ import socket
 ALL_SECTIONS = ["system", "network", "sleep", "memory", "storage"]
 DEFAULT_SECTIONS = ["system", "network", "sleep", "memory"]
 # Options the playbook sets itself for every run: a user's copy would contradict the schedule.
-RESERVED = {"-r", "--role", "-c", "--clients", "-o", "--output", "--port", "--daemon", "--pid-file",
-            "--format", "--envelope"}
+RESERVED = {
+    "-r",
+    "--role",
+    "-c",
+    "--clients",
+    "-o",
+    "--output",
+    "--port",
+    "--daemon",
+    "--pid-file",
+    "--format",
+    "--envelope",
+}
 
 
 def pairs_rounds(hosts):
@@ -85,6 +96,7 @@ def health_check_schedule(hosts, mode, servers=None, clients=None):
 
 def health_check_plan_text(plan, addresses):
     """The schedule as lines a person reads (the dry run prints it; plan.txt keeps it)."""
+
     def who(h):
         return f"{h} ({addresses.get(h, h)})"
 
@@ -169,8 +181,13 @@ def health_check_split_args(args):
     storage = any(t == "--storage" or t.startswith("--storage=") for t in rest)
     planned = only if only is not None else DEFAULT_SECTIONS + (["storage"] if storage else [])
     sections = [s for s in ALL_SECTIONS if s in planned and s not in skip]
-    return {"args": rest, "sections": sections, "storage": storage, "reserved": reserved,
-            "unknown_sections": [s for s in (only or []) + skip if s not in ALL_SECTIONS]}
+    return {
+        "args": rest,
+        "sections": sections,
+        "storage": storage,
+        "reserved": reserved,
+        "unknown_sections": [s for s in (only or []) + skip if s not in ALL_SECTIONS],
+    }
 
 
 class FilterModule:
