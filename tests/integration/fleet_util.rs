@@ -1,6 +1,6 @@
 //! Helpers of the readers' tests: fixtures, and `compare` run and checked against its schema.
 
-use crate::util::run;
+use crate::util::{run, schema_validator};
 use health_check::fleet::report::FleetReport;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -14,12 +14,7 @@ pub fn fixture(name: &str) -> PathBuf {
 
 pub fn fleet_validator() -> &'static jsonschema::Validator {
     static V: OnceLock<jsonschema::Validator> = OnceLock::new();
-    V.get_or_init(|| {
-        let path =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("benchpress/fleet_report.schema.json");
-        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        jsonschema::validator_for(&schema).unwrap()
-    })
+    V.get_or_init(|| schema_validator("fleet_report.schema.json"))
 }
 
 /// Runs compare; returns the exit code, the report read back through its wire types, stderr.

@@ -49,14 +49,18 @@ pub fn run(args: &[&str]) -> Run {
     }
 }
 
+/// A validator for one of the committed schemas (`benchpress/<file>`).
+pub fn schema_validator(file: &str) -> jsonschema::Validator {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("benchpress")
+        .join(file);
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
 fn validator() -> &'static jsonschema::Validator {
     static V: OnceLock<jsonschema::Validator> = OnceLock::new();
-    V.get_or_init(|| {
-        let path =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benchpress/health_check.schema.json");
-        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        jsonschema::validator_for(&schema).unwrap()
-    })
+    V.get_or_init(|| schema_validator("health_check.schema.json"))
 }
 
 /// Schema errors of `doc`, as readable lines (empty when valid).
