@@ -312,7 +312,9 @@ pub struct ResponderArgs {
     /// Detach (new session, stdio closed, pid file) and return at once.
     #[arg(long)]
     pub daemon: bool,
-    /// Where --daemon writes its process id (default: $TMPDIR/health_check-responder-PORT.pid).
+    /// Where --daemon writes its process id (default: responder-PORT.pid in /run/health_check as
+    /// root, else in $XDG_RUNTIME_DIR/health_check or /tmp/health_check-UID; a directory only
+    /// this user can write; $HEALTH_CHECK_RUNTIME_DIR overrides).
     #[arg(long, value_name = "FILE")]
     pub pid_file: Option<PathBuf>,
 }

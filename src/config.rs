@@ -275,8 +275,8 @@ pub struct ResponderConfig {
     pub idle_timeout: Option<Duration>,
     /// Detach and return at once.
     pub daemon: bool,
-    /// Pid file for --daemon.
-    pub pid_file: PathBuf,
+    /// Pid file for --daemon, when given (else the runtime directory's, see `run::pidfile`).
+    pub pid_file: Option<PathBuf>,
 }
 
 /// Validated settings for one run.
@@ -783,10 +783,7 @@ fn responder_config(args: &ResponderArgs, port: u16) -> Result<ResponderConfig, 
             Some(parse_duration(t).map_err(|m| ConfigError::new("--idle-timeout", m.to_string()))?)
         }
     };
-    let pid_file = args
-        .pid_file
-        .clone()
-        .unwrap_or_else(|| std::env::temp_dir().join(format!("health_check-responder-{port}.pid")));
+    let pid_file = args.pid_file.clone();
     Ok(ResponderConfig {
         bind,
         port,

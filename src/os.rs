@@ -400,6 +400,12 @@ pub use imp::{
     tcp_total_retransmits, thp_advice,
 };
 
+/// The effective user id.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

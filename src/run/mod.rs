@@ -3,6 +3,7 @@
 //! and a check failed, 130/143 interrupted).
 
 pub mod driver;
+pub mod pidfile;
 pub mod readers;
 pub mod responder;
 

@@ -4,6 +4,7 @@
 //! is never left waiting on our stdout. When the port is already served by a working iperf3
 //! server, that server is just as good: we say so and exit 0.
 
+use super::pidfile::{self, PidFile};
 use super::{Outcome, RunInfoBuilder};
 use crate::config::{Config, ResponderConfig};
 use crate::net::iperf3::protocol::{COOKIE_LEN, State, make_cookie, random_bytes};
@@ -30,26 +31,42 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
     };
     let listening = responder.local_addr().map(|a| a.to_string()).ok();
     let mut report = empty_report(listening.clone());
+    let mut daemon_pid_file = None;
     if rc.daemon {
+        // Made before the fork: a pid file we may not write stops the start, instead of leaving
+        // a daemon nobody can find.
+        let pid_file = match pidfile_for(rc) {
+            Ok(f) => f,
+            Err(e) => {
+                report.ended_by = format!("not started: {e}");
+                eprintln!("health_check: error: {e}");
+                finish(config, report, started, options_from_env);
+                return 1;
+            }
+        };
+        let path = pid_file.path().to_path_buf();
         match os::daemonize() {
             Ok(Some(pid)) => {
                 report.ended_by = "daemonized".into();
                 report.daemon_pid = Some(pid);
-                report.pid_file = Some(rc.pid_file.display().to_string());
-                if let Err(e) = std::fs::write(&rc.pid_file, format!("{pid}\n")) {
-                    report.note = Some(format!(
-                        "could not write the pid file '{}': {e}; stop it with 'kill {pid}'",
-                        rc.pid_file.display()
-                    ));
+                report.pid_file = Some(path.display().to_string());
+                if let Err(e) = pid_file.write_pid(pid) {
+                    report.note = Some(format!("{e}; stop it with 'kill {pid}'"));
                 }
                 eprintln!(
-                    "health_check: responder detached as pid {pid}, listening on {}",
-                    listening.as_deref().unwrap_or("?")
+                    "health_check: responder detached as pid {pid}, listening on {} (pid file '{}')",
+                    listening.as_deref().unwrap_or("?"),
+                    path.display()
                 );
                 return finish(config, report, started, options_from_env);
             }
-            Ok(None) => {}
+            Ok(None) => {
+                // The child: the parent writes the pid; this copy of the descriptor closes.
+                drop(pid_file);
+                daemon_pid_file = Some(path);
+            }
             Err(e) => {
+                let _ = std::fs::remove_file(&path);
                 report.ended_by = format!("could not detach: {e}");
                 finish(config, report, started, options_from_env);
                 return 1;
@@ -65,8 +82,8 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
         )
     );
     let (ended, log) = responder.serve(&|| os::interrupted().is_some(), rc.idle_timeout);
-    if rc.daemon {
-        remove_pid_file(rc);
+    if let Some(path) = &daemon_pid_file {
+        pidfile::remove_if_ours(path, std::process::id());
     }
     report = fill_report(report, &log);
     report.ended_by = match ended {
@@ -175,13 +192,14 @@ fn working_iperf3_server(rc: &ResponderConfig) -> Option<SocketAddr> {
         })
 }
 
-fn remove_pid_file(rc: &ResponderConfig) {
-    let ours = std::fs::read_to_string(&rc.pid_file)
-        .ok()
-        .and_then(|t| t.trim().parse::<u32>().ok())
-        == Some(std::process::id());
-    if ours {
-        let _ = std::fs::remove_file(&rc.pid_file);
+/// The pid file `--daemon` records itself in: `--pid-file`, or the private runtime directory's.
+fn pidfile_for(rc: &ResponderConfig) -> Result<PidFile, pidfile::PidFileError> {
+    match &rc.pid_file {
+        Some(path) => PidFile::create(path),
+        None => {
+            pidfile::ensure_private_dir(&pidfile::runtime_dir())?;
+            PidFile::create(&pidfile::default_path(rc.port))
+        }
     }
 }
 

@@ -25,6 +25,7 @@ mod cli;
 mod fleet;
 mod fleet_util;
 mod hostile;
+mod hostile_fleet;
 mod interrupt;
 mod jobs_yaml;
 mod json_contract;
