@@ -6,9 +6,10 @@ use crate::cli::{
     ResponderArgs, RoleArg, SectionArg, SleepArgs, untyped,
 };
 use crate::error::ConfigError;
-use crate::fleet::baseline::Baseline;
-use crate::fleet::machine::LabelFrom;
-use crate::fleet::rules::Rules;
+use crate::judge::baseline::Baseline;
+use crate::judge::fleet::{BaselineRef, ReaderConfig};
+use crate::judge::machine::LabelFrom;
+use crate::judge::rules::Rules;
 use crate::memory::MemoryConfig;
 use crate::net::iperf3::client::Timeouts;
 use crate::net::ping::{MethodChoice, PingConfig};
@@ -218,30 +219,6 @@ impl Mode {
     }
 }
 
-/// What a reader (`compare`, `baseline`) reads and how it judges.
-#[derive(Debug, Clone)]
-pub struct ReaderConfig {
-    /// Documents and directories.
-    pub paths: Vec<PathBuf>,
-    /// The rules.
-    pub rules: Rules,
-    /// How machines are named.
-    pub labels: LabelFrom,
-    /// `compare --print-rules`: print the built-in rules and stop.
-    pub print_rules: bool,
-}
-
-impl PartialEq for ReaderConfig {
-    fn eq(&self, other: &Self) -> bool {
-        self.paths == other.paths
-            && self.rules.source == other.rules.source
-            && self.labels == other.labels
-            && self.print_rules == other.print_rules
-    }
-}
-
-impl Eq for ReaderConfig {}
-
 /// What stdout (and `--output`) carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -251,17 +228,6 @@ pub enum Format {
     Junit,
     /// Prometheus text.
     Prometheus,
-}
-
-/// A baseline loaded for `--baseline`: the file, its expectations and its rules.
-#[derive(Debug, Clone)]
-pub struct BaselineRef {
-    /// The file as given.
-    pub path: PathBuf,
-    /// What it expects.
-    pub baseline: Baseline,
-    /// The rules it was learned with.
-    pub rules: Rules,
 }
 
 /// Client-role settings.
@@ -315,7 +281,7 @@ pub struct Config {
     /// Storage-section settings, when a target was given.
     pub storage: Option<crate::storage::StorageConfig>,
     /// Limits of the checks.
-    pub thresholds: crate::checks::Thresholds,
+    pub thresholds: crate::judge::checks::Thresholds,
     /// Notes for the person running it (ignored options and the like), printed on stderr.
     pub notes: Vec<String>,
 }
@@ -577,7 +543,7 @@ impl Config {
             responder: responder_config(responder, common.port)?,
             memory: memory_config(memory, profile)?,
             storage: None,
-            thresholds: crate::checks::Thresholds::with_overrides(&common.threshold)
+            thresholds: crate::judge::checks::Thresholds::with_overrides(&common.threshold)
                 .map_err(|m| ConfigError::new("--threshold", m.to_string()))?,
             notes: Vec::new(),
         })

@@ -8,18 +8,27 @@
 //! The crate is a library so that integration tests can call the parsers and the protocol code
 //! directly; `main.rs` only parses the command line and calls [`run::run`].
 
-pub mod checks;
-pub mod cli;
-pub mod config;
+// Layers, each importing only from those above it in this list (docs/architecture.md; the test
+// tests/integration/layers.rs holds the code to it).
+// Leaves: no imports from the crate.
 pub mod error;
-pub mod fleet;
+pub mod os;
+pub mod rng;
+pub mod stats;
+pub mod units;
+// Measurement: measures and knows nothing of documents. `system` first: the others may read it.
 pub mod memory;
 pub mod net;
-pub mod os;
-pub mod report;
-pub mod run;
 pub mod sched;
-pub mod stats;
 pub mod storage;
 pub mod system;
-pub mod units;
+// Wire: the document and the fleet report, as written and as read back.
+pub mod wire;
+// Judge: every verdict.
+pub mod judge;
+// Render: JSON, the human summaries, HTML, JUnit, Prometheus, the envelope.
+pub mod render;
+// The command line and the run.
+pub mod cli;
+pub mod config;
+pub mod run;

@@ -74,6 +74,18 @@ pub fn round_to(value: f64, digits: i32) -> f64 {
     (value * scale).round() / scale
 }
 
+/// A figure with as many decimals as its size deserves.
+pub fn number(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

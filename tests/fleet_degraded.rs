@@ -16,8 +16,8 @@ mod netns;
 mod util;
 
 use fleet_util::compare;
-use health_check::fleet::report::{FleetReport, Scope};
-use health_check::fleet::rules::Severity;
+use health_check::judge::rules::Severity;
+use health_check::wire::fleet::{FleetReport, Scope};
 use netns::{ADDR_B, NetPair, Side};
 use std::collections::BTreeSet;
 use std::path::Path;

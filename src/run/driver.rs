@@ -3,19 +3,19 @@
 //! the current section early (its figures so far are kept) and skips the rest.
 
 use super::{Outcome, RunInfoBuilder};
-use crate::checks;
 use crate::config::{Config, Section};
+use crate::judge::checks;
 use crate::os;
-use crate::report::memory::MemoryPart;
-use crate::report::network::{
-    aggregate_entry, bandwidth_entries, bandwidth_error_entry, ping_entries, ping_error_entry,
-};
-use crate::report::progress::Progress;
-use crate::report::schema::{Document, NotMeasured, Part, SectionOutcome, SleepBench};
-use crate::report::storage::StoragePart;
-use crate::report::system::SystemPart;
+use crate::render::progress::Progress;
 use crate::sched::sleepbench;
 use crate::system::SystemInfo;
+use crate::wire::document::{Document, NotMeasured, Part, SectionOutcome, SleepBench};
+use crate::wire::memory::MemoryPart;
+use crate::wire::network::{
+    aggregate_entry, bandwidth_entries, bandwidth_error_entry, ping_entries, ping_error_entry,
+};
+use crate::wire::storage::StoragePart;
+use crate::wire::system::SystemPart;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
@@ -58,9 +58,9 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
     doc.add_dcperf_names(&system.architecture);
     doc.checks = checks::evaluate(&doc, &config.thresholds);
     if let Some(b) = &config.baseline {
-        let sku = crate::fleet::report::Sku::of_system(&SystemPart::from(&system));
-        doc.checks.extend(crate::fleet::baseline::judge(
-            &crate::report::figures::of_document(&doc),
+        let sku = crate::wire::fleet::Sku::of_system(&SystemPart::from(&system));
+        doc.checks.extend(crate::judge::baseline::judge(
+            &crate::wire::figures::of_document(&doc),
             Some(&sku),
             &b.baseline,
             &b.rules,

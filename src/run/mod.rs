@@ -7,14 +7,14 @@ pub mod pidfile;
 pub mod readers;
 pub mod responder;
 
-use crate::checks;
 use crate::config::{Config, Format, Mode, Profile, Section};
+use crate::judge::checks;
 use crate::os::Interrupt;
-use crate::report::schema::{
+use crate::render::{self as report, envelope, summary as human};
+use crate::system::SystemInfo;
+use crate::wire::document::{
     Document, ProfileName, Role, RunInfo, SectionOutcome, SectionStatuses, SignalName,
 };
-use crate::report::{self, envelope, human};
-use crate::system::SystemInfo;
 use std::io::{IsTerminal, Write};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -129,9 +129,9 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
     }
     if let Mode::Schema { fleet } = config.mode {
         let schema = if fleet {
-            crate::fleet::report::fleet_schema()
+            crate::wire::fleet::fleet_schema()
         } else {
-            report::schema::document_schema()
+            crate::wire::document::document_schema()
         };
         return print_pretty(&schema);
     }

@@ -1,9 +1,11 @@
 //! The readers' commands: `compare` prints the fleet report (JSON on stdout, the table on
 //! stderr); `baseline` writes what it learned to `-o FILE`.
 
-use crate::config::{Config, Format, ReaderConfig};
-use crate::fleet::{self, human, rules::DEFAULT_RULES};
-use crate::report;
+use crate::config::{Config, Format};
+use crate::judge::fleet::ReaderConfig;
+use crate::judge::{self, rules::DEFAULT_RULES};
+use crate::render::{self as report, fleet_table as human};
+use crate::wire;
 use std::io::IsTerminal;
 
 /// `health_check compare`: 0, 1 when the report cannot be written, 2 when an input path cannot be
@@ -13,7 +15,7 @@ pub fn compare(config: &Config, reader: &ReaderConfig) -> u8 {
         print!("{}", rules_text(reader));
         return 0;
     }
-    let (fleet_report, _) = match fleet::build(reader, config.baseline.as_ref(), false) {
+    let (fleet_report, _) = match judge::fleet::build(reader, config.baseline.as_ref(), false) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("health_check: error: {e}");
@@ -39,7 +41,7 @@ pub fn compare(config: &Config, reader: &ReaderConfig) -> u8 {
         }
     };
     eprint!("{}", human::summary(&fleet_report));
-    if code == 0 && config.strict && fleet::anything_flagged(&fleet_report) {
+    if code == 0 && config.strict && judge::fleet::anything_flagged(&fleet_report) {
         return 3;
     }
     code
@@ -52,7 +54,7 @@ fn rules_text(reader: &ReaderConfig) -> String {
     }
     #[derive(serde::Serialize)]
     struct File {
-        rules: Vec<crate::fleet::rules::RuleSpec>,
+        rules: Vec<crate::judge::rules::RuleSpec>,
     }
     serde_yaml::to_string(&File {
         rules: reader.rules.specs(),
@@ -64,7 +66,8 @@ fn rules_text(reader: &ReaderConfig) -> String {
 /// fleet's JUnit XML or Prometheus text (`--format`). 0 when written, 1 when not, 2 when an input
 /// cannot be read.
 pub fn report(config: &Config, reader: &ReaderConfig, html: Option<&std::path::Path>) -> u8 {
-    let (fleet_report, machines) = match fleet::build(reader, config.baseline.as_ref(), true) {
+    let (fleet_report, machines) = match judge::fleet::build(reader, config.baseline.as_ref(), true)
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("health_check: error: {e}");
@@ -112,17 +115,17 @@ pub fn report(config: &Config, reader: &ReaderConfig, html: Option<&std::path::P
 pub fn merge(config: &Config, paths: &[std::path::PathBuf]) -> u8 {
     let mut docs = Vec::with_capacity(paths.len());
     for p in paths {
-        let loaded = fleet::read::load(p);
+        let loaded = wire::read::load(p);
         match loaded.map(|l| l.content) {
-            Some(Ok(fleet::read::Content::Ours(d))) => docs.push(*d),
-            Some(Ok(fleet::read::Content::Upstream(_))) => {
+            Some(Ok(wire::read::Content::Ours(d))) => docs.push(*d),
+            Some(Ok(wire::read::Content::Upstream(_))) => {
                 eprintln!(
                     "health_check: error: '{}' is DCPerf's own output; only health_check documents merge",
                     p.display()
                 );
                 return 2;
             }
-            Some(Err(why)) | Some(Ok(fleet::read::Content::HostError(why))) => {
+            Some(Err(why)) | Some(Ok(wire::read::Content::HostError(why))) => {
                 eprintln!("health_check: error: '{}': {why}", p.display());
                 return 2;
             }
@@ -135,7 +138,7 @@ pub fn merge(config: &Config, paths: &[std::path::PathBuf]) -> u8 {
             }
         }
     }
-    let merged = match fleet::merge::merge(docs) {
+    let merged = match wire::merge::merge(docs) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("health_check: error: {e}");
@@ -156,7 +159,7 @@ pub fn merge(config: &Config, paths: &[std::path::PathBuf]) -> u8 {
 
 /// `health_check baseline`: 0 when written, 1 when not, 2 when an input cannot be read.
 pub fn baseline(config: &Config, reader: &ReaderConfig) -> u8 {
-    let (learned, machines) = match fleet::learn(reader) {
+    let (learned, machines) = match judge::fleet::learn(reader) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("health_check: error: {e}");

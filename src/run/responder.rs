@@ -12,8 +12,8 @@ use crate::net::iperf3::server::{
     Ended, Responder, ServeLog, ServedTest, ServerConfig, total_bytes,
 };
 use crate::os;
-use crate::report::responder::{ResponderReport, ServedTestEntry};
-use crate::report::schema::Document;
+use crate::wire::document::Document;
+use crate::wire::responder::{ResponderReport, ServedTestEntry};
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
 use std::time::Duration;

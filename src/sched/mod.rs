@@ -1,5 +1,4 @@
-//! The scheduling section: DCPerf's multi-threaded nanosleep benchmark and the CPU-time split
-//! from /proc/stat that goes with it.
+//! The scheduling section: DCPerf's multi-threaded nanosleep benchmark (the CPU-time split from
+//! /proc/stat that goes with it is `system::cpustat`).
 
-pub mod cpustat;
 pub mod sleepbench;

@@ -6,7 +6,7 @@
 //! Each request sleeps at least the thread's timer slack (50 µs by default,
 //! `/proc/self/timerslack_ns`), so one thread cannot exceed about 1 s / slack calls per second.
 
-use super::cpustat::{CpuShares, read_cpu_times, shares_between};
+use crate::system::cpustat::{CpuShares, read_cpu_times, shares_between};
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};

@@ -4,8 +4,7 @@
 
 use super::error::{Result, StorageError};
 use super::histogram::Histogram;
-use crate::memory::buffer::{Pages, Region};
-use crate::memory::chase::Rng;
+use crate::rng::Rng;
 use std::fs::File;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
@@ -230,6 +229,32 @@ pub fn run(
     Ok(total)
 }
 
+/// A zeroed buffer that starts on a 4 KiB boundary, as O_DIRECT needs: a vector one page
+/// larger than asked, used from its first aligned byte (no unsafe code, no mmap).
+struct AlignedBuf {
+    bytes: Vec<u8>,
+    start: usize,
+    len: usize,
+}
+
+impl AlignedBuf {
+    const ALIGN: usize = 4096;
+
+    fn zeroed(len: usize) -> AlignedBuf {
+        let bytes = vec![0u8; len + Self::ALIGN];
+        let start = bytes.as_ptr().align_offset(Self::ALIGN);
+        AlignedBuf { bytes, start, len }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        &self.bytes[self.start..self.start + self.len]
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.bytes[self.start..self.start + self.len]
+    }
+}
+
 /// One thread's loop. `share` = (first block, blocks) of its own region for sequential writes.
 fn worker(
     target: &Target,
@@ -240,8 +265,7 @@ fn worker(
     duration: Option<Duration>,
     should_stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<(u64, Duration, Histogram)> {
-    let mut buf = Region::map(block.max(4096), Pages::Default, None)
-        .map_err(|e| StorageError::io("I/O buffer", e))?;
+    let mut buf = AlignedBuf::zeroed(block.max(4096));
     let mut rng = Rng::new(target.seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     for chunk in buf.as_mut_slice().chunks_mut(8) {
         chunk.copy_from_slice(&rng.next_u64().to_ne_bytes()[..chunk.len()]);

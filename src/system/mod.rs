@@ -4,6 +4,7 @@
 //! NUMA balancing and timer slack. Sizes are in KiB or bytes as each field's name says.
 
 pub mod cgroup;
+pub mod cpustat;
 pub mod devices;
 pub mod dram;
 #[cfg(test)]
@@ -13,7 +14,7 @@ pub mod parse;
 pub mod source;
 pub mod topology;
 
-use crate::sched::cpustat::{CpuTimes, parse_proc_stat};
+use crate::system::cpustat::{CpuTimes, parse_proc_stat};
 use crate::units::format_binary_size;
 use devices::{HugePagePool, NicLink, PcieLink, ThrottleCounts};
 use parse::{parse_bracketed_choice, parse_cpuinfo, parse_meminfo, parse_os_release};
@@ -131,7 +132,7 @@ pub fn run_deltas(start: &SystemInfo, end: &SystemInfo, seconds: f64) -> RunDelt
         _ => None,
     };
     let steal = match (&start.cpu_times, &end.cpu_times) {
-        (Some(a), Some(b)) => crate::sched::cpustat::shares_between(a, b)
+        (Some(a), Some(b)) => crate::system::cpustat::shares_between(a, b)
             .map(|s| crate::units::round_to(s.steal_pct, 2)),
         _ => None,
     };

@@ -3,7 +3,7 @@
 
 use crate::fleet_util::{compare, fixture};
 use crate::util::run;
-use health_check::fleet::report::MachineStatus;
+use health_check::wire::fleet::MachineStatus;
 use serde_json::Value;
 
 /// A directory with our document plain and in an envelope, DCPerf's, and two broken files.
@@ -127,7 +127,7 @@ fn a_baseline_is_learned_and_judges_runs_and_documents() {
     assert!(
         checks
             .iter()
-            .all(|c| c.status == health_check::report::schema::Status::Pass)
+            .all(|c| c.status == health_check::wire::document::Status::Pass)
     );
     // A document with a quarter of the memory bandwidth fails, naming figure, value and %.
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&doc).unwrap()).unwrap();
@@ -145,7 +145,7 @@ fn a_baseline_is_learned_and_judges_runs_and_documents() {
     let failed: Vec<_> = report.machines[0]
         .baseline_checks
         .iter()
-        .filter(|c| c.status == health_check::report::schema::Status::Fail)
+        .filter(|c| c.status == health_check::wire::document::Status::Fail)
         .collect();
     assert_eq!(failed.len(), 1, "{failed:#?}");
     assert_eq!(failed[0].name, "baseline.memory.peak_bandwidth.all reads");

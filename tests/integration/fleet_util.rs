@@ -1,7 +1,7 @@
 //! Helpers of the readers' tests: fixtures, and `compare` run and checked against its schema.
 
 use crate::util::{run, schema_validator};
-use health_check::fleet::report::FleetReport;
+use health_check::wire::fleet::FleetReport;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

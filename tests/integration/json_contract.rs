@@ -164,7 +164,7 @@ fn the_committed_schemas_are_the_ones_the_wire_types_generate() {
 
 #[test]
 fn documents_read_back_through_the_wire_types_unchanged() {
-    use health_check::report::schema::Document;
+    use health_check::wire::document::Document;
     for args in [
         &["sleep", "--sleep-time", "0.1"][..],
         &["system"][..],

@@ -1,0 +1,589 @@
+//! Memory rules: the remote/local latency ratio of each node pair (reported), repeats that
+//! disagree by more than 10 % (warn: the machine was busy, or the figure is unstable), and the
+//! latency steps of the cache curve against the cache sizes the kernel reports.
+
+use super::{Thresholds, check};
+use crate::units::format_binary_size;
+use crate::wire::document::{Check, Status};
+use crate::wire::memory::{MemoryPart, MinAvgMax};
+use crate::wire::system::SystemPart;
+
+/// The best measured bandwidth (any mix, or the vector read kernel) against what the DIMMs can
+/// deliver; skipped, with the reason, where dmidecode gave no peak or the system section is absent.
+pub fn peak_vs_theoretical(
+    m: &MemoryPart,
+    system: Option<&SystemPart>,
+    t: &Thresholds,
+) -> Option<Check> {
+    let name = "memory.peak_vs_theoretical";
+    let limit = t.peak_vs_theoretical_pct;
+    let best = m
+        .peak_bandwidth_mb_s
+        .values()
+        .copied()
+        .chain(m.peak_read_simd_mb_s)
+        .fold(f64::NAN, f64::max);
+    if !best.is_finite() {
+        return None;
+    }
+    let dram = match system {
+        None => {
+            return Some(check(
+                name,
+                Status::Skip,
+                None,
+                limit,
+                "run with the system section to know the DIMMs' peak".into(),
+            ));
+        }
+        Some(s) => match (&s.dram, &s.dram_error) {
+            (Some(d), _) => d,
+            (None, why) => {
+                let why = why.as_deref().unwrap_or("the DIMMs' peak is unknown");
+                return Some(check(
+                    name,
+                    Status::Skip,
+                    None,
+                    limit,
+                    format!("cannot compare: {why}"),
+                ));
+            }
+        },
+    };
+    let pct = crate::units::round_to(100.0 * best / dram.theoretical_peak_mb_s, 1);
+    if pct > 100.0 {
+        return Some(check(
+            name,
+            Status::Skip,
+            None,
+            limit,
+            format!(
+                "cannot compare: the best {best:.0} MiB/s exceeds the {:.0} MiB/s computed from \
+                 dmidecode ({} channel(s) of {} MT/s), so its DIMM list misses channels",
+                dram.theoretical_peak_mb_s, dram.channels, dram.speed_mts
+            ),
+        ));
+    }
+    let detail = format!(
+        "best {best:.0} MiB/s is {pct}% of the {:.0} MiB/s that {} channel(s) of {} MT/s x {} bit deliver",
+        dram.theoretical_peak_mb_s, dram.channels, dram.speed_mts, dram.data_width_bits
+    );
+    Some(if pct >= limit {
+        check(name, Status::Pass, Some(pct), limit, detail)
+    } else {
+        check(
+            name,
+            Status::Warn,
+            Some(pct),
+            limit,
+            format!(
+                "{detail}: check that every channel is populated, the DIMMs run at their rated \
+                 speed (BIOS), and no other load ran; few cores cannot saturate many channels"
+            ),
+        )
+    })
+}
+
+/// Whether node `name` (`Node-3`) has no CPUs (CXL or HBM memory), where the system says.
+fn memory_only(system: Option<&SystemPart>, name: &str) -> bool {
+    let Some(id) = name
+        .strip_prefix("Node-")
+        .and_then(|n| n.parse::<usize>().ok())
+    else {
+        return false;
+    };
+    system
+        .and_then(|s| s.numa_nodes.iter().find(|n| n.id == id))
+        .is_some_and(|n| n.cpu_count == 0)
+}
+
+/// Remote over local idle latency for every off-diagonal pair (FullRandom, else RandomInChunk):
+/// above the limit fails. Memory-only nodes (CXL, HBM) have a limit of their own.
+pub fn numa_ratios(m: &MemoryPart, system: Option<&SystemPart>, t: &Thresholds) -> Vec<Check> {
+    let matrix = m
+        .idle_latency
+        .patterns
+        .get("FullRandom")
+        .or_else(|| m.idle_latency.patterns.get("RandomInChunk"));
+    let Some(matrix) = matrix else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (cpu, row) in matrix {
+        let Some(&local) = row.get(cpu) else { continue };
+        for (mem, &ns) in row.iter().filter(|(mem, _)| *mem != cpu) {
+            let ratio = crate::units::round_to(ns / local, 2);
+            let (limit, kind) = if memory_only(system, mem) {
+                (t.numa_ratio_memory_only, "a memory-only node")
+            } else {
+                (t.numa_ratio, "a node with CPUs")
+            };
+            let seen =
+                format!("{cpu} reaches {mem}'s memory in {ns} ns, {ratio}x its local {local} ns");
+            let (status, message) = if ratio > limit {
+                (
+                    Status::Fail,
+                    format!(
+                        "{seen}: above {limit}x for {kind}; check that every memory channel of \
+                         {mem} is populated and the inter-socket links (UPI/xGMI) run at full \
+                         width and speed (BIOS, dmesg)"
+                    ),
+                )
+            } else {
+                (Status::Pass, seen)
+            };
+            out.push(check(
+                &format!("memory.numa_ratio:{cpu}>{mem}"),
+                status,
+                Some(ratio),
+                limit,
+                message,
+            ));
+        }
+    }
+    out
+}
+
+fn spread_check(figure: &str, s: &MinAvgMax, unit: &str, t: &Thresholds) -> Option<Check> {
+    if s.min <= 0.0 {
+        return None;
+    }
+    let ratio = crate::units::round_to(s.max / s.min, 3);
+    let name = format!("memory.repeat_spread:{figure}");
+    let range = format!("{figure}: repeats {}..{} {unit}", s.min, s.max);
+    Some(if ratio > t.repeat_spread {
+        check(
+            &name,
+            Status::Warn,
+            Some(ratio),
+            t.repeat_spread,
+            format!(
+                "{range} (max/min {ratio}): the figure moved between repeats; something else was running, \
+             or the machine (or its VM host) is noisy; rerun before trusting it"
+            ),
+        )
+    } else {
+        check(
+            &name,
+            Status::Pass,
+            Some(ratio),
+            t.repeat_spread,
+            format!("{range} (max/min {ratio})"),
+        )
+    })
+}
+
+/// Working sets against the last-level cache: a chain under `factor` x one cache instance, or a
+/// bandwidth test's regions under `factor` x the whole cache, measure the cache as much as
+/// memory. The figure is kept (it is what the memory allowed); the check says how far short.
+pub fn working_sets(m: &MemoryPart, t: &Thresholds) -> Vec<Check> {
+    let (Some(instance), Some(total)) = (m.llc_bytes, m.llc_total_bytes) else {
+        return Vec::new();
+    };
+    let factor = t.working_set_factor;
+    let mib = |b: f64| crate::units::round_to(b / f64::from(1u32 << 20), 1);
+    let mut parts: Vec<(&str, &str, f64, u64, String)> = Vec::new();
+    if !m.idle_latency.patterns.is_empty() {
+        parts.push((
+            "idle_latency",
+            "the idle-latency chain",
+            (m.region_mib << 20) as f64,
+            instance,
+            "one instance of".into(),
+        ));
+    }
+    if !m.peak_bandwidth_mb_s.is_empty() || m.memcpy_large_mb_s.is_some() {
+        parts.push((
+            "bandwidth",
+            "peak bandwidth and memcpy, all threads together,",
+            ((m.thread_region_mib * m.threads.max(1)) << 20) as f64,
+            total,
+            "all of".into(),
+        ));
+    }
+    if !m.delay_latency_bandwidth.is_empty() && m.loaded_chain_mib > 0 {
+        parts.push((
+            "loaded_latency",
+            "the loaded-latency chaser",
+            (m.loaded_chain_mib << 20) as f64,
+            instance,
+            "one instance of".into(),
+        ));
+    }
+    parts
+        .into_iter()
+        .map(|(rule, what, bytes, cache, which)| {
+            let need = factor * cache as f64;
+            let ratio = crate::units::round_to(bytes / cache.max(1) as f64, 2);
+            let name = format!("memory.working_set:{rule}");
+            if bytes >= need {
+                check(
+                    &name,
+                    Status::Pass,
+                    Some(ratio),
+                    factor,
+                    format!(
+                        "{what} used {} MiB, {ratio}x {which} the {} MiB last-level cache",
+                        mib(bytes),
+                        mib(cache as f64)
+                    ),
+                )
+            } else {
+                check(
+                    &name,
+                    Status::Warn,
+                    Some(ratio),
+                    factor,
+                    format!(
+                        "{what} used {} MiB, only {ratio}x {which} the {} MiB last-level cache \
+                         (under {factor}x): the figure measures the cache as much as memory; the \
+                         memory available (MemAvailable or the cgroup limit) was too small for \
+                         {} MiB",
+                        mib(bytes),
+                        mib(cache as f64),
+                        mib(need)
+                    ),
+                )
+            }
+        })
+        .collect()
+}
+
+/// Whether each FullRandom chain lies on hugetlb pages, as mm-mem's (DCPerf's figure) does. On
+/// THP or 4 KiB pages a chase over the whole region pays TLB misses mm-mem's does not, so the
+/// figure is kept but flagged as not comparable.
+pub fn full_random_pages(m: &MemoryPart) -> Vec<Check> {
+    let chains = [
+        (
+            "idle_latency",
+            "idle",
+            m.page_size.idle_latency.get("FullRandom"),
+        ),
+        (
+            "loaded_latency",
+            "loaded",
+            m.page_size.delay_latency_bandwidth.get("FullRandom"),
+        ),
+    ];
+    chains
+        .into_iter()
+        .filter_map(|(rule, what, page)| {
+            let page = page?;
+            let name = format!("memory.full_random_pages:{rule}");
+            let hugetlb = matches!(page.as_str(), "1G" | "2M");
+            let c = if hugetlb {
+                check(
+                    &name,
+                    Status::Pass,
+                    None,
+                    0.0,
+                    format!("the {what} FullRandom chain is on {page} hugetlb pages, as mm-mem's"),
+                )
+            } else {
+                check(
+                    &name,
+                    Status::Warn,
+                    None,
+                    0.0,
+                    format!(
+                        "the {what} FullRandom chain is on {page} pages, not hugetlb pages as in \
+                         DCPerf's mm-mem run: TLB misses add to its latency, so it is not \
+                         comparable with DCPerf's figure; run as root with \
+                         --memory-reserve-hugepages (pools restored afterwards) or reserve 1 GiB \
+                         or 2 MiB pages in /sys/kernel/mm/hugepages beforehand"
+                    ),
+                )
+            };
+            Some(c.without_limit())
+        })
+        .collect()
+}
+
+/// A check per repeated figure (only when there were several repeats).
+pub fn repeat_spreads(m: &MemoryPart, t: &Thresholds) -> Vec<Check> {
+    if m.repeats.count < 2 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (pattern, matrix) in &m.repeats.idle_latency {
+        for (cpu, row) in matrix {
+            for (mem, s) in row {
+                out.extend(spread_check(
+                    &format!("idle {pattern} {cpu}>{mem}"),
+                    s,
+                    "ns",
+                    t,
+                ));
+            }
+        }
+    }
+    for (mix, s) in &m.repeats.peak_bandwidth_mb_s {
+        out.extend(spread_check(&format!("peak {mix}"), s, "MiB/s", t));
+    }
+    let others = [
+        ("peak_read_simd", &m.repeats.peak_read_simd_mb_s),
+        ("memcpy_medium", &m.repeats.memcpy_medium_mb_s),
+        ("memcpy_large", &m.repeats.memcpy_large_mb_s),
+    ];
+    for (name, s) in others {
+        if let Some(s) = s {
+            out.extend(spread_check(name, s, "MiB/s", t));
+        }
+    }
+    out
+}
+
+/// For each data or unified cache of size S: latency at the largest working set <= S/2 against
+/// the smallest >= 2S. A cache that works shows a step; none suggests a smaller, shared or
+/// misreported cache (common in VMs, whose reported L3 may be the host's, shared by tenants).
+pub fn cache_steps(m: &MemoryPart, t: &Thresholds) -> Vec<Check> {
+    let curve = &m.cache_latency_ns;
+    let mut out = Vec::new();
+    if curve.is_empty() {
+        return out;
+    }
+    for (name, &size) in &m.cache_sizes_bytes {
+        let check_name = format!("memory.cache_step:{name}");
+        let size = size as usize;
+        let below = curve.iter().rev().find(|(ws, _)| *ws <= size / 2);
+        let above = curve.iter().find(|(ws, _)| *ws >= size * 2);
+        let (Some(&(ws_in, ns_in)), Some(&(ws_out, ns_out))) = (below, above) else {
+            out.push(check(
+                &check_name,
+                Status::Skip,
+                None,
+                t.cache_step,
+                format!(
+                    "{name} ({}): the curve has no working sets on both sides of it",
+                    format_binary_size(size as u64)
+                ),
+            ));
+            continue;
+        };
+        let ratio = crate::units::round_to(ns_out / ns_in, 2);
+        let detail = format!(
+            "{name} ({}): {ns_in} ns at {} and {ns_out} ns at {}",
+            format_binary_size(size as u64),
+            format_binary_size(ws_in as u64),
+            format_binary_size(ws_out as u64)
+        );
+        out.push(if ratio >= t.cache_step {
+            check(&check_name, Status::Pass, Some(ratio), t.cache_step, format!("{detail}: a {ratio}x step"))
+        } else {
+            check(&check_name, Status::Warn, Some(ratio), t.cache_step, format!(
+                "{detail}: no step ({ratio}x) where the cache ends; it may be smaller than reported, \
+                 shared with other work, or partly disabled"
+            ))
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::memory::{PageSizes, Repeats};
+    use std::collections::BTreeMap;
+
+    fn part() -> MemoryPart {
+        let mut fr = BTreeMap::new();
+        let row =
+            |a: f64, b: f64| BTreeMap::from([("Node-0".to_string(), a), ("Node-1".to_string(), b)]);
+        fr.insert("Node-0".to_string(), row(100.0, 180.0));
+        fr.insert("Node-1".to_string(), row(185.0, 102.0));
+        MemoryPart {
+            idle_latency: crate::wire::memory::IdleLatency {
+                avg_latency: None,
+                patterns: BTreeMap::from([("FullRandom".to_string(), fr)]),
+            },
+            delay_bandwidth_latency: BTreeMap::new(),
+            delay_latency_bandwidth: BTreeMap::new(),
+            peak_bandwidth_mb_s: BTreeMap::new(),
+            peak_read_simd_mb_s: None,
+            simd_kernel: None,
+            memcpy_medium_mb_s: None,
+            memcpy_large_mb_s: None,
+            cache_latency_ns: vec![
+                (16 << 10, 1.5),
+                (24 << 10, 1.5),
+                (96 << 10, 4.0),
+                (1 << 20, 5.0),
+                (4 << 20, 5.2),
+            ],
+            cache_sizes_bytes: BTreeMap::from([
+                ("L1d".to_string(), 48 << 10),
+                ("L2".to_string(), 2 << 20),
+            ]),
+            page_size: PageSizes {
+                idle_latency: BTreeMap::new(),
+                delay_latency_bandwidth: BTreeMap::new(),
+                cache_latency_ns: None,
+            },
+            repeats: Repeats {
+                count: 3,
+                idle_latency: BTreeMap::new(),
+                peak_bandwidth_mb_s: BTreeMap::from([
+                    (
+                        "all reads".to_string(),
+                        MinAvgMax {
+                            min: 100.0,
+                            avg: 105.0,
+                            max: 109.0,
+                        },
+                    ),
+                    (
+                        "1:1 read/write".to_string(),
+                        MinAvgMax {
+                            min: 100.0,
+                            avg: 110.0,
+                            max: 125.0,
+                        },
+                    ),
+                ]),
+                peak_read_simd_mb_s: None,
+                memcpy_medium_mb_s: None,
+                memcpy_large_mb_s: None,
+            },
+            region_mib: 512,
+            thread_region_mib: 128,
+            threads: 2,
+            loaded_chain_mib: 0,
+            llc_bytes: None,
+            llc_total_bytes: None,
+            errors: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn peak_is_judged_against_the_dimms() {
+        let mut m = part();
+        m.peak_bandwidth_mb_s = BTreeMap::from([("all reads".to_string(), 30_000.0)]);
+        m.peak_read_simd_mb_s = Some(40_000.0);
+        let t = Thresholds::default();
+        assert_eq!(
+            peak_vs_theoretical(&m, None, &t).unwrap().status,
+            Status::Skip
+        );
+        let mut s = SystemPart::from(&crate::system::collect(
+            &crate::system::fake::two_socket_384(),
+            None,
+        ));
+        s.dram_error = Some("dmidecode is not installed".into());
+        let c = peak_vs_theoretical(&m, Some(&s), &t).unwrap();
+        assert!(c.message.contains("dmidecode is not installed"));
+        s.dram = Some(crate::wire::system::DramInfo {
+            dimms: 2,
+            channels: 2,
+            kind: None,
+            speed_mts: 4800,
+            data_width_bits: 64,
+            theoretical_peak_mb_s: 73_242.0,
+        });
+        let c = peak_vs_theoretical(&m, Some(&s), &t).unwrap();
+        assert_eq!(
+            (c.status, c.value),
+            (Status::Warn, Some(54.6)),
+            "the best figure (vector reads) counts"
+        );
+        m.peak_read_simd_mb_s = Some(50_000.0);
+        assert_eq!(
+            peak_vs_theoretical(&m, Some(&s), &t).unwrap().status,
+            Status::Pass
+        );
+        m.peak_read_simd_mb_s = Some(80_000.0);
+        let c = peak_vs_theoretical(&m, Some(&s), &t).unwrap();
+        assert_eq!(
+            (c.status, c.value),
+            (Status::Skip, None),
+            "above the computed peak, the DIMM list is wrong, not the machine fast"
+        );
+        assert!(c.message.contains("misses channels"), "{}", c.message);
+        m.peak_bandwidth_mb_s.clear();
+        m.peak_read_simd_mb_s = None;
+        assert!(
+            peak_vs_theoretical(&m, Some(&s), &t).is_none(),
+            "no bandwidth measured: no check"
+        );
+    }
+
+    #[test]
+    fn numa_ratios_cover_the_off_diagonal_and_fail_above_the_limit() {
+        let t = Thresholds::default();
+        let c = numa_ratios(&part(), None, &t);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].name, "memory.numa_ratio:Node-0>Node-1");
+        assert_eq!((c[0].value, c[0].status), (Some(1.8), Status::Pass));
+        assert_eq!(c[1].value, Some(1.81));
+        let mut slow = part();
+        let row = slow
+            .idle_latency
+            .patterns
+            .get_mut("FullRandom")
+            .and_then(|m| m.get_mut("Node-0"))
+            .unwrap();
+        let local = row["Node-0"];
+        row.insert("Node-1".into(), local * 3.5);
+        let c = numa_ratios(&slow, None, &t);
+        assert_eq!((c[0].status, c[0].limit), (Status::Fail, Some(3.0)));
+        assert!(c[0].message.contains("memory channel"), "{}", c[0].message);
+        // Node 1 without CPUs (CXL): its own, higher limit.
+        let mut sys = SystemPart::from(&crate::system::collect(
+            &crate::system::fake::two_socket_384(),
+            None,
+        ));
+        sys.numa_nodes[1].cpu_count = 0;
+        let c = numa_ratios(&slow, Some(&sys), &t);
+        assert_eq!((c[0].status, c[0].limit), (Status::Pass, Some(4.0)));
+    }
+
+    #[test]
+    fn full_random_chains_off_hugetlb_pages_warn() {
+        let mut m = part();
+        assert!(
+            full_random_pages(&m).is_empty(),
+            "no FullRandom chain, no check"
+        );
+        m.page_size
+            .idle_latency
+            .insert("FullRandom".into(), "1G".into());
+        m.page_size
+            .delay_latency_bandwidth
+            .insert("FullRandom".into(), "2M (THP)".into());
+        let c = full_random_pages(&m);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].status, Status::Pass);
+        assert_eq!(c[1].status, Status::Warn);
+        assert!(
+            c[1].message.contains("--memory-reserve-hugepages"),
+            "{}",
+            c[1].message
+        );
+        for page in ["4K", "mixed", "4K+2M (THP 40%)"] {
+            m.page_size
+                .idle_latency
+                .insert("FullRandom".into(), page.into());
+            assert_eq!(full_random_pages(&m)[0].status, Status::Warn, "{page}");
+        }
+    }
+
+    #[test]
+    fn spreads_over_ten_percent_warn() {
+        let c = repeat_spreads(&part(), &Thresholds::default());
+        let by = |n: &str| c.iter().find(|c| c.name.ends_with(n)).unwrap().status;
+        assert_eq!(by("peak all reads"), Status::Pass);
+        assert_eq!(by("peak 1:1 read/write"), Status::Warn);
+    }
+
+    #[test]
+    fn cache_steps_compare_both_sides_of_each_size() {
+        let c = cache_steps(&part(), &Thresholds::default());
+        let l1 = c
+            .iter()
+            .find(|c| c.name == "memory.cache_step:L1d")
+            .unwrap();
+        assert_eq!((l1.status, l1.value), (Status::Pass, Some(2.67)));
+        let l2 = c.iter().find(|c| c.name == "memory.cache_step:L2").unwrap();
+        assert_eq!(l2.status, Status::Warn, "{}", l2.message);
+    }
+}

@@ -1,0 +1,509 @@
+//! Verdicts: pure functions from the document to checks (name, status, value, limit, message).
+//! The sleepbench thresholds are DCPerf's documented ones (packages/health_check/README.md): total
+//! CPU under 50 % and IRQ under 30 % during the nanosleep benchmark, and more than 15 000 calls per
+//! second per thread. Per-client rules are named `rule:hostname`.
+
+mod memory;
+mod network;
+mod sleep;
+mod storage;
+mod system;
+
+use crate::wire::document::{Check, Document, Status};
+
+/// Limits the rules judge against. Every field has a name for `--threshold NAME=VALUE`
+/// (see [`LIMITS`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Thresholds {
+    /// sleepbench: busy CPU (100 - idle) must stay below this, %.
+    pub sleep_total_cpu_pct: f64,
+    /// sleepbench: hardware-interrupt time must stay below this, %.
+    pub sleep_irq_pct: f64,
+    /// sleepbench: each thread must manage more calls per second than this.
+    pub sleep_calls_per_thread: f64,
+    /// ping: any loss warns; loss above this fails, %.
+    pub ping_loss_pct: f64,
+    /// ping: an average RTT above this warns, ms (TaoBench asks 0.1 to 0.15 ms).
+    pub ping_rtt_ms: f64,
+    /// bandwidth to each client below this fails on machines with up to 72 logical CPUs, Gbit/s.
+    pub min_bandwidth_gbps: f64,
+    /// bandwidth to each client below this fails on machines with more than 72 CPUs, Gbit/s.
+    pub min_bandwidth_gbps_large: f64,
+    /// bandwidth below this share of the link's TCP goodput limit warns, %.
+    pub link_efficiency_pct: f64,
+    /// forward and reverse bandwidth differing by more than this warns, % of the larger.
+    pub reverse_asymmetry_pct: f64,
+    /// memory: repeats whose max/min exceeds this warn.
+    pub repeat_spread: f64,
+    /// memory: latency must rise by at least this factor across each cache size.
+    pub cache_step: f64,
+    /// memory: the best measured bandwidth below this share of the DIMMs' peak warns, %.
+    pub peak_vs_theoretical_pct: f64,
+    /// memory: working sets under this multiple of the last-level cache warn (cache figures).
+    pub working_set_factor: f64,
+    /// memory: remote over local idle latency above this fails (to a node with CPUs).
+    pub numa_ratio: f64,
+    /// memory: remote over local idle latency above this fails (to a memory-only node: CXL, HBM).
+    pub numa_ratio_memory_only: f64,
+    /// system: steal time during the run above this warns, %.
+    pub steal_pct: f64,
+    /// system: timer slack above this warns, ns.
+    pub timer_slack_ns: f64,
+    /// storage: p99.9 latency above this multiple of the median warns.
+    pub storage_tail_ratio: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        let mut t = Thresholds {
+            sleep_total_cpu_pct: 0.0,
+            sleep_irq_pct: 0.0,
+            sleep_calls_per_thread: 0.0,
+            ping_loss_pct: 0.0,
+            ping_rtt_ms: 0.0,
+            min_bandwidth_gbps: 0.0,
+            min_bandwidth_gbps_large: 0.0,
+            link_efficiency_pct: 0.0,
+            reverse_asymmetry_pct: 0.0,
+            repeat_spread: 0.0,
+            cache_step: 0.0,
+            peak_vs_theoretical_pct: 0.0,
+            numa_ratio: 0.0,
+            working_set_factor: 0.0,
+            numa_ratio_memory_only: 0.0,
+            steal_pct: 0.0,
+            timer_slack_ns: 0.0,
+            storage_tail_ratio: 0.0,
+        };
+        for limit in LIMITS {
+            *(limit.field)(&mut t) = limit.default;
+        }
+        t
+    }
+}
+
+/// A named limit: its `--threshold` name, default, unit and meaning.
+pub struct Limit {
+    /// The name `--threshold` takes.
+    pub name: &'static str,
+    /// The default value.
+    pub default: f64,
+    /// Its unit.
+    pub unit: &'static str,
+    /// What the rule does with it.
+    pub meaning: &'static str,
+    field: fn(&mut Thresholds) -> &mut f64,
+}
+
+/// Every limit, in the order `checks --list` prints them.
+pub const LIMITS: &[Limit] = &[
+    Limit {
+        name: "sleepbench.total_cpu_pct",
+        default: 50.0,
+        unit: "%",
+        meaning: "busy CPU during the nanosleep benchmark must stay below (DCPerf)",
+        field: |t| &mut t.sleep_total_cpu_pct,
+    },
+    Limit {
+        name: "sleepbench.irq_pct",
+        default: 30.0,
+        unit: "%",
+        meaning: "IRQ time during the nanosleep benchmark must stay below (DCPerf)",
+        field: |t| &mut t.sleep_irq_pct,
+    },
+    Limit {
+        name: "sleepbench.calls_per_thread",
+        default: 15_000.0,
+        unit: "calls/s",
+        meaning: "nanosleep calls per second per thread must exceed (DCPerf)",
+        field: |t| &mut t.sleep_calls_per_thread,
+    },
+    Limit {
+        name: "network.ping_loss_pct",
+        default: 1.0,
+        unit: "%",
+        meaning: "ping loss above fails; any loss warns",
+        field: |t| &mut t.ping_loss_pct,
+    },
+    Limit {
+        name: "network.ping_rtt_ms",
+        default: 0.15,
+        unit: "ms",
+        meaning: "average ping RTT above warns (DCPerf's TaoBench: 0.1 to 0.15 ms)",
+        field: |t| &mut t.ping_rtt_ms,
+    },
+    Limit {
+        name: "network.min_bandwidth_gbps",
+        default: 10.0,
+        unit: "Gbit/s",
+        meaning: "bandwidth to each client below fails, up to 72 logical CPUs (DCPerf's TaoBench)",
+        field: |t| &mut t.min_bandwidth_gbps,
+    },
+    Limit {
+        name: "network.min_bandwidth_gbps_large",
+        default: 20.0,
+        unit: "Gbit/s",
+        meaning: "bandwidth to each client below fails, above 72 logical CPUs (DCPerf's TaoBench)",
+        field: |t| &mut t.min_bandwidth_gbps_large,
+    },
+    Limit {
+        name: "network.link_efficiency_pct",
+        default: 90.0,
+        unit: "%",
+        meaning: "receiver goodput below this share of the link's TCP goodput warns",
+        field: |t| &mut t.link_efficiency_pct,
+    },
+    Limit {
+        name: "network.reverse_asymmetry_pct",
+        default: 20.0,
+        unit: "%",
+        meaning: "forward and reverse bandwidth further apart than this warns",
+        field: |t| &mut t.reverse_asymmetry_pct,
+    },
+    Limit {
+        name: "memory.repeat_spread",
+        default: 1.10,
+        unit: "max/min",
+        meaning: "repeats of a memory figure further apart than this warn",
+        field: |t| &mut t.repeat_spread,
+    },
+    Limit {
+        name: "memory.cache_step",
+        default: 1.2,
+        unit: "x",
+        meaning: "latency must rise at least this much across each cache size, else warn",
+        field: |t| &mut t.cache_step,
+    },
+    Limit {
+        name: "memory.peak_vs_theoretical_pct",
+        default: 60.0,
+        unit: "%",
+        meaning: "best measured bandwidth below this share of the DIMMs' peak warns",
+        field: |t| &mut t.peak_vs_theoretical_pct,
+    },
+    Limit {
+        name: "memory.working_set_factor",
+        default: 4.0,
+        unit: "x",
+        meaning: "working sets under this multiple of the last-level cache warn (they measure the cache)",
+        field: |t| &mut t.working_set_factor,
+    },
+    Limit {
+        name: "memory.numa_ratio",
+        default: 3.0,
+        unit: "x",
+        meaning: "remote over local idle latency above fails (nodes with CPUs)",
+        field: |t| &mut t.numa_ratio,
+    },
+    Limit {
+        name: "memory.numa_ratio_memory_only",
+        default: 4.0,
+        unit: "x",
+        meaning: "remote over local idle latency above fails (memory-only nodes: CXL, HBM)",
+        field: |t| &mut t.numa_ratio_memory_only,
+    },
+    Limit {
+        name: "system.steal_pct",
+        default: 1.0,
+        unit: "%",
+        meaning: "CPU time stolen by the hypervisor during the run above this warns",
+        field: |t| &mut t.steal_pct,
+    },
+    Limit {
+        name: "storage.tail_ratio",
+        default: 20.0,
+        unit: "x",
+        meaning: "p99.9 completion latency above this multiple of the median warns",
+        field: |t| &mut t.storage_tail_ratio,
+    },
+    Limit {
+        name: "system.timer_slack_ns",
+        default: 50_000.0,
+        unit: "ns",
+        meaning: "timer slack above this (the kernel default) warns",
+        field: |t| &mut t.timer_slack_ns,
+    },
+];
+
+/// A `--threshold` setting that cannot be applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ThresholdError {
+    /// No limit has that name.
+    #[error("'{0}' is not a threshold; 'health_check checks --list' shows them")]
+    Unknown(String),
+    /// Not `NAME=VALUE`.
+    #[error("'{0}' is not NAME=VALUE")]
+    Malformed(String),
+    /// The value is not a finite number.
+    #[error("'{value}' is not a number in '{setting}'")]
+    NotANumber {
+        /// The value as typed.
+        value: String,
+        /// The whole setting.
+        setting: String,
+    },
+}
+
+impl Thresholds {
+    /// Sets the limit called `name`.
+    pub fn set(&mut self, name: &str, value: f64) -> Result<(), ThresholdError> {
+        let limit = LIMITS
+            .iter()
+            .find(|l| l.name == name)
+            .ok_or_else(|| ThresholdError::Unknown(name.into()))?;
+        if !value.is_finite() {
+            return Err(ThresholdError::NotANumber {
+                value: value.to_string(),
+                setting: name.into(),
+            });
+        }
+        *(limit.field)(self) = value;
+        Ok(())
+    }
+
+    /// Applies `NAME=VALUE` settings.
+    pub fn with_overrides(settings: &[String]) -> Result<Thresholds, ThresholdError> {
+        let mut t = Thresholds::default();
+        for s in settings {
+            let (name, value) = s
+                .split_once('=')
+                .ok_or_else(|| ThresholdError::Malformed(s.clone()))?;
+            let value: f64 = value
+                .trim()
+                .parse()
+                .map_err(|_| ThresholdError::NotANumber {
+                    value: value.into(),
+                    setting: s.clone(),
+                })?;
+            t.set(name.trim(), value)?;
+        }
+        Ok(t)
+    }
+}
+
+/// The limits as a table for people (`health_check checks --list`).
+pub fn limits_table() -> String {
+    let mut out = String::from("threshold                          default   unit     rule\n");
+    for l in LIMITS {
+        out.push_str(&format!(
+            "{:<34} {:<9} {:<8} {}\n",
+            l.name, l.default, l.unit, l.meaning
+        ));
+    }
+    out
+}
+
+/// Every rule that applies to the sections present in `doc`.
+pub fn evaluate(doc: &Document, t: &Thresholds) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let system = doc.system();
+    let cpus = system.map(|s| s.logical_cpus);
+    for p in doc.ping.iter().flatten() {
+        checks.push(network::ping_loss(p, t));
+        if p.latency.is_some() {
+            checks.push(network::ping_rtt(p, t));
+        }
+        checks.extend(network::ping_method(p));
+    }
+    for b in doc.iperf3_bandwidth.iter().flatten() {
+        checks.push(network::bandwidth(b, t, cpus));
+        if b.bandwidth.is_some() {
+            checks.push(network::link_efficiency(b, t));
+        }
+        if b.bandwidth.is_some() && (b.reverse_gbps.is_some() || b.reverse_error.is_some()) {
+            checks.push(network::reverse_symmetry(b, t));
+        }
+    }
+    if let Some(s) = doc.sleepbench.as_ref().and_then(|p| p.measured()) {
+        checks.push(sleep::total_cpu(s, t));
+        checks.push(sleep::irq(s, t));
+        checks.push(sleep::calls_per_thread(s, t));
+    }
+    if let Some(s) = system {
+        checks.extend(system::all(s, t));
+    }
+    if let Some(st) = doc.storage.as_ref().and_then(|p| p.measured()) {
+        checks.extend(storage::all(st, t));
+    }
+    if let Some(m) = doc.memory.as_ref().and_then(|p| p.measured()) {
+        checks.extend(memory::peak_vs_theoretical(m, system, t));
+        checks.extend(memory::numa_ratios(m, system, t));
+        checks.extend(memory::working_sets(m, t));
+        checks.extend(memory::full_random_pages(m));
+        checks.extend(memory::repeat_spreads(m, t));
+        checks.extend(memory::cache_steps(m, t));
+    }
+    checks
+}
+
+fn check(name: &str, status: Status, value: Option<f64>, limit: f64, message: String) -> Check {
+    Check {
+        name: name.to_string(),
+        status,
+        value,
+        limit: Some(limit),
+        message,
+    }
+}
+
+impl Check {
+    /// The same check with no limit (for figures judged by presence, not size).
+    fn without_limit(mut self) -> Self {
+        self.limit = None;
+        self
+    }
+}
+
+/// Whether any check failed (for `--strict`).
+pub fn any_failed(checks: &[Check]) -> bool {
+    checks.iter().any(|c| c.status == Status::Fail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_set_by_name_and_reject_unknown_names() {
+        let t = Thresholds::with_overrides(&[
+            "sleepbench.calls_per_thread=10000".into(),
+            " memory.repeat_spread = 1.2".into(),
+        ])
+        .unwrap();
+        assert_eq!(t.sleep_calls_per_thread, 10_000.0);
+        assert_eq!(t.repeat_spread, 1.2);
+        assert_eq!(t.sleep_irq_pct, 30.0);
+        assert!(
+            Thresholds::with_overrides(&["nope=1".into()])
+                .unwrap_err()
+                .to_string()
+                .contains("checks --list")
+        );
+        assert!(Thresholds::with_overrides(&["sleepbench.irq_pct".into()]).is_err());
+        assert!(Thresholds::with_overrides(&["sleepbench.irq_pct=x".into()]).is_err());
+        assert!(Thresholds::with_overrides(&["sleepbench.irq_pct=inf".into()]).is_err());
+    }
+
+    /// A real document (tests/fixtures/document.json) with `patch` applied to its JSON.
+    fn patched(patch: impl Fn(&mut serde_json::Value)) -> Document {
+        let mut v: serde_json::Value = serde_json::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/document.json"
+        )))
+        .unwrap();
+        patch(&mut v);
+        serde_json::from_value(v).expect("the patched fixture is still a document")
+    }
+
+    #[test]
+    fn every_limit_can_warn_or_fail() {
+        use serde_json::json;
+        let t = Thresholds::default();
+        for limit in LIMITS {
+            let doc = match limit.name {
+                "sleepbench.total_cpu_pct" => patched(|v| v["sleepbench"]["total"] = json!(75.0)),
+                "sleepbench.irq_pct" => patched(|v| v["sleepbench"]["irq%"] = json!(45.0)),
+                "sleepbench.calls_per_thread" => {
+                    patched(|v| v["sleepbench"]["calls_per_second_per_thread"] = json!(900.0))
+                }
+                "network.ping_loss_pct" => patched(|v| v["ping"][0]["loss_pct"] = json!(20.0)),
+                "network.ping_rtt_ms" => patched(|v| v["ping"][0]["latency"] = json!(0.9)),
+                "network.min_bandwidth_gbps" => patched(|v| {
+                    v["iperf3 bandwidth"][0]["hostname"] = json!("peer");
+                    v["iperf3 bandwidth"][0]["address"] = json!("10.0.0.2:5201");
+                    v["iperf3 bandwidth"][0]["bandwidth"] = json!(2.0);
+                }),
+                "network.min_bandwidth_gbps_large" => patched(|v| {
+                    v["iperf3 bandwidth"][0]["hostname"] = json!("peer");
+                    v["iperf3 bandwidth"][0]["address"] = json!("10.0.0.2:5201");
+                    v["iperf3 bandwidth"][0]["bandwidth"] = json!(15.0);
+                    v["system"]["logical_cpus"] = json!(384);
+                }),
+                "network.link_efficiency_pct" => patched(|v| {
+                    v["iperf3 bandwidth"][0]["link_efficiency_pct"] = json!(40.0);
+                    v["iperf3 bandwidth"][0]["link_speed_gbps"] = json!(25.0);
+                }),
+                "network.reverse_asymmetry_pct" => patched(|v| {
+                    v["iperf3 bandwidth"][0]["bandwidth"] = json!(10.0);
+                    v["iperf3 bandwidth"][0]["reverse_gbps"] = json!(4.0);
+                }),
+                "memory.repeat_spread" => patched(|v| {
+                    v["memory"]["repeats"]["count"] = json!(3);
+                    v["memory"]["repeats"]["memcpy_large_mb_s"] =
+                        json!({"min": 1000.0, "avg": 1500.0, "max": 2000.0});
+                }),
+                "memory.cache_step" => patched(|v| {
+                    let flat: Vec<serde_json::Value> = v["memory"]["cache_latency_ns"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|p| json!([p[0], 5.0]))
+                        .collect();
+                    v["memory"]["cache_latency_ns"] = json!(flat);
+                }),
+                "memory.peak_vs_theoretical_pct" => patched(|v| {
+                    v["system"]["dram"] = json!({"dimms": 8, "channels": 8, "kind": "DDR5",
+                        "speed_mts": 4800, "data_width_bits": 64, "theoretical_peak_mb_s": 292968.0});
+                }),
+                "memory.numa_ratio" | "memory.numa_ratio_memory_only" => patched(|v| {
+                    v["memory"]["idle_latency"]["FullRandom"]["Node-0"]["Node-1"] = json!(1000.0);
+                    let mut second = v["system"]["numa_nodes"][0].clone();
+                    second["id"] = json!(1);
+                    if limit.name.ends_with("memory_only") {
+                        second["cpu_count"] = json!(0);
+                        second["cpus"] = json!("");
+                    }
+                    v["system"]["numa_nodes"] =
+                        json!([v["system"]["numa_nodes"][0].clone(), second]);
+                }),
+                "system.steal_pct" => {
+                    patched(|v| v["system"]["during_run"]["steal_pct"] = json!(12.0))
+                }
+                "system.timer_slack_ns" => {
+                    patched(|v| v["system"]["timer_slack_ns"] = json!(1_000_000))
+                }
+                "memory.working_set_factor" => patched(|v| {
+                    v["memory"]["llc_bytes"] = json!(32u64 << 20);
+                    v["memory"]["llc_total_bytes"] = json!(32u64 << 20);
+                    v["memory"]["region_mib"] = json!(64);
+                }),
+                "storage.tail_ratio" => patched(|v| {
+                    v["storage"]["read_clat_us"]["p999"] = json!(100_000.0);
+                }),
+                other => panic!("add a case to this test for the new limit '{other}'"),
+            };
+            let checks = evaluate(&doc, &t);
+            assert!(
+                checks
+                    .iter()
+                    .any(|c| matches!(c.status, Status::Warn | Status::Fail)
+                        && c.limit == Some(limit.default)),
+                "nothing warns or fails on '{}' at its default {}: {:#?}",
+                limit.name,
+                limit.default,
+                checks
+                    .iter()
+                    .filter(|c| c.status != Status::Pass)
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+
+    #[test]
+    fn every_limit_is_listed_with_its_default() {
+        let table = limits_table();
+        for l in LIMITS {
+            assert!(table.contains(l.name));
+        }
+        let t = Thresholds::default();
+        assert_eq!(t.sleep_total_cpu_pct, 50.0);
+        assert_eq!(t.timer_slack_ns, 50_000.0);
+        assert_eq!(t.storage_tail_ratio, 20.0);
+        // Every field has a limit entry: none keeps the placeholder zero.
+        let debug = format!("{t:?}");
+        assert!(
+            !debug.contains(": 0.0"),
+            "a threshold has no LIMITS entry: {debug}"
+        );
+    }
+}

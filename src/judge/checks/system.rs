@@ -1,0 +1,364 @@
+//! System sanity, after the storage-tuning guide's debugging list: PCIe links trained below their
+//! capability, a frequency governor other than performance, thermal throttling during the run,
+//! THP off, swap in use, automatic NUMA balancing on a NUMA machine, steal time during the run and
+//! a raised timer slack. Each message says what to do about it.
+
+use super::{Thresholds, check};
+use crate::wire::document::{Check, Status};
+use crate::wire::system::SystemPart;
+
+fn pass(name: &str, message: String) -> Check {
+    check(name, Status::Pass, None, 0.0, message).without_limit()
+}
+
+fn finding(name: &str, status: Status, value: Option<f64>, message: String) -> Check {
+    check(name, status, value, 0.0, message).without_limit()
+}
+
+/// Every system rule.
+pub fn all(s: &SystemPart, t: &Thresholds) -> Vec<Check> {
+    vec![
+        pcie_links(s),
+        governor(s),
+        thermal_throttle(s),
+        thp(s),
+        swap(s),
+        numa_balancing(s),
+        steal(s, t),
+        timer_slack(s, t),
+        iommu(s),
+    ]
+}
+
+/// An IOMMU that translates every DMA costs network-heavy loads dearly: DCPerf's TaoBench soft-locks
+/// in network I/O without passthrough (`iommu=pt` on x86_64, `iommu.passthrough=1` on arm64).
+pub fn iommu(s: &SystemPart) -> Check {
+    let name = "system.iommu";
+    match &s.iommu {
+        None => finding(
+            name,
+            Status::Skip,
+            None,
+            "the kernel's IOMMU state could not be read".into(),
+        ),
+        Some(i) if i.groups == 0 => pass(name, "no IOMMU translates DMA".into()),
+        Some(i) if i.passthrough => pass(
+            name,
+            format!(
+                "the IOMMU passes DMA through ({} groups, default domain '{}')",
+                i.groups,
+                i.default_domain.as_deref().unwrap_or("?")
+            ),
+        ),
+        Some(i) => {
+            let option = if s.architecture == "aarch64" {
+                "iommu.passthrough=1"
+            } else {
+                "iommu=pt"
+            };
+            finding(
+                name,
+                Status::Warn,
+                Some(i.groups as f64),
+                format!(
+                    "the IOMMU translates every DMA ({} groups, default domain '{}'): add \
+                     '{option}' to the kernel command line; without passthrough DCPerf's TaoBench \
+                     soft-locks in network I/O",
+                    i.groups,
+                    i.default_domain.as_deref().unwrap_or("?")
+                ),
+            )
+        }
+    }
+}
+
+/// PCIe devices whose link runs narrower or slower than the device and slot allow.
+pub fn pcie_links(s: &SystemPart) -> Check {
+    let name = "system.pcie_links";
+    if s.pcie_links_degraded.is_empty() {
+        return pass(
+            name,
+            "every PCIe link runs at its full width and speed".into(),
+        );
+    }
+    let list: Vec<String> = s
+        .pcie_links_degraded
+        .iter()
+        .map(|l| {
+            let w = |v: Option<u32>| v.map_or("?".into(), |v| format!("x{v}"));
+            let g = |v: Option<f64>| v.map_or("?".into(), |v| format!("{v} GT/s"));
+            format!(
+                "{} at {} {} of {} {}",
+                l.device,
+                w(l.current_width),
+                g(l.current_speed_gts),
+                w(l.max_width),
+                g(l.max_speed_gts)
+            )
+        })
+        .collect();
+    finding(
+        name,
+        Status::Warn,
+        Some(list.len() as f64),
+        format!(
+            "{} PCIe link(s) below their capability: {}; idle devices may downshift to save power, \
+         otherwise reseat the card, check the slot's lane and bifurcation settings and the riser",
+            list.len(),
+            list.join("; ")
+        ),
+    )
+}
+
+/// The cpufreq governor: anything but performance lets frequency sag under benchmarks.
+pub fn governor(s: &SystemPart) -> Check {
+    let name = "system.governor";
+    match s.governor.as_deref() {
+        None => finding(
+            name,
+            Status::Skip,
+            None,
+            "no cpufreq driver: firmware or the hypervisor sets the frequency".into(),
+        ),
+        Some("performance") => pass(name, "the frequency governor is 'performance'".into()),
+        Some(g) => finding(
+            name,
+            Status::Warn,
+            None,
+            format!(
+                "the frequency governor is '{g}': set 'performance' before benchmarking \
+             (cpupower frequency-set -g performance)"
+            ),
+        ),
+    }
+}
+
+/// Thermal-throttle events that happened while the run went on.
+pub fn thermal_throttle(s: &SystemPart) -> Check {
+    let name = "system.thermal_throttle";
+    match s.during_run.and_then(|d| d.throttle_events) {
+        None => finding(
+            name,
+            Status::Skip,
+            None,
+            "the kernel exposes no thermal-throttle counters here".into(),
+        ),
+        Some(0) => pass(name, "no thermal throttling during the run".into()),
+        Some(n) => finding(
+            name,
+            Status::Fail,
+            Some(n as f64),
+            format!(
+                "{n} thermal-throttle event(s) during the run: the CPUs slowed down to cool; check \
+             fans, heat sinks, airflow and the power/thermal profile in the BIOS"
+            ),
+        ),
+    }
+}
+
+/// THP set to never: services that rely on huge pages lose TLB reach.
+pub fn thp(s: &SystemPart) -> Check {
+    let name = "system.thp";
+    match s.thp.as_deref() {
+        Some("never") => finding(
+            name,
+            Status::Warn,
+            None,
+            "transparent huge pages are 'never': memory-heavy benchmarks lose TLB reach; set \
+             'madvise' or 'always' in /sys/kernel/mm/transparent_hugepage/enabled"
+                .into(),
+        ),
+        Some(mode) => pass(name, format!("transparent huge pages: '{mode}'")),
+        None => pass(name, "no transparent huge page support reported".into()),
+    }
+}
+
+/// Swap in use: the machine has run short of memory.
+pub fn swap(s: &SystemPart) -> Check {
+    let name = "system.swap";
+    match s.swap_used_kib {
+        Some(kib) if kib > 0 => finding(
+            name,
+            Status::Warn,
+            Some(kib as f64),
+            format!(
+                "{} MiB of swap in use: the machine ran short of memory at some point; find what \
+             used it (and consider 'swapoff -a; swapon -a') before benchmarking",
+                kib / 1024
+            ),
+        ),
+        _ => pass(name, "no swap in use".into()),
+    }
+}
+
+/// Automatic NUMA balancing moves pages during runs; DCPerf's memory tool turns it off.
+pub fn numa_balancing(s: &SystemPart) -> Check {
+    let name = "system.numa_balancing";
+    match (s.numa_balancing, s.numa_nodes.len() > 1) {
+        (Some(true), true) => finding(
+            name,
+            Status::Warn,
+            None,
+            "automatic NUMA balancing is on: it migrates pages while benchmarks run; turn it off \
+             for measurements (sysctl kernel.numa_balancing=0)"
+                .into(),
+        ),
+        (Some(true), false) => pass(
+            name,
+            "NUMA balancing is on, which does nothing on one node".into(),
+        ),
+        _ => pass(name, "automatic NUMA balancing is off".into()),
+    }
+}
+
+/// CPU time stolen by the hypervisor during the run.
+pub fn steal(s: &SystemPart, t: &Thresholds) -> Check {
+    let name = "system.steal";
+    let limit = t.steal_pct;
+    match s.during_run.and_then(|d| d.steal_pct) {
+        None => check(
+            name,
+            Status::Skip,
+            None,
+            limit,
+            "steal time could not be measured over the run (too short, or /proc/stat unreadable)"
+                .into(),
+        ),
+        Some(p) if p > limit => check(
+            name,
+            Status::Warn,
+            Some(p),
+            limit,
+            format!(
+                "the hypervisor gave {p}% of CPU time to other guests during the run: figures are \
+             not the hardware's; ask for dedicated (pinned) vCPUs or run on bare metal"
+            ),
+        ),
+        Some(p) => check(
+            name,
+            Status::Pass,
+            Some(p),
+            limit,
+            format!("{p}% steal time during the run"),
+        ),
+    }
+}
+
+/// Timer slack above the default lengthens every sleep.
+pub fn timer_slack(s: &SystemPart, t: &Thresholds) -> Check {
+    let name = "system.timer_slack";
+    let limit = t.timer_slack_ns;
+    match s.timer_slack_ns {
+        None => check(
+            name,
+            Status::Skip,
+            None,
+            limit,
+            "timer slack could not be read".into(),
+        ),
+        Some(ns) if ns as f64 > limit => check(
+            name,
+            Status::Warn,
+            Some(ns as f64),
+            limit,
+            format!(
+                "timer slack is {ns} ns, above the {limit} ns default: every sleep may wake that \
+             late; find what raised it (prctl PR_SET_TIMERSLACK, cgroup timer_slack_ns)"
+            ),
+        ),
+        Some(ns) => check(
+            name,
+            Status::Pass,
+            Some(ns as f64),
+            limit,
+            format!("timer slack is {ns} ns"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::{collect, fake};
+    use crate::wire::system::{PcieLink, RunDeltas};
+
+    fn fake_system() -> SystemPart {
+        SystemPart::from(&collect(&fake::two_socket_384(), None))
+    }
+
+    fn status(c: &Check) -> Status {
+        c.status
+    }
+
+    #[test]
+    fn the_384_cpu_fixture_has_findings() {
+        let mut s = fake_system();
+        s.during_run = Some(RunDeltas {
+            seconds: 60.0,
+            throttle_events: Some(3),
+            steal_pct: Some(0.0),
+        });
+        let checks = all(&s, &Thresholds::default());
+        let by = |n: &str| checks.iter().find(|c| c.name == n).unwrap();
+        assert_eq!(status(by("system.pcie_links")), Status::Warn);
+        assert!(
+            by("system.pcie_links")
+                .message
+                .contains("0000:41:00.0 at x8 16 GT/s of x16 16 GT/s")
+        );
+        assert_eq!(status(by("system.governor")), Status::Pass);
+        assert_eq!(status(by("system.thermal_throttle")), Status::Fail);
+        assert_eq!(status(by("system.thp")), Status::Pass);
+        assert_eq!(status(by("system.swap")), Status::Pass);
+        assert_eq!(
+            status(by("system.numa_balancing")),
+            Status::Warn,
+            "two nodes, balancing on"
+        );
+        assert_eq!(status(by("system.steal")), Status::Pass);
+        assert_eq!(
+            status(by("system.timer_slack")),
+            Status::Skip,
+            "the fixture has no timer slack"
+        );
+    }
+
+    #[test]
+    fn each_finding_triggers_on_its_own() {
+        let t = Thresholds::default();
+        let mut s = fake_system();
+        s.pcie_links_degraded = vec![];
+        assert_eq!(pcie_links(&s).status, Status::Pass);
+        s.pcie_links_degraded = vec![PcieLink {
+            device: "x".into(),
+            current_width: Some(4),
+            max_width: Some(16),
+            current_speed_gts: None,
+            max_speed_gts: None,
+        }];
+        assert!(pcie_links(&s).message.contains("x at x4 ? of x16 ?"));
+        s.governor = Some("powersave".into());
+        assert_eq!(governor(&s).status, Status::Warn);
+        s.governor = None;
+        assert_eq!(governor(&s).status, Status::Skip);
+        s.thp = Some("never".into());
+        assert_eq!(thp(&s).status, Status::Warn);
+        s.swap_used_kib = Some(2048);
+        assert!(swap(&s).message.starts_with("2 MiB of swap"));
+        s.during_run = Some(RunDeltas {
+            seconds: 1.0,
+            throttle_events: Some(0),
+            steal_pct: Some(4.5),
+        });
+        assert_eq!(steal(&s, &t).status, Status::Warn);
+        assert_eq!(thermal_throttle(&s).status, Status::Pass);
+        s.timer_slack_ns = Some(1_000_000);
+        assert_eq!(timer_slack(&s, &t).status, Status::Warn);
+        s.numa_nodes.truncate(1);
+        assert_eq!(
+            numa_balancing(&s).status,
+            Status::Pass,
+            "one node: nothing to balance"
+        );
+    }
+}

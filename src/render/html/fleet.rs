@@ -1,0 +1,306 @@
+//! The fleet's page: what compare found first, then every machine with its status, the mesh
+//! matrix as a heat map, and per figure a strip plot of all machines with the flagged ones
+//! highlighted and labelled.
+
+use super::plots::{StripPoint, strip_plot};
+use super::{escape, heat, missing, num, page as wrap};
+use crate::judge::machine::Machine;
+use crate::judge::rules::Severity;
+use crate::stats::median;
+use crate::wire::figures;
+use crate::wire::fleet::{FleetReport, MachineStatus, Matrix};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+/// Figures plotted for every fleet, when machines have them (others only when flagged).
+const HEADLINE: &[&str] = &[
+    "memory.idle_latency.FullRandom.Node-0.Node-0",
+    "memory.idle_latency.RandomInChunk.Node-0.Node-0",
+    "memory.peak_bandwidth.all reads",
+    "memory.peak_read_simd",
+    "memory.memcpy_large",
+    "sleepbench.calls_per_second",
+    "sleepbench.total_cpu_pct",
+    "network.bandwidth",
+    "network.reverse_bandwidth",
+    "ping.latency",
+    "storage.read_iops_4k",
+    "storage.write_mb_s_1m",
+];
+
+/// The page for a fleet report and its machines (their figures).
+pub fn page(report: &FleetReport, machines: &[Machine]) -> String {
+    let mut body = format!(
+        "<h1>health_check fleet: {} machines</h1>\n<p class=\"meta\">{} group(s) by model &middot; rules: {} &middot; labels: {} &middot; health_check {}</p>\n",
+        report.machines.len(),
+        report.groups.len(),
+        escape(&report.fleet_report.rules_source),
+        escape(&report.fleet_report.labels),
+        escape(&report.fleet_report.version)
+    );
+    body.push_str(&findings(report));
+    body.push_str(&machines_table(report));
+    if let Some(m) = &report.matrix {
+        body.push_str(&matrix(m));
+    }
+    body.push_str(&strips(report, machines));
+    body.push_str(&groups(report));
+    wrap(
+        &format!("health_check fleet: {} machines", report.machines.len()),
+        &body,
+    )
+}
+
+fn findings(r: &FleetReport) -> String {
+    let mut out = String::from("<h2 id=\"findings\">Findings</h2>\n");
+    if r.findings.is_empty() {
+        out.push_str(
+            "<p>No machine is worse than its model's median beyond its rule's tolerance.</p>\n",
+        );
+        return out;
+    }
+    out.push_str("<table class=\"checks\"><tr><th>status</th><th>machine</th><th>figure</th><th>value</th><th>median</th><th>%</th><th>message</th></tr>\n");
+    for f in &r.findings {
+        let class = match f.severity {
+            Severity::Fail => "fail",
+            Severity::Warn => "warn",
+        };
+        let _ = writeln!(
+            out,
+            "<tr class=\"{class}\"><td class=\"status\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{} {}</td><td class=\"num\">{} {}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            class.to_uppercase(),
+            escape(&f.machine),
+            escape(&f.figure),
+            num(Some(f.value)),
+            escape(&f.unit),
+            num(Some(f.median)),
+            escape(&f.unit),
+            f.deviation_pct.map_or("-".into(), |d| format!("{d:+.1}")),
+            escape(&f.message)
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+fn status_class(s: MachineStatus) -> &'static str {
+    match s {
+        MachineStatus::Ok => "pass",
+        MachineStatus::Warn => "warn",
+        MachineStatus::Fail | MachineStatus::Failed | MachineStatus::Unreadable => "fail",
+    }
+}
+
+fn machines_table(r: &FleetReport) -> String {
+    let mut out = String::from(
+        "<h2 id=\"machines\">Machines</h2>\n<table><tr><th>status</th><th>machine</th><th>model</th><th>figures</th><th>checks failed</th><th>notes</th></tr>\n",
+    );
+    let mut order: Vec<&crate::wire::fleet::MachineEntry> = r.machines.iter().collect();
+    order.sort_by_key(|m| std::cmp::Reverse(m.status));
+    for m in order {
+        let mut notes = m.reasons.clone();
+        if !m.missing_figures.is_empty() {
+            notes.push(format!(
+                "lacks figures others have: {}",
+                by_family(&m.missing_figures)
+            ));
+        }
+        let failed_baseline = m
+            .baseline_checks
+            .iter()
+            .filter(|c| c.status == crate::wire::document::Status::Fail)
+            .count();
+        if failed_baseline > 0 {
+            notes.push(format!("{failed_baseline} baseline check(s) failed"));
+        }
+        let _ = writeln!(
+            out,
+            "<tr class=\"{}\"><td class=\"status\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+            status_class(m.status),
+            m.status.as_str().to_uppercase(),
+            escape(&m.label),
+            escape(&m.sku.as_ref().map_or("unknown".into(), |s| s.label())),
+            m.figures,
+            escape(&m.checks_failed.join(", ")),
+            escape(&notes.join("; "))
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// Missing figures counted by family (`memory.loaded_latency (48), ping.latency (1)`).
+fn by_family(missing: &[String]) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for key in missing {
+        let family = figures::family_of_key(key).map_or(key.as_str(), |f| f.name);
+        *counts.entry(family).or_default() += 1;
+    }
+    counts
+        .iter()
+        .map(|(f, n)| format!("{f} ({n})"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn matrix(m: &Matrix) -> String {
+    let mut out = String::from("<h2 id=\"matrix\">Between machines</h2>\n");
+    for (title, unit, cells, class) in [
+        (
+            "Bandwidth from row to column",
+            "Gbit/s",
+            &m.bandwidth_gbps,
+            "bandwidth",
+        ),
+        (
+            "Ping RTT between row and column",
+            "ms",
+            &m.latency_ms,
+            "latency",
+        ),
+    ] {
+        let values: Vec<f64> = cells.iter().flatten().flatten().copied().collect();
+        if values.is_empty() {
+            continue;
+        }
+        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let _ = write!(
+            out,
+            "<h3>{title}, {unit}</h3>\n<table class=\"heat matrix\" data-matrix=\"{class}\"><tr><th></th>"
+        );
+        for name in &m.machines {
+            let _ = write!(out, "<th>{}</th>", escape(name));
+        }
+        out.push_str("</tr>\n");
+        for (name, row) in m.machines.iter().zip(cells) {
+            let _ = write!(out, "<tr><th>{}</th>", escape(name));
+            for cell in row {
+                match cell {
+                    // Higher bandwidth is better: dark means low, so problems stand out.
+                    Some(v) if class == "bandwidth" => {
+                        let _ = write!(
+                            out,
+                            "<td class=\"num\" style=\"{}\">{}</td>",
+                            heat(hi - v + lo, lo, hi),
+                            num(Some(*v))
+                        );
+                    }
+                    Some(v) => {
+                        let _ = write!(
+                            out,
+                            "<td class=\"num\" style=\"{}\">{}</td>",
+                            heat(*v, lo, hi),
+                            num(Some(*v))
+                        );
+                    }
+                    None => out.push_str("<td class=\"num\">-</td>"),
+                }
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+    }
+    out
+}
+
+/// One point per machine for a key: its value, or the median of its clients' for per-client
+/// figures.
+fn per_machine(machines: &[Machine], key: &str) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for m in machines {
+        let values: Vec<f64> = m
+            .figures
+            .iter()
+            .filter(|f| f.key() == key)
+            .map(|f| f.value)
+            .collect();
+        if let Some(v) = median(&values) {
+            out.push((m.entry.label.clone(), v));
+        }
+    }
+    out
+}
+
+fn strips(r: &FleetReport, machines: &[Machine]) -> String {
+    let mut out = String::from("<h2 id=\"figures\">Figures across the fleet</h2>\n");
+    // Keys with findings first, then the headline figures.
+    let flagged: BTreeMap<String, BTreeSet<&str>> =
+        r.findings.iter().fold(BTreeMap::new(), |mut acc, f| {
+            let key = f.figure.trim_end_matches(".*").to_string();
+            let key = match &f.client {
+                Some(c) => key
+                    .strip_suffix(&format!(".{c}"))
+                    .unwrap_or(&key)
+                    .to_string(),
+                None => key,
+            };
+            acc.entry(key).or_default().insert(f.machine.as_str());
+            acc
+        });
+    let mut keys: Vec<String> = flagged.keys().cloned().collect();
+    for h in HEADLINE {
+        if !keys.iter().any(|k| k == h) {
+            keys.push(h.to_string());
+        }
+    }
+    let mut plots = String::new();
+    for key in &keys {
+        let points = per_machine(machines, key);
+        if points.len() < 2 {
+            continue;
+        }
+        let Some(family) = figures::family_of_key(key) else {
+            continue;
+        };
+        let marked = flagged.get(key);
+        let strip: Vec<StripPoint> = points
+            .iter()
+            .map(|(label, v)| StripPoint {
+                label: label.clone(),
+                value: *v,
+                flagged: marked.is_some_and(|m| m.contains(label.as_str())),
+            })
+            .collect();
+        let values: Vec<f64> = points.iter().map(|p| p.1).collect();
+        let better = match family.direction {
+            figures::Direction::Higher => "higher is better",
+            figures::Direction::Lower => "lower is better",
+        };
+        if let Some(p) = strip_plot(
+            &format!("strip:{key}"),
+            &format!("{key} ({better})"),
+            family.unit,
+            &strip,
+            median(&values),
+        ) {
+            plots.push_str(&p.html);
+        }
+    }
+    if plots.is_empty() {
+        out.push_str(&missing(
+            "No strip plot",
+            "fewer than two machines share a figure",
+        ));
+    } else {
+        let _ = writeln!(out, "<div class=\"plots\">{plots}</div>");
+    }
+    out
+}
+
+fn groups(r: &FleetReport) -> String {
+    let mut out = String::from(
+        "<h2 id=\"groups\">Models</h2>\n<table><tr><th>model</th><th>machines</th><th>figures compared</th></tr>\n",
+    );
+    for g in &r.groups {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            escape(&g.label),
+            g.machines.len(),
+            g.figures.len()
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}

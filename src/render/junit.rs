@@ -1,0 +1,214 @@
+//! JUnit XML for CI systems (Jenkins, GitLab): one testcase per check, plus one per section so a
+//! section that failed shows up too. fail -> `<failure>`, skip -> `<skipped>`, warn and pass ->
+//! a passing testcase with the message in `<system-out>`. For a fleet report, one testsuite per
+//! machine: its status, each finding, and each baseline check.
+
+use crate::judge::rules::Severity;
+use crate::wire::document::{Check, Document, SectionOutcome, Status, word};
+use crate::wire::fleet::{FleetReport, MachineStatus};
+use std::fmt::Write as _;
+
+/// Escapes text for XML 1.0 attributes and text: markup characters become entities and
+/// characters XML 1.0 cannot hold at all (most control characters) become `?`.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => out.push('?'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One testcase.
+struct Case {
+    class: String,
+    name: String,
+    outcome: CaseOutcome,
+    message: String,
+}
+
+enum CaseOutcome {
+    Pass,
+    Failure,
+    Skipped,
+}
+
+fn case_of_check(suite: &str, c: &Check) -> Case {
+    let section = c.name.split(['.', ':']).next().unwrap_or("checks");
+    Case {
+        class: format!("{suite}.{section}"),
+        name: c.name.clone(),
+        outcome: match c.status {
+            Status::Fail => CaseOutcome::Failure,
+            Status::Skip => CaseOutcome::Skipped,
+            Status::Pass | Status::Warn => CaseOutcome::Pass,
+        },
+        message: match c.status {
+            Status::Warn => format!("WARN: {}", c.message),
+            _ => c.message.clone(),
+        },
+    }
+}
+
+fn write_suite(out: &mut String, name: &str, hostname: Option<&str>, seconds: f64, cases: &[Case]) {
+    let failures = cases
+        .iter()
+        .filter(|c| matches!(c.outcome, CaseOutcome::Failure))
+        .count();
+    let skipped = cases
+        .iter()
+        .filter(|c| matches!(c.outcome, CaseOutcome::Skipped))
+        .count();
+    let host = hostname.map_or(String::new(), |h| format!(" hostname=\"{}\"", escape(h)));
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{seconds:.3}\"{host}>",
+        escape(name),
+        cases.len()
+    );
+    for c in cases {
+        let _ = write!(
+            out,
+            "    <testcase classname=\"{}\" name=\"{}\" time=\"0\">",
+            escape(&c.class),
+            escape(&c.name)
+        );
+        let msg = escape(&c.message);
+        match c.outcome {
+            CaseOutcome::Failure => {
+                let _ = write!(
+                    out,
+                    "<failure message=\"{msg}\" type=\"fail\">{msg}</failure>"
+                );
+            }
+            CaseOutcome::Skipped => {
+                let _ = write!(out, "<skipped message=\"{msg}\"/>");
+            }
+            CaseOutcome::Pass => {
+                let _ = write!(out, "<system-out>{msg}</system-out>");
+            }
+        }
+        out.push_str("</testcase>\n");
+    }
+    out.push_str("  </testsuite>\n");
+}
+
+fn wrap(name: &str, suites: &str, tests: usize, failures: usize, skipped: usize) -> String {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\">\n{suites}</testsuites>",
+        escape(name)
+    )
+}
+
+fn section_cases(suite: &str, doc: &Document) -> Vec<Case> {
+    doc.health_check
+        .sections
+        .0
+        .iter()
+        .map(|(section, outcome)| Case {
+            class: format!("{suite}.sections"),
+            name: format!("section.{section}"),
+            outcome: match outcome {
+                SectionOutcome::Failed(_) => CaseOutcome::Failure,
+                SectionOutcome::Skipped(_) => CaseOutcome::Skipped,
+                SectionOutcome::Ok | SectionOutcome::Interrupted => CaseOutcome::Pass,
+            },
+            message: outcome.to_wire(),
+        })
+        .collect()
+}
+
+fn counts(cases: &[Case]) -> (usize, usize, usize) {
+    (
+        cases.len(),
+        cases
+            .iter()
+            .filter(|c| matches!(c.outcome, CaseOutcome::Failure))
+            .count(),
+        cases
+            .iter()
+            .filter(|c| matches!(c.outcome, CaseOutcome::Skipped))
+            .count(),
+    )
+}
+
+/// One run's checks and sections as JUnit XML.
+pub fn document(doc: &Document) -> String {
+    let hostname = doc.system().and_then(|s| s.hostname.as_deref());
+    let suite = format!(
+        "health_check {}{}",
+        word(&doc.health_check.role),
+        hostname.map_or(String::new(), |h| format!(" {h}"))
+    );
+    let mut cases = section_cases("health_check", doc);
+    cases.extend(doc.checks.iter().map(|c| case_of_check("health_check", c)));
+    let mut suites = String::new();
+    write_suite(
+        &mut suites,
+        &suite,
+        hostname,
+        doc.health_check.seconds,
+        &cases,
+    );
+    let (t, f, s) = counts(&cases);
+    wrap("health_check", &suites, t, f, s)
+}
+
+/// A fleet report as JUnit XML: one testsuite per machine.
+pub fn fleet(r: &FleetReport) -> String {
+    let mut suites = String::new();
+    let (mut t, mut f, mut s) = (0, 0, 0);
+    for m in &r.machines {
+        let mut cases = vec![Case {
+            class: "fleet.machine".into(),
+            name: "fleet.status".into(),
+            outcome: match m.status {
+                MachineStatus::Ok | MachineStatus::Warn => CaseOutcome::Pass,
+                _ => CaseOutcome::Failure,
+            },
+            message: if m.reasons.is_empty() {
+                m.status.as_str().to_string()
+            } else {
+                format!("{}: {}", m.status.as_str(), m.reasons.join("; "))
+            },
+        }];
+        for finding in r.findings.iter().filter(|x| x.machine == m.label) {
+            cases.push(Case {
+                class: "fleet.findings".into(),
+                name: format!("compare.{}", finding.figure),
+                outcome: match finding.severity {
+                    Severity::Fail => CaseOutcome::Failure,
+                    Severity::Warn => CaseOutcome::Pass,
+                },
+                message: finding.message.clone(),
+            });
+        }
+        cases.extend(m.baseline_checks.iter().map(|c| case_of_check("fleet", c)));
+        write_suite(&mut suites, &m.label, m.hostname.as_deref(), 0.0, &cases);
+        let (a, b, c) = counts(&cases);
+        (t, f, s) = (t + a, f + b, s + c);
+    }
+    wrap("health_check compare", &suites, t, f, s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markup_and_control_characters_are_escaped() {
+        assert_eq!(
+            escape("a<b & \"c\" 'd'>\u{1}"),
+            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;?"
+        );
+        assert_eq!(escape("ünïcödé\n"), "ünïcödé\n");
+    }
+}

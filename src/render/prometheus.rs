@@ -1,0 +1,265 @@
+//! Prometheus text exposition format (0.0.4), for node_exporter's textfile collector: every figure
+//! as a gauge with its labels (`health_check_memory_idle_latency_ns{pattern="FullRandom",
+//! cpu_node="0",mem_node="0"}`), each check's status, each section's outcome, and the run's start
+//! time and duration. With `--output` the file is written atomically, so the collector never reads
+//! half of it.
+
+use crate::judge::rules::Severity;
+use crate::wire::document::{Document, SectionOutcome, Status, word};
+use crate::wire::figures::{self, FAMILIES, Figure};
+use crate::wire::fleet::{FleetReport, MachineStatus};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// Prefix of every metric.
+pub const PREFIX: &str = "health_check_";
+
+/// Escapes a label value: backslash, double quote and newline.
+pub fn escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn labels(pairs: &[(&str, &str)]) -> String {
+    if pairs.is_empty() {
+        return String::new();
+    }
+    let inner: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
+        .collect();
+    format!("{{{}}}", inner.join(","))
+}
+
+fn number(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v}")
+    } else {
+        "NaN".into()
+    }
+}
+
+/// Metrics gathered by name, so each family's HELP and TYPE come once, before its samples.
+#[derive(Default)]
+struct Exposition {
+    families: BTreeMap<String, (String, Vec<String>)>,
+}
+
+impl Exposition {
+    fn gauge(&mut self, name: &str, help: &str, label_pairs: &[(&str, &str)], value: f64) {
+        let full = format!("{PREFIX}{name}");
+        let entry = self
+            .families
+            .entry(full.clone())
+            .or_insert_with(|| (help.to_string(), Vec::new()));
+        entry
+            .1
+            .push(format!("{full}{} {}", labels(label_pairs), number(value)));
+    }
+
+    fn text(self) -> String {
+        let mut out = String::new();
+        for (name, (help, samples)) in self.families {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {}",
+                help.replace('\\', "\\\\").replace('\n', " ")
+            );
+            let _ = writeln!(out, "# TYPE {name} gauge");
+            for s in samples {
+                out.push_str(&s);
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+/// A figure's labels for Prometheus: node labels without the `Node-` prefix.
+fn figure_labels(f: &Figure) -> Vec<(&'static str, String)> {
+    f.family
+        .labels
+        .iter()
+        .zip(&f.labels)
+        .map(|(&name, value)| {
+            let v = if name.ends_with("_node") {
+                value.strip_prefix("Node-").unwrap_or(value).to_string()
+            } else {
+                value.clone()
+            };
+            (name, v)
+        })
+        .collect()
+}
+
+fn status_value(s: Status) -> f64 {
+    match s {
+        Status::Pass => 0.0,
+        Status::Warn => 1.0,
+        Status::Fail => 2.0,
+        Status::Skip => 3.0,
+    }
+}
+
+/// One run's figures, checks and sections as Prometheus text.
+pub fn document(doc: &Document) -> String {
+    let mut e = Exposition::default();
+    let host = doc
+        .system()
+        .and_then(|s| s.hostname.clone())
+        .unwrap_or_default();
+    let info = &doc.health_check;
+    e.gauge(
+        "info",
+        "health_check's version, role and profile (value 1)",
+        &[
+            ("version", &info.version),
+            ("role", &word(&info.role)),
+            ("profile", &word(&info.profile)),
+            ("hostname", &host),
+        ],
+        1.0,
+    );
+    e.gauge(
+        "run_timestamp_seconds",
+        "when the run started, seconds since the Unix epoch",
+        &[],
+        info.started_unix as f64,
+    );
+    e.gauge(
+        "run_duration_seconds",
+        "how long the run took",
+        &[],
+        info.seconds,
+    );
+    for (section, outcome) in &info.sections.0 {
+        e.gauge(
+            "section_ok",
+            "1 when the section ran to the end, 0 when it failed, was interrupted or skipped",
+            &[("section", section), ("outcome", outcome_word(outcome))],
+            f64::from(u8::from(*outcome == SectionOutcome::Ok)),
+        );
+    }
+    for c in &doc.checks {
+        e.gauge(
+            "check_status",
+            "each check's verdict: 0 pass, 1 warn, 2 fail, 3 skip",
+            &[("check", &c.name), ("status", c.status.as_str())],
+            status_value(c.status),
+        );
+    }
+    for f in figures::of_document(doc) {
+        let owned = figure_labels(&f);
+        let pairs: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        e.gauge(f.family.prometheus, f.family.help, &pairs, f.value);
+    }
+    e.text()
+}
+
+fn outcome_word(o: &SectionOutcome) -> &'static str {
+    match o {
+        SectionOutcome::Ok => "ok",
+        SectionOutcome::Interrupted => "interrupted",
+        SectionOutcome::Skipped(_) => "skipped",
+        SectionOutcome::Failed(_) => "failed",
+    }
+}
+
+/// A fleet report as Prometheus text: each machine's status and findings.
+pub fn fleet(r: &FleetReport) -> String {
+    let mut e = Exposition::default();
+    e.gauge(
+        "fleet_report_timestamp_seconds",
+        "when the fleet report was made, seconds since the Unix epoch",
+        &[],
+        r.fleet_report.generated_unix as f64,
+    );
+    for m in &r.machines {
+        let status = match m.status {
+            MachineStatus::Ok => 0.0,
+            MachineStatus::Warn => 1.0,
+            MachineStatus::Fail => 2.0,
+            MachineStatus::Failed => 3.0,
+            MachineStatus::Unreadable => 4.0,
+        };
+        e.gauge(
+            "fleet_machine_status",
+            "each machine's verdict: 0 ok, 1 warn, 2 fail, 3 failed run, 4 unreadable",
+            &[("machine", &m.label), ("status", m.status.as_str())],
+            status,
+        );
+    }
+    for f in &r.findings {
+        let severity = match f.severity {
+            Severity::Fail => "fail",
+            Severity::Warn => "warn",
+        };
+        e.gauge(
+            "fleet_finding_deviation_percent",
+            "how far a flagged figure is from its group's median, %",
+            &[
+                ("machine", &f.machine),
+                ("figure", &f.figure),
+                ("severity", severity),
+            ],
+            f.deviation_pct.unwrap_or(f64::NAN),
+        );
+    }
+    e.text()
+}
+
+/// Every metric name this module can write (for the tests and the docs).
+pub fn metric_names() -> Vec<String> {
+    let mut names: Vec<String> = FAMILIES
+        .iter()
+        .map(|f| format!("{PREFIX}{}", f.prometheus))
+        .collect();
+    for n in [
+        "info",
+        "run_timestamp_seconds",
+        "run_duration_seconds",
+        "section_ok",
+        "check_status",
+        "fleet_report_timestamp_seconds",
+        "fleet_machine_status",
+        "fleet_finding_deviation_percent",
+    ] {
+        names.push(format!("{PREFIX}{n}"));
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_are_escaped_and_nodes_are_numbers() {
+        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+        let f = Figure {
+            family: &figures::IDLE_LATENCY,
+            labels: vec!["FullRandom".into(), "Node-0".into(), "Node-3".into()],
+            value: 120.5,
+        };
+        let mut e = Exposition::default();
+        let owned = figure_labels(&f);
+        let pairs: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        e.gauge(f.family.prometheus, f.family.help, &pairs, f.value);
+        let text = e.text();
+        assert!(
+            text.contains(
+                "health_check_memory_idle_latency_ns{pattern=\"FullRandom\",cpu_node=\"0\",mem_node=\"3\"} 120.5"
+            ),
+            "{text}"
+        );
+        assert!(text.starts_with("# HELP health_check_memory_idle_latency_ns "));
+    }
+}

@@ -1,0 +1,249 @@
+//! The summary for people, printed on stderr after the JSON is written: each section's outcome
+//! with the figures people look for first, then the checks (failures and warnings with their
+//! messages, passes and skips by name), and the total time. Colour only on a terminal (and never
+//! with NO_COLOR set). Never parsed by anything.
+
+use crate::wire::document::{Check, Document, Status, word};
+use std::fmt::Write as _;
+
+/// Whether the summary on stderr may use colour: a terminal, and NO_COLOR unset.
+pub fn color_wanted() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+fn paint(word: &str, status: Status, color: bool) -> String {
+    if !color {
+        return word.to_string();
+    }
+    let code = match status {
+        Status::Pass => "32",
+        Status::Warn => "33",
+        Status::Fail => "31",
+        Status::Skip => "2",
+    };
+    format!("\u{1b}[{code}m{word}\u{1b}[0m")
+}
+
+/// The summary text.
+pub fn summary(doc: &Document, color: bool) -> String {
+    let info = &doc.health_check;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "health_check {}: {} role, {} profile, {:.1} s",
+        info.version,
+        word(&info.role),
+        word(&info.profile),
+        info.seconds
+    );
+    let width = info
+        .sections
+        .0
+        .iter()
+        .map(|(s, _)| s.len())
+        .max()
+        .unwrap_or(0);
+    for (section, status) in &info.sections.0 {
+        let figures = key_figures(doc, section);
+        let sep = if figures.is_empty() { "" } else { "  " };
+        let shown = paint(&status.to_wire(), status.status(), color);
+        let _ = writeln!(out, "  {section:<width$}  {shown}{sep}{figures}");
+    }
+    if !doc.checks.is_empty() {
+        let count = |s: Status| doc.checks.iter().filter(|c| c.status == s).count();
+        let _ = writeln!(
+            out,
+            "checks: {} pass, {} warn, {} fail, {} skip",
+            paint(&count(Status::Pass).to_string(), Status::Pass, color),
+            paint(&count(Status::Warn).to_string(), Status::Warn, color),
+            paint(&count(Status::Fail).to_string(), Status::Fail, color),
+            count(Status::Skip)
+        );
+        let alarms: Vec<&Check> = doc
+            .checks
+            .iter()
+            .filter(|c| matches!(c.status, Status::Fail | Status::Warn))
+            .collect();
+        for c in alarms.iter().take(ALARM_LINES) {
+            let _ = writeln!(out, "  {}", check_line(c, color));
+        }
+        if alarms.len() > ALARM_LINES {
+            let _ = writeln!(
+                out,
+                "  ... and {} more failures and warnings (all in the document)",
+                alarms.len() - ALARM_LINES
+            );
+        }
+        for status in [Status::Pass, Status::Skip] {
+            let names: Vec<&str> = doc
+                .checks
+                .iter()
+                .filter(|c| c.status == status)
+                .map(|c| c.name.as_str())
+                .collect();
+            if !names.is_empty() {
+                let word = paint(&status.as_str().to_uppercase(), status, color);
+                let _ = writeln!(out, "  {word:<4}  {}", listed(&names, LISTED));
+            }
+        }
+    }
+    out
+}
+
+/// Failures and warnings shown with their messages before the rest are counted.
+const ALARM_LINES: usize = 40;
+
+/// Items named in one summary line before the rest are counted: a 2000-client run must not
+/// print a 60 KB line.
+const LISTED: usize = 12;
+
+/// `a, b, c` for a few items; the first `max` and `... and N more` for many.
+fn listed<T: AsRef<str>>(items: &[T], max: usize) -> String {
+    let shown: Vec<&str> = items.iter().take(max).map(AsRef::as_ref).collect();
+    let mut text = shown.join(", ");
+    if items.len() > max {
+        let _ = write!(text, ", ... and {} more", items.len() - max);
+    }
+    text
+}
+
+fn check_line(c: &Check, color: bool) -> String {
+    let word = paint(&c.status.as_str().to_uppercase(), c.status, color);
+    format!("{word:<4}  {}: {}", c.name, c.message)
+}
+
+fn key_figures(doc: &Document, section: &str) -> String {
+    let figures = match section {
+        "sleep" => doc.sleepbench.as_ref().and_then(|p| p.measured()).map(|s| {
+            let busy = s
+                .total
+                .map_or_else(String::new, |t| format!(", busy CPU {t:.1}%"));
+            format!(
+                "{:.0} calls/s, {:.0} per thread{busy}",
+                s.calls_per_second, s.calls_per_second_per_thread
+            )
+        }),
+        "system" => doc.system.as_ref().and_then(|p| p.measured()).map(|s| {
+            format!(
+                "{}, {} CPUs, {} node(s)",
+                s.cpu_model.as_deref().unwrap_or("unknown CPU"),
+                s.logical_cpus,
+                s.numa_nodes.len()
+            )
+        }),
+        "network" => network_figures(doc),
+        "memory" => doc.memory.as_ref().and_then(|p| p.measured()).map(|m| {
+            let mut parts = Vec::new();
+            for (pattern, matrix) in &m.idle_latency.patterns {
+                if let Some(ns) = matrix.values().next().and_then(|row| row.values().next()) {
+                    parts.push(format!("idle {pattern} {ns} ns"));
+                }
+            }
+            if let Some(v) = m.peak_bandwidth_mb_s.get("all reads") {
+                parts.push(format!("all reads {v:.0} MiB/s"));
+            }
+            if let Some(v) = m.peak_read_simd_mb_s {
+                parts.push(format!("vector reads {v:.0} MiB/s"));
+            }
+            parts.join(", ")
+        }),
+        _ => None,
+    };
+    figures
+        .filter(|f| !f.is_empty())
+        .map(|f| format!("({f})"))
+        .unwrap_or_default()
+}
+
+fn network_figures(doc: &Document) -> Option<String> {
+    let mut parts = Vec::new();
+    for b in doc.iperf3_bandwidth.iter().flatten() {
+        parts.push(match (b.bandwidth, b.reverse_gbps) {
+            (Some(f), Some(r)) => format!("{} {f}/{r} Gbit/s", b.hostname),
+            (Some(f), None) => format!("{} {f} Gbit/s", b.hostname),
+            _ => format!("{} no bandwidth", b.hostname),
+        });
+    }
+    if parts.is_empty() {
+        for p in doc.ping.iter().flatten() {
+            parts.push(match p.latency {
+                Some(ms) => format!("{} {ms} ms", p.hostname),
+                None => format!("{} no reply", p.hostname),
+            });
+        }
+    }
+    Some(listed(&parts, LISTED))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::document::{ProfileName, Role, RunInfo, SectionOutcome, SectionStatuses};
+
+    fn check(name: &str, status: Status, message: &str) -> Check {
+        Check {
+            name: name.into(),
+            status,
+            value: None,
+            limit: None,
+            message: message.into(),
+        }
+    }
+
+    fn doc() -> Document {
+        Document {
+            checks: vec![
+                check(
+                    "sleepbench.irq",
+                    Status::Fail,
+                    "IRQ time 42.0% is not under 30%",
+                ),
+                check("sleepbench.total_cpu", Status::Pass, "fine"),
+                check("system.governor", Status::Skip, "no cpufreq"),
+                check("memory.cache_step:L3", Status::Warn, "no step"),
+            ],
+            health_check: RunInfo {
+                version: "0.1.0".into(),
+                role: Role::Server,
+                profile: ProfileName::Quick,
+                seconds: 3.25,
+                sections: SectionStatuses(vec![
+                    ("system".into(), SectionOutcome::Ok),
+                    (
+                        "network".into(),
+                        SectionOutcome::Skipped("no clients".into()),
+                    ),
+                    ("sleep".into(), SectionOutcome::Interrupted),
+                ]),
+                ..RunInfo::default()
+            },
+            ..Document::default()
+        }
+    }
+
+    #[test]
+    fn plain_summary_snapshot() {
+        let expected = "\
+health_check 0.1.0: server role, quick profile, 3.2 s
+  system   ok
+  network  skipped: no clients
+  sleep    interrupted
+checks: 1 pass, 1 warn, 1 fail, 1 skip
+  FAIL  sleepbench.irq: IRQ time 42.0% is not under 30%
+  WARN  memory.cache_step:L3: no step
+  PASS  sleepbench.total_cpu
+  SKIP  system.governor
+";
+        assert_eq!(summary(&doc(), false), expected);
+    }
+
+    #[test]
+    fn colour_only_when_asked() {
+        let plain = summary(&doc(), false);
+        assert!(!plain.chars().any(|c| c.is_control() && c != '\n'));
+        let coloured = summary(&doc(), true);
+        assert!(coloured.contains("\u{1b}[31mFAIL\u{1b}[0m"));
+        assert!(coloured.contains("\u{1b}[32mok\u{1b}[0m"));
+    }
+}

@@ -1,0 +1,55 @@
+//! The baseline file (`health_check baseline -o FILE`): per-model expectations as YAML people
+//! can read and edit. Learning one and judging a run by it are the judge's (`judge::baseline`).
+
+use super::figures::Direction;
+use super::fleet::Sku;
+use super::rule::RuleSpec;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The format version this build writes and reads.
+pub const FORMAT: u32 = 1;
+
+/// A baseline file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Baseline {
+    /// Format version ([`FORMAT`]).
+    pub health_check_baseline: u32,
+    /// health_check's version that learned it.
+    pub version: String,
+    /// When, seconds since the Unix epoch.
+    pub created_unix: u64,
+    /// The rules its figures are judged by.
+    pub rules: Vec<RuleSpec>,
+    /// Per model.
+    pub skus: Vec<SkuBaseline>,
+}
+
+/// What one model is expected to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkuBaseline {
+    /// The model.
+    pub sku: Sku,
+    /// Machines it was learned from.
+    pub machines: usize,
+    /// Per figure (per-client figures pooled over clients, named without the client).
+    pub figures: BTreeMap<String, Expected>,
+}
+
+/// One figure's expectation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expected {
+    /// The median of the fleet.
+    pub median: f64,
+    /// Median absolute deviation.
+    pub mad: f64,
+    /// Values it was learned from.
+    pub count: usize,
+    /// Unit.
+    pub unit: String,
+    /// Which way is better.
+    pub direction: Direction,
+}

@@ -1,0 +1,810 @@
+//! The wire format: the JSON document health_check prints, which benchpress stores as `metrics`.
+//! These types are THE contract (`docs/contract.md`): the writer serialises them, the readers
+//! (`compare`, `baseline`, `report`) deserialise documents through them, and
+//! `benchpress/health_check.schema.json` is generated from them (`health_check schema`), so the
+//! three cannot drift apart. Keys that DCPerf defined keep DCPerf's spelling (`"calls per
+//! second"`, `"usr%"`); what we add sits beside them.
+//!
+//! Domain results never reach the wire directly: each section has wire structs here or beside
+//! this file (`memory.rs`, `network.rs`, `storage.rs`, `system.rs`, `responder.rs`) built with
+//! `From`/`from_results`, so renaming a field in `net/` or `system/` cannot change the document.
+//!
+//! Reading is lenient where writing is strict: the schema closes every object
+//! (`additionalProperties: false`), while readers ignore keys they do not know, and fields added
+//! after the first release are optional, so older and newer documents both read.
+//!
+//! Every number is finite or null: serde_json writes NaN and infinities as null.
+
+use super::memory::MemoryPart;
+use super::responder::ResponderReport;
+use super::storage::StoragePart;
+use super::system::SystemPart;
+use crate::sched::sleepbench::SleepResults;
+use crate::units::round_to;
+use schemars::JsonSchema;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Schema transform for an `Option` field that is always written (as a value or null): schemars
+/// makes `required` options non-null, so null is added back.
+pub fn nullable(schema: &mut schemars::Schema) {
+    if let Some(t) = schema.get_mut("type") {
+        if let Some(word) = t.as_str().map(str::to_string) {
+            *t = serde_json::json!([word, "null"]);
+        }
+        return;
+    }
+    let inner = std::mem::take(schema);
+    *schema = schemars::json_schema!({ "anyOf": [inner, { "type": "null" }] });
+}
+
+/// A string that is always the same word, e.g. a unit (`"ms"`). Reads only that word.
+macro_rules! fixed_word {
+    ($(#[$doc:meta])* $name:ident = $word:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+        pub enum $name {
+            #[default]
+            #[doc = concat!("`", $word, "`")]
+            #[serde(rename = $word)]
+            Word,
+        }
+    };
+}
+
+fixed_word!(
+    /// The unit of ping figures: milliseconds.
+    Ms = "ms"
+);
+fixed_word!(
+    /// The unit of bandwidth figures: Gbit/s (10^9 bit/s).
+    Gbps = "Gbps"
+);
+
+/// The whole document. Sections that were not planned are absent; a planned section that could not
+/// run is present as [`Part::NotMeasured`] with its reason.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields, title = "health_check document")]
+pub struct Document {
+    /// Ping latency and loss per client.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ping: Option<Vec<PingEntry>>,
+    /// TCP bandwidth per client (DCPerf's README key, with its space).
+    #[serde(rename = "iperf3 bandwidth", skip_serializing_if = "Option::is_none")]
+    pub iperf3_bandwidth: Option<Vec<BandwidthEntry>>,
+    /// The same figures under the name DCPerf's parser writes, for dashboards built on real DCPerf
+    /// runs: `{hostname, bandwidth, unit}` for each client that has a figure.
+    #[serde(rename = "iperf3_bandwidth", skip_serializing_if = "Option::is_none")]
+    pub iperf3_bandwidth_dcperf: Option<Vec<DcperfBandwidth>>,
+    /// All clients at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_aggregate: Option<AggregateEntry>,
+    /// DCPerf's nanosleep benchmark.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sleepbench: Option<Part<SleepBench>>,
+    /// Memory latency and bandwidth.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Part<MemoryPart>>,
+    /// Direct-I/O storage (opt-in).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub storage: Option<Part<StoragePart>>,
+    /// What the machine is and how it is set up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<Part<SystemPart>>,
+    /// What the client role served.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub responder: Option<ResponderReport>,
+    /// Verdicts over the figures.
+    pub checks: Vec<Check>,
+    /// About this run.
+    pub health_check: RunInfo,
+}
+
+impl Document {
+    /// The sleepbench figures, when measured.
+    pub fn sleep(&self) -> Option<&SleepBench> {
+        self.sleepbench.as_ref().and_then(Part::measured)
+    }
+
+    /// The memory figures, when measured.
+    pub fn memory(&self) -> Option<&MemoryPart> {
+        self.memory.as_ref().and_then(Part::measured)
+    }
+
+    /// The storage figures, when measured.
+    pub fn storage(&self) -> Option<&StoragePart> {
+        self.storage.as_ref().and_then(Part::measured)
+    }
+
+    /// The system description, when collected.
+    pub fn system(&self) -> Option<&SystemPart> {
+        self.system.as_ref().and_then(Part::measured)
+    }
+
+    /// Adds the names DCPerf's own parser writes beside ours, with the same values and types, so
+    /// dashboards built on real DCPerf runs read our runs too: `iperf3_bandwidth`,
+    /// `memory.delay_bandwidth_latency`, and on aarch64 (`arch`) the names its aarch64 path writes.
+    pub fn add_dcperf_names(&mut self, arch: &str) {
+        if let Some(entries) = &self.iperf3_bandwidth {
+            self.iperf3_bandwidth_dcperf = Some(
+                entries
+                    .iter()
+                    .filter_map(|e| {
+                        Some(DcperfBandwidth {
+                            hostname: e.hostname.clone(),
+                            bandwidth: e.bandwidth?,
+                            unit: Gbps::Word,
+                        })
+                    })
+                    .collect(),
+            );
+        }
+        if let Some(Part::Measured(m)) = &mut self.memory {
+            m.add_dcperf_names(arch == "aarch64");
+        }
+    }
+}
+
+/// One client's figure under DCPerf's parser's name `iperf3_bandwidth`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct DcperfBandwidth {
+    /// The client exactly as given.
+    pub hostname: String,
+    /// Receiver goodput, Gbit/s.
+    pub bandwidth: f64,
+    /// Always `Gbps`.
+    pub unit: Gbps,
+}
+
+/// A section's figures, or why there are none.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Part<T> {
+    /// The section ran.
+    Measured(T),
+    /// The section did not run or failed before producing figures.
+    NotMeasured(NotMeasured),
+}
+
+impl<T> Part<T> {
+    /// The figures, if the section produced any.
+    pub fn measured(&self) -> Option<&T> {
+        match self {
+            Part::Measured(t) => Some(t),
+            Part::NotMeasured(_) => None,
+        }
+    }
+}
+
+/// Why a section has no figures: exactly one of the two fields is set.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct NotMeasured {
+    /// The section was not run, and why (e.g. `interrupted`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    /// The section failed, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl NotMeasured {
+    /// A section that failed.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self {
+            skipped: None,
+            error: Some(message.into()),
+        }
+    }
+
+    /// A section that was not run.
+    pub fn skipped(reason: impl Into<String>) -> Self {
+        Self {
+            skipped: Some(reason.into()),
+            error: None,
+        }
+    }
+
+    /// The reason, whichever field holds it.
+    pub fn reason(&self) -> &str {
+        self.error
+            .as_deref()
+            .or(self.skipped.as_deref())
+            .unwrap_or("no reason given")
+    }
+}
+
+/// DCPerf's `sleepbench` object, with numbers instead of DCPerf's strings, plus our fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SleepBench {
+    /// nanosleep calls per second by all threads.
+    #[serde(rename = "calls per second")]
+    pub calls_per_second: f64,
+    /// User time over the run, % of all CPU time (guest included).
+    #[serde(rename = "usr%")]
+    #[schemars(required, transform = nullable)]
+    pub usr_pct: Option<f64>,
+    /// Niced user time, %.
+    #[serde(rename = "nice%")]
+    #[schemars(required, transform = nullable)]
+    pub nice_pct: Option<f64>,
+    /// Kernel time, %.
+    #[serde(rename = "sys%")]
+    #[schemars(required, transform = nullable)]
+    pub sys_pct: Option<f64>,
+    /// Idle time, %.
+    #[serde(rename = "idle%")]
+    #[schemars(required, transform = nullable)]
+    pub idle_pct: Option<f64>,
+    /// I/O wait, %.
+    #[serde(rename = "iowait%")]
+    #[schemars(required, transform = nullable)]
+    pub iowait_pct: Option<f64>,
+    /// Hardware interrupt time, %.
+    #[serde(rename = "irq%")]
+    #[schemars(required, transform = nullable)]
+    pub irq_pct: Option<f64>,
+    /// Softirq time, %.
+    #[serde(rename = "softirq%")]
+    #[schemars(required, transform = nullable)]
+    pub softirq_pct: Option<f64>,
+    /// Time stolen by the hypervisor, %.
+    #[serde(rename = "steal%")]
+    #[schemars(required, transform = nullable)]
+    pub steal_pct: Option<f64>,
+    /// Guest time (part of usr%), %.
+    #[serde(rename = "guest%")]
+    #[schemars(required, transform = nullable)]
+    pub guest_pct: Option<f64>,
+    /// Busy CPU: 100 - idle%, %.
+    #[schemars(required, transform = nullable)]
+    pub total: Option<f64>,
+    /// Threads that called nanosleep.
+    pub threads: usize,
+    /// Measured run time, seconds.
+    pub seconds: f64,
+    /// Calls per second of one thread on average.
+    pub calls_per_second_per_thread: f64,
+    /// Calls by all threads.
+    pub calls: u64,
+    /// Timer slack of the threads, ns (bounds one thread to 1e9 / slack calls per second).
+    #[schemars(required, transform = nullable)]
+    pub timer_slack_ns: Option<u64>,
+    /// The sleep each call requested, ns.
+    pub sleep_request_ns: u64,
+    /// Set when Ctrl-C/SIGTERM cut the run short.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// Seconds from releasing the threads until all of them ran; calls count only after that.
+    #[serde(default)]
+    pub startup_seconds: f64,
+    /// Something the figures need read with (a start-up longer than the window).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Why the CPU split is missing, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_error: Option<String>,
+}
+
+impl From<&SleepResults> for SleepBench {
+    fn from(r: &SleepResults) -> Self {
+        let pct = |f: fn(&crate::system::cpustat::CpuShares) -> f64| {
+            r.cpu.as_ref().map(|c| round_to(f(c), 2))
+        };
+        SleepBench {
+            calls_per_second: round_to(r.calls_per_second(), 1),
+            usr_pct: pct(|c| c.usr_pct),
+            nice_pct: pct(|c| c.nice_pct),
+            sys_pct: pct(|c| c.sys_pct),
+            idle_pct: pct(|c| c.idle_pct),
+            iowait_pct: pct(|c| c.iowait_pct),
+            irq_pct: pct(|c| c.irq_pct),
+            softirq_pct: pct(|c| c.softirq_pct),
+            steal_pct: pct(|c| c.steal_pct),
+            guest_pct: pct(|c| c.guest_pct),
+            total: pct(|c| c.total_pct()),
+            threads: r.calls_per_thread.len(),
+            seconds: round_to(r.elapsed.as_secs_f64(), 3),
+            calls_per_second_per_thread: round_to(r.calls_per_second_per_thread(), 1),
+            calls: r.calls_total(),
+            timer_slack_ns: r.timer_slack_ns,
+            sleep_request_ns: u64::try_from(r.sleep_request.as_nanos()).unwrap_or(u64::MAX),
+            interrupted: r.interrupted,
+            startup_seconds: round_to(r.startup.as_secs_f64(), 3),
+            note: startup_note(r),
+            cpu_error: r.cpu_error.clone(),
+        }
+    }
+}
+
+/// What a reader of the sleep figures must know about the threads' start-up, if anything.
+fn startup_note(r: &SleepResults) -> Option<String> {
+    let threads = r.calls_per_thread.len();
+    if r.started < threads {
+        return Some(format!(
+            "only {} of {threads} threads had started after {:.1} s; the window began without the \
+             rest: this machine cannot run that many sleeping threads, lower --sleep-threads",
+            r.started,
+            r.startup.as_secs_f64()
+        ));
+    }
+    (r.startup > r.elapsed).then(|| {
+        format!(
+            "starting the {threads} threads took {:.3} s, longer than the {:.3} s measured: the \
+             figures cover the window in which all of them ran, but the start-up loaded the CPUs \
+             too; use a longer --sleep-time",
+            r.startup.as_secs_f64(),
+            r.elapsed.as_secs_f64()
+        )
+    })
+}
+
+/// How a client was pinged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum PingMethod {
+    /// ICMP echo, as `ping` does.
+    #[serde(rename = "icmp")]
+    Icmp,
+    /// TCP connect time to the client's port (no ICMP socket could be opened).
+    #[serde(rename = "tcp-connect")]
+    TcpConnect,
+}
+
+/// One client's ping figures (DCPerf: hostname, latency, unit), RTTs in ms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct PingEntry {
+    /// The client exactly as given.
+    pub hostname: String,
+    /// Average RTT, ms.
+    #[schemars(required, transform = nullable)]
+    pub latency: Option<f64>,
+    /// Always `ms`.
+    pub unit: Ms,
+    /// Smallest RTT, ms.
+    #[schemars(required, transform = nullable)]
+    pub min: Option<f64>,
+    /// Largest RTT, ms.
+    #[schemars(required, transform = nullable)]
+    pub max: Option<f64>,
+    /// Spread as ping prints it (population standard deviation), ms.
+    #[schemars(required, transform = nullable)]
+    pub mdev: Option<f64>,
+    /// Requests sent.
+    pub sent: u32,
+    /// Replies received.
+    pub received: u32,
+    /// Lost requests, % of sent.
+    #[schemars(required, transform = nullable)]
+    pub loss_pct: Option<f64>,
+    /// How it was pinged.
+    #[schemars(required, transform = nullable)]
+    pub method: Option<PingMethod>,
+    /// The address pinged.
+    #[schemars(required, transform = nullable)]
+    pub address: Option<String>,
+    /// Why ICMP was not used, when `method` is `tcp-connect` in auto mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// A local error: requests it stopped were not sent and are not counted as lost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One client's TCP bandwidth (DCPerf: hostname, bandwidth, unit), rates in Gbit/s (10^9 bit/s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct BandwidthEntry {
+    /// The client exactly as given.
+    pub hostname: String,
+    /// Receiver goodput, this end to the client, Gbit/s.
+    #[schemars(required, transform = nullable)]
+    pub bandwidth: Option<f64>,
+    /// Always `Gbps`.
+    pub unit: Gbps,
+    /// What the sender wrote per second, Gbit/s.
+    #[schemars(required, transform = nullable)]
+    pub sender_gbps: Option<f64>,
+    /// TCP retransmits of the sender.
+    #[schemars(required, transform = nullable)]
+    pub retransmits: Option<u64>,
+    /// Parallel streams.
+    pub streams: u32,
+    /// Receiver's test time, seconds.
+    #[schemars(required, transform = nullable)]
+    pub seconds: Option<f64>,
+    /// Receiver goodput, client to this end (iperf3 -R), Gbit/s.
+    #[schemars(required, transform = nullable)]
+    pub reverse_gbps: Option<f64>,
+    /// Sender rate of the reverse test, Gbit/s.
+    pub reverse_sender_gbps: Option<f64>,
+    /// TCP retransmits of the reverse test's sender.
+    pub reverse_retransmits: Option<u64>,
+    /// Speed of the egress interface, Gbit/s.
+    #[schemars(required, transform = nullable)]
+    pub link_speed_gbps: Option<f64>,
+    /// `bandwidth` over the most TCP goodput the link can carry, %.
+    #[schemars(required, transform = nullable)]
+    pub link_efficiency_pct: Option<f64>,
+    /// The egress interface.
+    pub interface: Option<String>,
+    /// Its MTU, bytes.
+    pub mtu: Option<u32>,
+    /// Who answered: `iperf3` or `health_check <version>` (`(embedded)` when started by us).
+    #[schemars(required, transform = nullable)]
+    pub peer: Option<String>,
+    /// The address tested.
+    pub address: Option<String>,
+    /// Set when a stop request cut a test short.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// Why the forward test has no figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Why the reverse test has no figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reverse_error: Option<String>,
+}
+
+/// All clients at once: the sum of every client's rate in the window where all of them ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct AggregateEntry {
+    /// Sum over the clients whose test worked of their rate in the common window, Gbit/s;
+    /// null when no test worked or the tests did not run together long enough (see `note`).
+    #[schemars(required, transform = nullable)]
+    pub bandwidth: Option<f64>,
+    /// Always `Gbps`.
+    pub unit: Gbps,
+    /// The clients tested together.
+    pub clients: Vec<String>,
+    /// Each client's rate in the common window, Gbit/s (null where its test failed).
+    pub per_client_gbps: Vec<Option<f64>>,
+    /// Streams per client.
+    pub streams: u32,
+    /// The common window: from 0.5 s after the last test started to the first test's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_seconds: Option<f64>,
+    /// Why there is no figure, when the tests did not run together long enough.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Errors of the clients whose test failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+}
+
+/// A verdict's outcome.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Within the limit.
+    Pass,
+    /// Worth a look.
+    Warn,
+    /// Outside the limit.
+    Fail,
+    /// Could not be judged (the figure is missing); the message says why.
+    Skip,
+}
+
+impl Status {
+    /// The status as written in the document.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Warn => "warn",
+            Status::Fail => "fail",
+            Status::Skip => "skip",
+        }
+    }
+
+    /// Order for people: failures first, then warnings, skips, passes.
+    pub fn urgency(self) -> u8 {
+        match self {
+            Status::Fail => 0,
+            Status::Warn => 1,
+            Status::Skip => 2,
+            Status::Pass => 3,
+        }
+    }
+}
+
+/// One verdict: a figure judged against a limit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Check {
+    /// Rule name, `section.rule` (e.g. `sleepbench.total_cpu`); per-client and per-figure rules
+    /// add `:client` or `:figure`.
+    pub name: String,
+    /// Outcome.
+    pub status: Status,
+    /// The figure judged, in the unit the message gives; null when missing.
+    #[schemars(required, transform = nullable)]
+    pub value: Option<f64>,
+    /// The limit it was judged against.
+    #[schemars(required, transform = nullable)]
+    pub limit: Option<f64>,
+    /// One line a person can act on.
+    pub message: String,
+}
+
+/// Who wrote the document: a role, or the debug subcommand's section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// `-r server`.
+    #[default]
+    Server,
+    /// `-r client` or `serve`.
+    Client,
+    /// `health_check system`.
+    System,
+    /// `health_check sleep`.
+    Sleep,
+    /// `health_check ping`.
+    Ping,
+    /// `health_check iperf`.
+    Iperf,
+    /// `health_check memory`.
+    Memory,
+    /// `health_check storage`.
+    Storage,
+    /// `health_check checks`.
+    Checks,
+}
+
+/// The run-length preset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProfileName {
+    /// DCPerf's parameters.
+    #[default]
+    Standard,
+    /// Seconds per section.
+    Quick,
+    /// Longer than standard.
+    Thorough,
+}
+
+/// The signal that interrupted a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum SignalName {
+    /// Ctrl-C.
+    #[serde(rename = "SIGINT")]
+    Sigint,
+    /// `kill`.
+    #[serde(rename = "SIGTERM")]
+    Sigterm,
+}
+
+/// About this run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct RunInfo {
+    /// health_check's version.
+    pub version: String,
+    /// `server`, `client`, or the debug subcommand's section.
+    pub role: Role,
+    /// Clients as given to `-c`.
+    pub clients: Vec<String>,
+    /// Profile name.
+    pub profile: ProfileName,
+    /// Wall-clock seconds the run took.
+    pub seconds: f64,
+    /// Start time, seconds since the Unix epoch.
+    pub started_unix: u64,
+    /// Each section's outcome in run order.
+    pub sections: SectionStatuses,
+    /// Options read from $HEALTH_CHECK_OPTS, when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options_from_env: Option<String>,
+    /// The signal that interrupted the run, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted_by: Option<SignalName>,
+}
+
+/// How a section ended. On the wire: `ok`, `interrupted`, `skipped: why`, `failed: why`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SectionOutcome {
+    /// It ran to the end.
+    Ok,
+    /// A stop request cut it short; what it measured is kept.
+    Interrupted,
+    /// It did not run, and why.
+    Skipped(String),
+    /// It failed, and why (figures measured before the failure may be kept).
+    Failed(String),
+}
+
+impl SectionOutcome {
+    /// The outcome as the document writes it.
+    pub fn to_wire(&self) -> String {
+        match self {
+            SectionOutcome::Ok => "ok".into(),
+            SectionOutcome::Interrupted => "interrupted".into(),
+            SectionOutcome::Skipped(why) => format!("skipped: {why}"),
+            SectionOutcome::Failed(why) => format!("failed: {why}"),
+        }
+    }
+
+    /// Reads the document's form; text of no known form is a failure described by that text.
+    pub fn from_wire(text: &str) -> Self {
+        match text {
+            "ok" => SectionOutcome::Ok,
+            "interrupted" => SectionOutcome::Interrupted,
+            _ => {
+                if let Some(why) = text.strip_prefix("skipped: ") {
+                    SectionOutcome::Skipped(why.into())
+                } else if let Some(why) = text.strip_prefix("failed: ") {
+                    SectionOutcome::Failed(why.into())
+                } else {
+                    SectionOutcome::Failed(text.into())
+                }
+            }
+        }
+    }
+
+    /// The verdict colour the summary gives it.
+    pub fn status(&self) -> Status {
+        match self {
+            SectionOutcome::Ok => Status::Pass,
+            SectionOutcome::Interrupted => Status::Warn,
+            SectionOutcome::Skipped(_) => Status::Skip,
+            SectionOutcome::Failed(_) => Status::Fail,
+        }
+    }
+}
+
+impl Serialize for SectionOutcome {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_wire())
+    }
+}
+
+impl<'de> Deserialize<'de> for SectionOutcome {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(SectionOutcome::from_wire(&String::deserialize(d)?))
+    }
+}
+
+impl JsonSchema for SectionOutcome {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SectionOutcome".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "`ok`, `interrupted`, `skipped: <why>` or `failed: <why>`.",
+            "type": "string",
+            "pattern": "^(ok|interrupted|skipped: .+|failed: .+)$"
+        })
+    }
+}
+
+/// The names `health_check.sections` may hold, in run order.
+pub const SECTION_NAMES: [&str; 5] = ["system", "network", "sleep", "memory", "storage"];
+
+/// Section outcomes as an ordered JSON object.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SectionStatuses(pub Vec<(String, SectionOutcome)>);
+
+impl SectionStatuses {
+    /// The outcome recorded for `section`.
+    pub fn get(&self, section: &str) -> Option<&SectionOutcome> {
+        self.0.iter().find(|(s, _)| s == section).map(|(_, v)| v)
+    }
+}
+
+impl Serialize for SectionStatuses {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for SectionStatuses {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct InOrder;
+        impl<'de> Visitor<'de> for InOrder {
+            type Value = SectionStatuses;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object of section outcomes")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, SectionOutcome>()? {
+                    out.push((k, v));
+                }
+                Ok(SectionStatuses(out))
+            }
+        }
+        d.deserialize_map(InOrder)
+    }
+}
+
+impl JsonSchema for SectionStatuses {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SectionStatuses".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let outcome = generator.subschema_for::<SectionOutcome>();
+        schemars::json_schema!({
+            "description": "Each section's outcome, in run order.",
+            "type": "object",
+            "propertyNames": { "enum": SECTION_NAMES },
+            "additionalProperties": outcome
+        })
+    }
+}
+
+/// The word a unit-like enum (a role, a profile, a status) is written as in the document.
+pub fn word<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+/// The JSON Schema of [`Document`], as `benchpress/health_check.schema.json` holds it.
+pub fn document_schema() -> serde_json::Value {
+    let mut schema =
+        serde_json::to_value(schemars::schema_for!(Document)).expect("a generated schema is JSON");
+    schema["$id"] =
+        "https://github.com/health-check/health_check/benchpress/health_check.schema.json".into();
+    schema["description"] = "What health_check prints on stdout: the benchpress metrics object \
+        (docs/contract.md). Sections not planned are absent; a planned section that could not run \
+        holds {skipped} or {error}. Units are in the key names or in the descriptions. Generated \
+        from the wire types by 'health_check schema'; do not edit by hand."
+        .into();
+    schema
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn section_outcomes_round_trip_through_their_wire_form() {
+        for o in [
+            SectionOutcome::Ok,
+            SectionOutcome::Interrupted,
+            SectionOutcome::Skipped("no clients given".into()),
+            SectionOutcome::Failed("cannot open /proc/stat".into()),
+        ] {
+            assert_eq!(SectionOutcome::from_wire(&o.to_wire()), o);
+        }
+        assert_eq!(
+            SectionOutcome::from_wire("exploded"),
+            SectionOutcome::Failed("exploded".into())
+        );
+    }
+
+    #[test]
+    fn section_statuses_keep_their_order() {
+        let s = SectionStatuses(vec![
+            ("sleep".into(), SectionOutcome::Ok),
+            ("memory".into(), SectionOutcome::Interrupted),
+            (
+                "system".into(),
+                SectionOutcome::Skipped("not in --only".into()),
+            ),
+        ]);
+        let text = serde_json::to_string(&s).unwrap();
+        assert_eq!(
+            text,
+            r#"{"sleep":"ok","memory":"interrupted","system":"skipped: not in --only"}"#
+        );
+        let back: SectionStatuses = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, s);
+    }
+}

@@ -1,0 +1,280 @@
+//! Reading documents for the readers: files and directories (searched for `*.json`), in any of
+//! the forms a run leaves behind: our document, our document in benchpress's envelope
+//! (`--envelope`, or benchpress's `health_check_metrics_*.json` with our parser), and DCPerf's own
+//! metrics (bare, or in the envelope). Everything goes through typed wire structs; a file that is
+//! none of these is kept with the reason, never dropped.
+
+use crate::wire::dcperf::UpstreamMetrics;
+use crate::wire::document::Document;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+use std::path::{Path, PathBuf};
+
+/// benchpress's machine record (every value a string).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct EnvelopeMachine {
+    /// `x86_64`, `aarch64`.
+    #[serde(default)]
+    pub cpu_architecture: Option<String>,
+    /// lscpu's model name.
+    #[serde(default)]
+    pub cpu_model: Option<String>,
+    /// Host name.
+    #[serde(default)]
+    pub hostname: Option<String>,
+    /// `24684096 KiB`.
+    #[serde(default)]
+    pub mem_total_kib: Option<String>,
+    /// `384`.
+    #[serde(default)]
+    pub num_logical_cpus: Option<String>,
+}
+
+/// What a file held.
+#[derive(Debug)]
+pub enum Content {
+    /// One of our documents.
+    Ours(Box<Document>),
+    /// DCPerf's own metrics.
+    Upstream(Box<UpstreamMetrics>),
+    /// No document: a fleet run left this instead, saying why the host has none
+    /// (`{"fleet_host_error": "unreachable: ..."}`).
+    HostError(String),
+}
+
+/// One input file, read.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The file.
+    pub path: PathBuf,
+    /// Its content, or why it could not be read.
+    pub content: Result<Content, String>,
+    /// The envelope's machine record, when the file had an envelope.
+    pub machine: Option<EnvelopeMachine>,
+    /// The envelope's timestamp.
+    pub timestamp: Option<u64>,
+}
+
+/// What the first pass over a file finds: enough to know its form.
+#[derive(Deserialize)]
+struct Probe<'a> {
+    #[serde(default)]
+    health_check: Option<IgnoredAny>,
+    #[serde(default)]
+    fleet_report: Option<IgnoredAny>,
+    #[serde(default)]
+    fleet_host_error: Option<String>,
+    #[serde(default, borrow)]
+    metrics: Option<&'a RawValue>,
+    #[serde(default)]
+    machines: Option<Vec<EnvelopeMachine>>,
+    #[serde(default)]
+    timestamp: Option<u64>,
+    #[serde(default)]
+    ping: Option<IgnoredAny>,
+    #[serde(default)]
+    sleepbench: Option<IgnoredAny>,
+    #[serde(default)]
+    memory: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct InnerProbe {
+    #[serde(default)]
+    health_check: Option<IgnoredAny>,
+}
+
+/// Why a path yields no document, or the files it names.
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| format!("'{}': {e}", p.display()))?;
+        if meta.is_dir() {
+            let before = files.len();
+            walk(p, &mut files).map_err(|e| format!("'{}': {e}", p.display()))?;
+            files[before..].sort();
+        } else {
+            files.push(p.clone());
+        }
+    }
+    Ok(files)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            walk(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "json") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Reads one file. `Ok(None)` for a file that is one of our fleet reports (a reader's output,
+/// not a run: skipped so a results directory can be compared again).
+pub fn load(path: &Path) -> Option<Loaded> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => return Some(failed(path, format!("cannot read it: {e}"))),
+    };
+    let probe: Probe = match serde_json::from_str(&text) {
+        Ok(p) => p,
+        Err(e) => return Some(failed(path, format!("not a JSON object: {e}"))),
+    };
+    if probe.fleet_report.is_some() {
+        return None;
+    }
+    let machine = probe.machines.and_then(|m| m.into_iter().next());
+    let content = if let Some(why) = probe.fleet_host_error {
+        Ok(Content::HostError(why))
+    } else if probe.health_check.is_some() {
+        read_ours(&text)
+    } else if let Some(metrics) = probe.metrics {
+        match serde_json::from_str::<InnerProbe>(metrics.get()) {
+            Ok(inner) if inner.health_check.is_some() => read_ours(metrics.get()),
+            Ok(_) => read_upstream(metrics.get()),
+            Err(e) => Err(format!("its metrics are not a JSON object: {e}")),
+        }
+    } else if probe.ping.is_some() || probe.sleepbench.is_some() || probe.memory.is_some() {
+        read_upstream(&text)
+    } else {
+        Err("not a health_check document: no 'health_check', 'metrics' or DCPerf keys".into())
+    };
+    Some(Loaded {
+        path: path.to_path_buf(),
+        content,
+        machine,
+        timestamp: probe.timestamp,
+    })
+}
+
+fn read_ours(text: &str) -> Result<Content, String> {
+    serde_json::from_str::<Document>(text)
+        .map(|d| Content::Ours(Box::new(d)))
+        .map_err(|e| format!("not a health_check document this version reads: {e}"))
+}
+
+fn read_upstream(text: &str) -> Result<Content, String> {
+    serde_json::from_str::<UpstreamMetrics>(text)
+        .map(|m| Content::Upstream(Box::new(m)))
+        .map_err(|e| format!("not DCPerf health_check metrics: {e}"))
+}
+
+fn failed(path: &Path, why: String) -> Loaded {
+    Loaded {
+        path: path.to_path_buf(),
+        content: Err(why),
+        machine: None,
+        timestamp: None,
+    }
+}
+
+/// Reads every file, on all CPUs, in the order given.
+pub fn load_all(files: &[PathBuf]) -> Vec<Loaded> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 16);
+    let chunk = files.len().div_ceil(workers).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().filter_map(|p| load(p)).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    vec![failed(Path::new("?"), "reader thread panicked".into())]
+                })
+            })
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn every_form_is_recognised() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let ours = r#"{"checks": [], "health_check": {"version": "0.1.0", "role": "server",
+            "clients": [], "profile": "quick", "seconds": 1.0, "started_unix": 1, "sections": {}}}"#;
+        let files = [
+            write(d, "a.json", ours),
+            write(
+                d,
+                "b.json",
+                &format!(
+                    r#"{{"machines": [{{"hostname": "b", "num_logical_cpus": "2"}}], "timestamp": 5, "metrics": {ours}}}"#
+                ),
+            ),
+            write(
+                d,
+                "c.json",
+                &std::fs::read_to_string(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/tests/fixtures/upstream-health-check-metrics.json"
+                ))
+                .unwrap(),
+            ),
+            write(
+                d,
+                "d.json",
+                r#"{"ping": [{"hostname": "x", "latency": "0.1"}]}"#,
+            ),
+            write(d, "e.json", r#"{"hello": 1}"#),
+            write(d, "f.json", "not json"),
+            write(d, "fleet.json", r#"{"fleet_report": {}, "machines": []}"#),
+            write(
+                d,
+                "gone.json",
+                r#"{"fleet_host_error": "unreachable: no route"}"#,
+            ),
+        ];
+        let loaded = load_all(&files);
+        assert_eq!(loaded.len(), 7, "the fleet report is skipped");
+        assert!(matches!(&loaded[6].content, Ok(Content::HostError(w)) if w.contains("no route")));
+        assert!(matches!(loaded[0].content, Ok(Content::Ours(_))));
+        assert!(matches!(loaded[1].content, Ok(Content::Ours(_))));
+        assert_eq!(
+            loaded[1].machine.as_ref().unwrap().hostname.as_deref(),
+            Some("b")
+        );
+        assert_eq!(loaded[1].timestamp, Some(5));
+        assert!(matches!(loaded[2].content, Ok(Content::Upstream(_))));
+        assert!(matches!(loaded[3].content, Ok(Content::Upstream(_))));
+        assert!(
+            loaded[4]
+                .content
+                .as_ref()
+                .unwrap_err()
+                .contains("not a health_check document")
+        );
+        assert!(
+            loaded[5]
+                .content
+                .as_ref()
+                .unwrap_err()
+                .contains("not a JSON object")
+        );
+        assert_eq!(expand(&[d.to_path_buf()]).unwrap().len(), 8);
+        assert!(
+            expand(&[d.join("missing")])
+                .unwrap_err()
+                .contains("missing")
+        );
+    }
+}
