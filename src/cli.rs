@@ -8,6 +8,11 @@
 //! option into one `--clients=` value, so those tokens become host names, literally, and are never
 //! mistaken for options or executed.
 
+use crate::judge::machine::LabelFrom;
+use crate::net::ping::MethodChoice;
+use crate::profile;
+use crate::render::export::Format;
+use crate::wire::document::{Profile, Section};
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -29,10 +34,6 @@ fn whole_number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     t.parse::<T>()
         .map_err(|_| format!("'{text}' is too large or negative for this option"))
 }
-
-/// How long the client role waits for a test before it stops by itself: 15 minutes, long enough
-/// for a server's whole run, short enough that a forgotten responder does not linger.
-pub const DEFAULT_IDLE_TIMEOUT: &str = "900";
 
 /// An argument group with nothing typed: every field at the default its clap attributes declare,
 /// so defaults live in one place (the attribute) and nowhere else.
@@ -89,7 +90,7 @@ pub struct StorageArgs {
     #[arg(long, value_name = "MIB", allow_negative_numbers = true, value_parser = whole_number::<i64>)]
     pub storage_size: Option<i64>,
     /// Length of each storage test: seconds, or with a unit.
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, help = profile::help::storage_time())]
     pub storage_time: Option<String>,
     /// Let the write tests overwrite an existing file or an unused block device.
     #[arg(long)]
@@ -114,21 +115,6 @@ pub enum RoleArg {
     Client,
 }
 
-/// A section name, as used by `--only` and `--skip`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, ValueEnum)]
-pub enum SectionArg {
-    /// Machine description from /proc and /sys.
-    System,
-    /// Ping and TCP bandwidth to the clients.
-    Network,
-    /// The multi-threaded nanosleep benchmark.
-    Sleep,
-    /// Memory latency and bandwidth.
-    Memory,
-    /// Direct-I/O storage test (opt-in).
-    Storage,
-}
-
 /// `-r`, `-c`, `--only`, `--skip`.
 #[derive(Debug, Args)]
 pub struct RoleArgs {
@@ -141,21 +127,10 @@ pub struct RoleArgs {
     pub clients: Vec<String>,
     /// Run only these sections (comma-separated: system,network,sleep,memory,storage).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
-    pub only: Vec<SectionArg>,
+    pub only: Vec<Section>,
     /// Leave out these sections (comma-separated).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
-    pub skip: Vec<SectionArg>,
-}
-
-/// Run length preset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProfileArg {
-    /// DCPerf's parameters (30 s sleepbench, 10 pings, 10 s iperf3).
-    Standard,
-    /// A few seconds per section.
-    Quick,
-    /// Longer runs and more repeats than standard.
-    Thorough,
+    pub skip: Vec<Section>,
 }
 
 /// Options every mode takes.
@@ -163,14 +138,14 @@ pub enum ProfileArg {
 pub struct CommonArgs {
     /// Run length preset.
     #[arg(long, value_enum, default_value = "standard")]
-    pub profile: ProfileArg,
+    pub profile: Profile,
     /// Also write the output to FILE (atomically: readers never see half of it).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// What to print: the JSON document, JUnit XML (one testcase per check) or Prometheus text
     /// (every figure as a gauge, for node_exporter's textfile collector).
     #[arg(long, value_enum, default_value = "json")]
-    pub format: FormatArg,
+    pub format: Format,
     /// Also judge the run by a baseline learned with 'health_check baseline' (one check per
     /// figure the baseline knows for this machine's model).
     #[arg(long, value_name = "FILE")]
@@ -194,28 +169,6 @@ pub struct CommonArgs {
     pub threshold: Vec<String>,
 }
 
-/// `--format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FormatArg {
-    /// The JSON document (or fleet report).
-    Json,
-    /// JUnit XML: one testcase per check (CI systems show them).
-    Junit,
-    /// Prometheus/OpenMetrics text: figures and check statuses as gauges.
-    Prometheus,
-}
-
-/// `--label-from`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LabelFromArg {
-    /// The host name, or the file name where host names repeat.
-    Auto,
-    /// The host name.
-    Hostname,
-    /// The file name without .json (fleet runs name files after inventory hosts).
-    File,
-}
-
 /// Options of the readers (`compare`, `baseline`, `report`).
 #[derive(Debug, Args)]
 pub struct ReaderArgs {
@@ -228,20 +181,20 @@ pub struct ReaderArgs {
     pub rules: Option<PathBuf>,
     /// How machines are named.
     #[arg(long, value_enum, default_value = "auto")]
-    pub label_from: LabelFromArg,
+    pub label_from: LabelFrom,
 }
 
 /// Network-section knobs.
 #[derive(Debug, Args)]
 pub struct NetArgs {
     /// Echo requests per client (ping -c).
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number::<i64>)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number::<i64>, help = profile::help::ping_count())]
     pub ping_count: Option<i64>,
     /// Time between echo requests: seconds, or with a unit (`200ms`).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, help = profile::help::ping_interval())]
     pub ping_interval: Option<String>,
     /// Seconds per bandwidth test direction (whole seconds, as iperf3 -t).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = whole_number::<i64>)]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = whole_number::<i64>, help = profile::help::iperf_time())]
     pub iperf_time: Option<i64>,
     /// Parallel TCP streams per bandwidth test (iperf3 -P).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number::<i64>)]
@@ -254,28 +207,17 @@ pub struct NetArgs {
     pub no_reverse: bool,
     /// How to ping: ICMP echo when permitted, else TCP connect time (auto); or force one.
     #[arg(long, value_enum, default_value = "auto")]
-    pub ping_method: PingMethodArg,
-}
-
-/// `--ping-method`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PingMethodArg {
-    /// ICMP echo (datagram socket, else raw socket), falling back to TCP connect.
-    Auto,
-    /// ICMP echo only; an error when no ICMP socket can be opened.
-    Icmp,
-    /// TCP connect time to the client's port (for paths that drop ICMP).
-    Tcp,
+    pub ping_method: MethodChoice,
 }
 
 /// Memory-section knobs.
 #[derive(Debug, Args)]
 pub struct MemoryArgs {
     /// Size of the idle-latency chain in MiB (mm-mem: 512).
-    #[arg(long, value_name = "MIB", allow_negative_numbers = true, value_parser = whole_number::<i64>)]
+    #[arg(long, value_name = "MIB", allow_negative_numbers = true, value_parser = whole_number::<i64>, help = profile::help::memory_size())]
     pub memory_size: Option<i64>,
     /// Measurements per memory figure (min/avg/max are reported).
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number::<i64>)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number::<i64>, help = profile::help::memory_repeats())]
     pub memory_repeats: Option<i64>,
     /// Grow the hugetlb pools for the run so the chains get huge pages (root; restored after).
     #[arg(long)]
@@ -307,7 +249,7 @@ pub struct ResponderArgs {
     #[arg(long, value_name = "ADDR")]
     pub bind: Option<String>,
     /// Stop after this long without a test: seconds, or with a unit; 0 serves until signalled.
-    #[arg(long, value_name = "SECONDS", default_value = DEFAULT_IDLE_TIMEOUT)]
+    #[arg(long, value_name = "SECONDS", default_value = profile::IDLE_TIMEOUT)]
     pub idle_timeout: String,
     /// Detach (new session, stdio closed, pid file) and return at once.
     #[arg(long)]
@@ -323,7 +265,7 @@ pub struct ResponderArgs {
 #[derive(Debug, Args)]
 pub struct SleepArgs {
     /// How long the nanosleep benchmark runs: seconds, or with a unit (`500ms`, `1m`).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, help = profile::help::sleep_time())]
     pub sleep_time: Option<String>,
     /// Threads calling nanosleep (default: 2.5 x usable CPUs, truncated).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number::<usize>)]

@@ -2,169 +2,24 @@
 //! profile defaults settled. Measurement code takes these types, never clap's.
 
 use crate::cli::{
-    Cli, Command, CommonArgs, FormatArg, LabelFromArg, MemoryArgs, NetArgs, ProfileArg, ReaderArgs,
-    ResponderArgs, RoleArg, SectionArg, SleepArgs, untyped,
+    Cli, Command, CommonArgs, MemoryArgs, NetArgs, ReaderArgs, ResponderArgs, RoleArg, SleepArgs,
+    untyped,
 };
 use crate::error::ConfigError;
 use crate::judge::baseline::Baseline;
 use crate::judge::fleet::{BaselineRef, ReaderConfig};
-use crate::judge::machine::LabelFrom;
 use crate::judge::rules::Rules;
 use crate::memory::MemoryConfig;
-use crate::net::iperf3::client::Timeouts;
-use crate::net::ping::{MethodChoice, PingConfig};
+use crate::net::ping::PingConfig;
 use crate::net::{BandwidthConfig, NetworkConfig};
+use crate::profile::{self, IPERF_STREAMS, PEER_TIMEOUTS, RESOLVE_TIMEOUT, STORAGE_THREADS};
+use crate::render::export::Format;
 use crate::sched::sleepbench::{SleepConfig, default_threads};
 use crate::units::parse_duration;
+pub use crate::wire::document::{Profile, Role, Section};
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
-
-/// A section of the document, in the order the server role runs them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Section {
-    /// Machine description.
-    System,
-    /// Ping and bandwidth to the clients.
-    Network,
-    /// nanosleep benchmark.
-    Sleep,
-    /// Memory latency and bandwidth.
-    Memory,
-    /// Direct-I/O storage test.
-    Storage,
-}
-
-impl Section {
-    /// Every section, in run order.
-    pub const ALL: [Section; 5] = [
-        Section::System,
-        Section::Network,
-        Section::Sleep,
-        Section::Memory,
-        Section::Storage,
-    ];
-
-    /// The name used in `--only`, `--skip` and `health_check.sections`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Section::System => "system",
-            Section::Network => "network",
-            Section::Sleep => "sleep",
-            Section::Memory => "memory",
-            Section::Storage => "storage",
-        }
-    }
-}
-
-impl From<SectionArg> for Section {
-    fn from(s: SectionArg) -> Self {
-        match s {
-            SectionArg::System => Section::System,
-            SectionArg::Network => Section::Network,
-            SectionArg::Sleep => Section::Sleep,
-            SectionArg::Memory => Section::Memory,
-            SectionArg::Storage => Section::Storage,
-        }
-    }
-}
-
-/// Run-length preset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Profile {
-    /// DCPerf's parameters.
-    Standard,
-    /// Seconds per section.
-    Quick,
-    /// Longer than standard.
-    Thorough,
-}
-
-impl Profile {
-    /// The profile's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Profile::Standard => "standard",
-            Profile::Quick => "quick",
-            Profile::Thorough => "thorough",
-        }
-    }
-
-    /// How long the nanosleep benchmark runs (DCPerf: 30 s).
-    pub fn sleep_time(self) -> Duration {
-        Duration::from_secs(match self {
-            Profile::Standard => 30,
-            Profile::Quick => 3,
-            Profile::Thorough => 60,
-        })
-    }
-
-    /// Echo requests per client (DCPerf: ping -c 10).
-    pub fn ping_count(self) -> u32 {
-        match self {
-            Profile::Standard => 10,
-            Profile::Quick => 5,
-            Profile::Thorough => 30,
-        }
-    }
-
-    /// Time between echo requests (ping's default 1 s).
-    pub fn ping_interval(self) -> Duration {
-        match self {
-            Profile::Quick => Duration::from_millis(200),
-            Profile::Standard | Profile::Thorough => Duration::from_secs(1),
-        }
-    }
-
-    /// Seconds of the forward bandwidth test (DCPerf: iperf3's default 10 s).
-    pub fn iperf_seconds(self) -> u32 {
-        match self {
-            Profile::Standard => 10,
-            Profile::Quick => 2,
-            Profile::Thorough => 30,
-        }
-    }
-}
-
-impl Profile {
-    /// Memory-section settings of the profile. Standard keeps mm-mem's sizes (512 MiB chain,
-    /// 128 MiB per thread) with shorter, repeated measurements so the section takes under a
-    /// minute on a small machine; thorough comes close to mm-mem's 2 s points.
-    pub fn memory(self) -> MemoryConfig {
-        let ms = Duration::from_millis;
-        let (region_mib, thread_mib, repeats, idle, bw, sweep, curve, warmup) = match self {
-            Profile::Standard => (512, 128, 3, ms(500), ms(400), ms(250), ms(50), ms(200)),
-            Profile::Quick => (128, 64, 1, ms(200), ms(200), ms(40), ms(20), ms(50)),
-            Profile::Thorough => (1024, 128, 5, ms(1000), ms(1000), ms(1000), ms(200), ms(500)),
-        };
-        MemoryConfig {
-            region_bytes: region_mib << 20,
-            thread_region_bytes: thread_mib << 20,
-            repeats,
-            idle_time: idle,
-            bandwidth_time: bw,
-            sweep_time: sweep,
-            curve_time: curve,
-            warmup,
-            reserve_hugepages: false,
-            curve_fine: self != Profile::Quick,
-            tests: crate::memory::Tests::ALL,
-        }
-    }
-}
-
-/// iperf3 streams per test (DCPerf: -P4).
-pub const IPERF_STREAMS: u32 = 4;
-
-impl From<ProfileArg> for Profile {
-    fn from(p: ProfileArg) -> Self {
-        match p {
-            ProfileArg::Standard => Profile::Standard,
-            ProfileArg::Quick => Profile::Quick,
-            ProfileArg::Thorough => Profile::Thorough,
-        }
-    }
-}
 
 /// What this invocation does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,40 +49,78 @@ pub enum Mode {
         fleet: bool,
     },
     /// A debug subcommand running one section.
-    Debug {
-        /// The section it runs.
-        section: Section,
-        /// The subcommand's name (`system`, `sleep`, `ping`, `iperf`).
-        name: &'static str,
-    },
+    Debug(Debug),
 }
 
-impl Mode {
-    /// The role name written to `health_check.role`.
-    pub fn role_name(&self) -> &'static str {
+/// The debug subcommands: each runs one section (ping and iperf one half of the network's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Debug {
+    /// `health_check system`.
+    System,
+    /// `health_check sleep`.
+    Sleep,
+    /// `health_check ping`.
+    Ping,
+    /// `health_check iperf`.
+    Iperf,
+    /// `health_check memory`.
+    Memory,
+    /// `health_check storage`.
+    Storage,
+}
+
+impl Debug {
+    /// The section it runs.
+    pub fn section(self) -> Section {
         match self {
-            Mode::Server => "server",
-            Mode::Client => "client",
-            Mode::ListChecks => "checks",
-            Mode::Schema { .. } => "schema",
-            Mode::Compare(_) => "compare",
-            Mode::Baseline(_) => "baseline",
-            Mode::Report { .. } => "report",
-            Mode::Merge(_) => "merge",
-            Mode::Debug { name, .. } => name,
+            Debug::System => Section::System,
+            Debug::Sleep => Section::Sleep,
+            Debug::Ping | Debug::Iperf => Section::Network,
+            Debug::Memory => Section::Memory,
+            Debug::Storage => Section::Storage,
+        }
+    }
+
+    /// The subcommand's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Debug::System => "system",
+            Debug::Sleep => "sleep",
+            Debug::Ping => "ping",
+            Debug::Iperf => "iperf",
+            Debug::Memory => "memory",
+            Debug::Storage => "storage",
+        }
+    }
+
+    /// The role the document records.
+    pub fn role(self) -> Role {
+        match self {
+            Debug::System => Role::System,
+            Debug::Sleep => Role::Sleep,
+            Debug::Ping => Role::Ping,
+            Debug::Iperf => Role::Iperf,
+            Debug::Memory => Role::Memory,
+            Debug::Storage => Role::Storage,
         }
     }
 }
 
-/// What stdout (and `--output`) carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// The JSON document or fleet report.
-    Json,
-    /// JUnit XML.
-    Junit,
-    /// Prometheus text.
-    Prometheus,
+impl Mode {
+    /// The role name written to `health_check.role`.
+    pub fn role(&self) -> Role {
+        match self {
+            Mode::Server => Role::Server,
+            Mode::Client => Role::Client,
+            Mode::Debug(d) => d.role(),
+            Mode::ListChecks
+            | Mode::Schema { .. }
+            | Mode::Compare(_)
+            | Mode::Baseline(_)
+            | Mode::Report { .. }
+            | Mode::Merge(_) => Role::Checks,
+        }
+    }
 }
 
 /// Client-role settings.
@@ -309,7 +202,7 @@ impl Config {
         match &cli.command {
             Some(Command::System { common }) => {
                 let mut c = base(
-                    debug(Section::System, "system"),
+                    Mode::Debug(Debug::System),
                     common,
                     &none.0,
                     &none.1,
@@ -319,40 +212,22 @@ impl Config {
                 Ok(c)
             }
             Some(Command::Sleep { common, sleep }) => {
-                let mut c = base(
-                    debug(Section::Sleep, "sleep"),
-                    common,
-                    sleep,
-                    &none.1,
-                    &none.2,
-                )?;
+                let mut c = base(Mode::Debug(Debug::Sleep), common, sleep, &none.1, &none.2)?;
                 c.plan = vec![Section::Sleep];
                 Ok(c)
             }
             Some(Command::Ping { hosts, common, net }) => {
-                let mut c = base(
-                    debug(Section::Network, "ping"),
-                    common,
-                    &none.0,
-                    net,
-                    &none.2,
-                )?;
+                let mut c = base(Mode::Debug(Debug::Ping), common, &none.0, net, &none.2)?;
                 c.network.bandwidth = None;
                 c.with_hosts(hosts)
             }
             Some(Command::Iperf { hosts, common, net }) => {
-                let mut c = base(
-                    debug(Section::Network, "iperf"),
-                    common,
-                    &none.0,
-                    net,
-                    &none.2,
-                )?;
+                let mut c = base(Mode::Debug(Debug::Iperf), common, &none.0, net, &none.2)?;
                 c.network.ping = None;
                 c.with_hosts(hosts)
             }
             Some(Command::Memory { common, memory }) => {
-                let mode = debug(Section::Memory, "memory");
+                let mode = Mode::Debug(Debug::Memory);
                 let mut c =
                     Self::base(mode, common, &none.0, &none.1, &none.2, memory, usable_cpus)?;
                 c.plan = vec![Section::Memory];
@@ -363,7 +238,7 @@ impl Config {
                 common,
                 storage,
             }) => {
-                let mode = debug(Section::Storage, "storage");
+                let mode = Mode::Debug(Debug::Storage);
                 let mut c = base(mode, common, &none.0, &none.1, &none.2)?;
                 c.storage = Some(storage_config(path, storage, c.profile)?);
                 c.plan = vec![Section::Storage];
@@ -420,7 +295,7 @@ impl Config {
                         "give the documents to draw (files, or directories searched for *.json)",
                     ));
                 }
-                if html.is_none() && common.format == FormatArg::Json {
+                if html.is_none() && common.format == Format::Json {
                     return Err(ConfigError::new(
                         "--html",
                         "say what to write: --html report.html, or --format junit|prometheus",
@@ -498,8 +373,7 @@ impl Config {
             config.plan = Vec::new();
             return Ok(config);
         }
-        let only: Vec<Section> = cli.role.only.iter().map(|&s| s.into()).collect();
-        let skip: Vec<Section> = cli.role.skip.iter().map(|&s| s.into()).collect();
+        let (only, skip) = (&cli.role.only, &cli.role.skip);
         if let Some(path) = &cli.storage {
             config.storage = Some(storage_config(path, &cli.storage_args, config.profile)?);
         } else if only.contains(&Section::Storage) {
@@ -508,7 +382,7 @@ impl Config {
                 "'storage' needs a target: add --storage PATH (a directory, file or block device)",
             ));
         }
-        (config.plan, config.excluded) = plan_sections(&only, &skip, config.storage.is_some());
+        (config.plan, config.excluded) = plan_sections(only, skip, config.storage.is_some());
         Ok(config)
     }
 
@@ -521,7 +395,7 @@ impl Config {
         memory: &MemoryArgs,
         usable_cpus: usize,
     ) -> Result<Config, ConfigError> {
-        let profile: Profile = common.profile.into();
+        let profile = common.profile;
         Ok(Config {
             mode,
             profile,
@@ -532,11 +406,7 @@ impl Config {
             output: common.output.clone(),
             envelope: common.envelope,
             strict: common.strict,
-            format: match common.format {
-                FormatArg::Json => Format::Json,
-                FormatArg::Junit => Format::Junit,
-                FormatArg::Prometheus => Format::Prometheus,
-            },
+            format: common.format,
             baseline: common.baseline.as_deref().map(load_baseline).transpose()?,
             sleep: sleep_config(sleep, profile, usable_cpus)?,
             network: network_config(net, profile, common.port)?,
@@ -560,11 +430,7 @@ fn reader_config(args: &ReaderArgs, print_rules: bool) -> Result<ReaderConfig, C
     Ok(ReaderConfig {
         paths: args.paths.clone(),
         rules,
-        labels: match args.label_from {
-            LabelFromArg::Auto => LabelFrom::Auto,
-            LabelFromArg::Hostname => LabelFrom::Hostname,
-            LabelFromArg::File => LabelFrom::File,
-        },
+        labels: args.label_from,
         print_rules,
     })
 }
@@ -579,12 +445,8 @@ fn load_baseline(path: &std::path::Path) -> Result<BaselineRef, ConfigError> {
     })
 }
 
-fn debug(section: Section, name: &'static str) -> Mode {
-    Mode::Debug { section, name }
-}
-
 fn memory_config(args: &MemoryArgs, profile: Profile) -> Result<MemoryConfig, ConfigError> {
-    let mut m = profile.memory();
+    let mut m = profile::settings(profile).memory;
     if let Some(mib) = args.memory_size {
         // 256 GiB: beyond every LLC by far; larger only costs minutes of page faults.
         let mib = int_in(Some(mib), "--memory-size", 1..=256 << 10, 0)?;
@@ -622,17 +484,18 @@ fn storage_config(
         Some(t) => {
             parse_duration(t).map_err(|m| ConfigError::new("--storage-time", m.to_string()))?
         }
-        None => Duration::from_secs(match profile {
-            Profile::Quick => 2,
-            Profile::Standard => 10,
-            Profile::Thorough => 30,
-        }),
+        None => profile::settings(profile).storage_time,
     };
     let size = match args.storage_size {
         None => None,
         Some(mib) => Some(u64::from(int_in(Some(mib), "--storage-size", 1..=1 << 30, 0)?) << 20),
     };
-    let threads = int_in(args.storage_threads, "--storage-threads", 1..=4096, 64)? as usize;
+    let threads = int_in(
+        args.storage_threads,
+        "--storage-threads",
+        1..=4096,
+        STORAGE_THREADS,
+    )? as usize;
     for (flag, v) in [
         ("--storage-expect-iops", args.storage_expect_iops),
         ("--storage-expect-mb-s", args.storage_expect_mb_s),
@@ -647,7 +510,7 @@ fn storage_config(
         time,
         allow_write: args.storage_allow_write,
         random_threads: threads,
-        sequential_threads: 4,
+        sequential_threads: profile::STORAGE_SEQUENTIAL_THREADS,
         expect_iops: args.storage_expect_iops,
         expect_mb_s: args.storage_expect_mb_s,
     })
@@ -679,7 +542,7 @@ fn network_config(
         Some(t) => {
             parse_duration(t).map_err(|m| ConfigError::new("--ping-interval", m.to_string()))?
         }
-        None => profile.ping_interval(),
+        None => profile::settings(profile).ping_interval,
     };
     if interval < Duration::from_millis(10) {
         return Err(ConfigError::new(
@@ -691,16 +554,16 @@ fn network_config(
         net.ping_count,
         "--ping-count",
         1..=100_000,
-        profile.ping_count(),
+        profile::settings(profile).ping_count,
     )?;
     let seconds = int_in(
         net.iperf_time,
         "--iperf-time",
         1..=86_400,
-        profile.iperf_seconds(),
+        profile::settings(profile).iperf_seconds,
     )?;
     let streams = int_in(net.iperf_streams, "--iperf-streams", 1..=128, IPERF_STREAMS)?;
-    let mut timeouts = Timeouts::default();
+    let mut timeouts = PEER_TIMEOUTS;
     if let Some(t) = &net.iperf_timeout {
         let wait =
             parse_duration(t).map_err(|m| ConfigError::new("--iperf-timeout", m.to_string()))?;
@@ -715,11 +578,7 @@ fn network_config(
             interval,
             linger: interval.max(Duration::from_secs(1)),
             tcp_port: port,
-            method: match net.ping_method {
-                crate::cli::PingMethodArg::Auto => MethodChoice::Auto,
-                crate::cli::PingMethodArg::Icmp => MethodChoice::Icmp,
-                crate::cli::PingMethodArg::Tcp => MethodChoice::Tcp,
-            },
+            method: net.ping_method,
         }),
         bandwidth: Some(BandwidthConfig {
             streams,
@@ -728,7 +587,7 @@ fn network_config(
             reverse_seconds: if net.no_reverse { 0 } else { seconds },
             aggregate: true,
         }),
-        resolve_timeout: Duration::from_secs(5),
+        resolve_timeout: RESOLVE_TIMEOUT,
         timeouts,
     })
 }
@@ -768,7 +627,7 @@ fn sleep_config(
         Some(t) => {
             parse_duration(t).map_err(|m| ConfigError::new("--sleep-time", m.to_string()))?
         }
-        None => profile.sleep_time(),
+        None => profile::settings(profile).sleep_time,
     };
     let threads = match args.sleep_threads {
         Some(0) => {
@@ -896,7 +755,7 @@ mod tests {
     #[test]
     fn quick_profile_and_overrides() {
         let c = config(&["hc", "sleep", "--profile", "quick", "--sleep-threads", "3"]).unwrap();
-        assert_eq!(c.mode, debug(Section::Sleep, "sleep"));
+        assert_eq!(c.mode, Mode::Debug(Debug::Sleep));
         assert_eq!(c.plan, [Section::Sleep]);
         assert_eq!(c.sleep.duration, Duration::from_secs(3));
         assert_eq!(c.sleep.threads, 3);

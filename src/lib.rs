@@ -28,6 +28,8 @@ pub mod wire;
 pub mod judge;
 // Render: JSON, the human summaries, HTML, JUnit, Prometheus, the envelope.
 pub mod render;
+// The run-length presets and every default, in one table.
+pub mod profile;
 // The command line and the run.
 pub mod cli;
 pub mod config;

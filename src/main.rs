@@ -26,11 +26,11 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("health_check: error: {e}");
             eprintln!("For more information, try '--help'.");
-            return ExitCode::from(2);
+            return ExitCode::from(run::Exit::Usage.code());
         }
     };
     if let Err(e) = os::install_stop_handlers() {
         eprintln!("health_check: warning: Ctrl-C will end the run without a document: {e}");
     }
-    ExitCode::from(run::run(&config, env_options))
+    ExitCode::from(run::run(&config, env_options).code())
 }

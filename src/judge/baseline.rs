@@ -7,7 +7,7 @@ use super::rules::{RuleSpec, Rules, Severity};
 use crate::stats::{mad, median};
 use crate::units::round_to;
 pub use crate::wire::baseline::{Baseline, Expected, FORMAT, SkuBaseline};
-use crate::wire::document::{Check, Status};
+use crate::wire::document::{Check, CheckId, Status};
 use crate::wire::figures::{Direction, Figure};
 use crate::wire::fleet::Sku;
 use std::collections::BTreeMap;
@@ -128,7 +128,7 @@ pub fn judge(
             format!("'{}'", s.label())
         });
         return vec![Check {
-            name: "baseline".into(),
+            name: CheckId::new("baseline", ""),
             status: Status::Skip,
             value: None,
             limit: None,
@@ -149,7 +149,7 @@ pub fn judge(
 
 fn judge_one(fig: &Figure, e: &Expected, direction: Direction, rule: &RuleSpec) -> Check {
     let (tolerance, severity) = (rule.tolerance_pct, rule.severity);
-    let name = format!("baseline.{}", fig.name());
+    let name = CheckId::new("baseline", &fig.name());
     let unit = &e.unit;
     let limit = match direction {
         Direction::Higher => e.median * (1.0 - tolerance / 100.0),

@@ -8,15 +8,15 @@ use crate::wire::fleet::{DocumentKind, MachineEntry, MachineStatus, Sku};
 use crate::wire::read::{Content, EnvelopeMachine, Loaded};
 use std::collections::HashMap;
 
-/// How machines are named in the report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How machines are named in the report (`--label-from`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum LabelFrom {
-    /// The host name, or the file name where host names repeat (several runs of one machine).
+    /// The host name, or the file name where host names repeat.
     #[default]
     Auto,
-    /// Always the host name (the file name when the document gives none).
+    /// The host name.
     Hostname,
-    /// Always the file name without `.json` (fleet runs name files after inventory hosts).
+    /// The file name without .json (fleet runs name files after inventory hosts).
     File,
 }
 
@@ -174,7 +174,7 @@ fn describe_ours(doc: &Document, entry: &mut MachineEntry) -> Vec<String> {
         .checks
         .iter()
         .filter(|c| c.status == Status::Fail)
-        .map(|c| c.name.clone())
+        .map(|c| c.name.to_string())
         .collect();
     let Some(sys) = doc.system() else {
         return Vec::new();

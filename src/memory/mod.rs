@@ -51,6 +51,9 @@ pub struct MemoryConfig {
     pub curve_fine: bool,
     /// Which parts to run.
     pub tests: Tests,
+    /// Working sets grow to this multiple of the last-level cache where memory allows (the
+    /// `memory.working_set_factor` threshold, which also judges them).
+    pub working_set_factor: f64,
 }
 
 /// Which parts of the section run.
@@ -222,13 +225,13 @@ struct RunPlan {
 impl RunPlan {
     /// Fits the configured sizes to `available` bytes (MemAvailable and the cgroup limit): every
     /// allocation of the section is planned here, before anything is allocated. Working sets grow
-    /// to [`plan::WORKING_SET_FACTOR`] x the last-level cache where memory allows, so the figures
+    /// to `working_set_factor` x the last-level cache where memory allows, so the figures
     /// measure memory rather than caches (one instance for a single chasing thread, all instances
     /// for the threads of the bandwidth tests).
     fn new(cfg: &MemoryConfig, topo: &Topology, usable: &[usize], available: Option<u64>) -> Self {
         let mut notes = Vec::new();
         let llc = plan::LastLevelCache::of(topo);
-        let factor = plan::WORKING_SET_FACTOR;
+        let factor = cfg.working_set_factor;
         let chain_wanted = llc.map_or(cfg.region_bytes, |c| {
             plan::beyond_cache(cfg.region_bytes, c.instance, factor)
         });
@@ -409,7 +412,21 @@ mod tests {
 
     #[test]
     fn no_usable_cpu_is_an_error_not_a_panic() {
-        let cfg = crate::config::Profile::Quick.memory();
+        let ms = Duration::from_millis;
+        let cfg = MemoryConfig {
+            region_bytes: 16 << 20,
+            thread_region_bytes: 8 << 20,
+            repeats: 1,
+            idle_time: ms(10),
+            bandwidth_time: ms(10),
+            sweep_time: ms(10),
+            curve_time: ms(10),
+            warmup: ms(0),
+            reserve_hugepages: false,
+            curve_fine: false,
+            tests: Tests::ALL,
+            working_set_factor: 4.0,
+        };
         let r = run(&cfg, &Topology::default(), &[], None, &|| false, &|_| {});
         assert!(r.errors[0].contains("no usable CPU"), "{:?}", r.errors);
         assert!(r.idle.is_empty() && r.peak.mixes.is_empty());

@@ -160,15 +160,11 @@ impl LastLevelCache {
     }
 }
 
-/// Working sets must exceed the last-level cache this many times over, or the figure measures
-/// the cache (the `memory.working_set_factor` threshold's default).
-pub const WORKING_SET_FACTOR: u64 = 4;
-
 /// What a working set of `wanted` bytes must grow to so it exceeds `factor` x `cache` bytes,
 /// rounded up to whole 2 MiB pages.
-pub fn beyond_cache(wanted: usize, cache: u64, factor: u64) -> usize {
+pub fn beyond_cache(wanted: usize, cache: u64, factor: f64) -> usize {
     const TWO_MIB: u64 = 2 << 20;
-    let least = (cache * factor).div_ceil(TWO_MIB) * TWO_MIB;
+    let least = ((cache as f64 * factor.max(0.0)).ceil() as u64).div_ceil(TWO_MIB) * TWO_MIB;
     wanted.max(usize::try_from(least).unwrap_or(usize::MAX))
 }
 
@@ -317,13 +313,13 @@ mod tests {
     #[test]
     fn working_sets_grow_beyond_the_cache_and_the_sweep_fits_memory() {
         let mib = 1 << 20;
-        assert_eq!(beyond_cache(512 * mib, 32 << 20, 4), 512 * mib);
-        assert_eq!(beyond_cache(128 * mib, 260 << 20, 4), 1040 * mib);
+        assert_eq!(beyond_cache(512 * mib, 32 << 20, 4.0), 512 * mib);
+        assert_eq!(beyond_cache(128 * mib, 260 << 20, 4.0), 1040 * mib);
         let t = read_topology(&fake::two_socket_384());
         let llc = LastLevelCache::of(&t).unwrap();
         assert_eq!((llc.instance, llc.total), (32 << 20, 768 << 20));
         // 384 threads must hold 3 GiB between them: 8 MiB each.
-        assert_eq!(beyond_cache(0, llc.total, 4) / 384, 8 * mib);
+        assert_eq!(beyond_cache(0, llc.total, 4.0) / 384, 8 * mib);
         // The sweep in 256 MiB: 1 generator of 32 MiB leaves (128 - 32) / 2 = 48 MiB a chain.
         assert_eq!(
             loaded_chain(128 * mib, 1, 32 * mib, Some(256 << 20)),

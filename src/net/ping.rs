@@ -30,14 +30,14 @@ pub struct PingConfig {
     pub method: MethodChoice,
 }
 
-/// Which ping method to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which ping method to use (`--ping-method`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum MethodChoice {
-    /// ICMP when a socket can be opened, else TCP connect.
+    /// ICMP echo (datagram socket, else raw socket), falling back to TCP connect.
     Auto,
-    /// ICMP only.
+    /// ICMP echo only; an error when no ICMP socket can be opened.
     Icmp,
-    /// TCP connect only.
+    /// TCP connect time to the client's port (for paths that drop ICMP).
     Tcp,
 }
 

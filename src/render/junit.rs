@@ -42,10 +42,9 @@ enum CaseOutcome {
 }
 
 fn case_of_check(suite: &str, c: &Check) -> Case {
-    let section = c.name.split(['.', ':']).next().unwrap_or("checks");
     Case {
-        class: format!("{suite}.{section}"),
-        name: c.name.clone(),
+        class: format!("{suite}.{}", c.name.section),
+        name: c.name.to_string(),
         outcome: match c.status {
             Status::Fail => CaseOutcome::Failure,
             Status::Skip => CaseOutcome::Skipped,

@@ -5,6 +5,7 @@
 //! which also breaks lines at U+0085, U+2028 and U+2029; escaped, those cannot cut the document.
 
 pub mod envelope;
+pub mod export;
 pub mod fleet_table;
 pub mod html;
 pub mod junit;

@@ -144,7 +144,10 @@ pub fn document(doc: &Document) -> String {
         e.gauge(
             "section_ok",
             "1 when the section ran to the end, 0 when it failed, was interrupted or skipped",
-            &[("section", section), ("outcome", outcome_word(outcome))],
+            &[
+                ("section", section.name()),
+                ("outcome", outcome_word(outcome)),
+            ],
             f64::from(u8::from(*outcome == SectionOutcome::Ok)),
         );
     }
@@ -152,7 +155,10 @@ pub fn document(doc: &Document) -> String {
         e.gauge(
             "check_status",
             "each check's verdict: 0 pass, 1 warn, 2 fail, 3 skip",
-            &[("check", &c.name), ("status", c.status.as_str())],
+            &[
+                ("check", &c.name.to_string()),
+                ("status", c.status.as_str()),
+            ],
             status_value(c.status),
         );
     }

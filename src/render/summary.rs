@@ -3,7 +3,7 @@
 //! messages, passes and skips by name), and the total time. Colour only on a terminal (and never
 //! with NO_COLOR set). Never parsed by anything.
 
-use crate::wire::document::{Check, Document, Status, word};
+use crate::wire::document::{Check, Document, Section, Status, word};
 use std::fmt::Write as _;
 
 /// Whether the summary on stderr may use colour: a terminal, and NO_COLOR unset.
@@ -41,14 +41,14 @@ pub fn summary(doc: &Document, color: bool) -> String {
         .sections
         .0
         .iter()
-        .map(|(s, _)| s.len())
+        .map(|(s, _)| s.name().len())
         .max()
         .unwrap_or(0);
     for (section, status) in &info.sections.0 {
-        let figures = key_figures(doc, section);
+        let figures = key_figures(doc, *section);
         let sep = if figures.is_empty() { "" } else { "  " };
         let shown = paint(&status.to_wire(), status.status(), color);
-        let _ = writeln!(out, "  {section:<width$}  {shown}{sep}{figures}");
+        let _ = writeln!(out, "  {:<width$}  {shown}{sep}{figures}", section.name());
     }
     if !doc.checks.is_empty() {
         let count = |s: Status| doc.checks.iter().filter(|c| c.status == s).count();
@@ -76,11 +76,11 @@ pub fn summary(doc: &Document, color: bool) -> String {
             );
         }
         for status in [Status::Pass, Status::Skip] {
-            let names: Vec<&str> = doc
+            let names: Vec<String> = doc
                 .checks
                 .iter()
                 .filter(|c| c.status == status)
-                .map(|c| c.name.as_str())
+                .map(|c| c.name.to_string())
                 .collect();
             if !names.is_empty() {
                 let word = paint(&status.as_str().to_uppercase(), status, color);
@@ -113,9 +113,9 @@ fn check_line(c: &Check, color: bool) -> String {
     format!("{word:<4}  {}: {}", c.name, c.message)
 }
 
-fn key_figures(doc: &Document, section: &str) -> String {
+fn key_figures(doc: &Document, section: Section) -> String {
     let figures = match section {
-        "sleep" => doc.sleepbench.as_ref().and_then(|p| p.measured()).map(|s| {
+        Section::Sleep => doc.sleepbench.as_ref().and_then(|p| p.measured()).map(|s| {
             let busy = s
                 .total
                 .map_or_else(String::new, |t| format!(", busy CPU {t:.1}%"));
@@ -124,7 +124,7 @@ fn key_figures(doc: &Document, section: &str) -> String {
                 s.calls_per_second, s.calls_per_second_per_thread
             )
         }),
-        "system" => doc.system.as_ref().and_then(|p| p.measured()).map(|s| {
+        Section::System => doc.system.as_ref().and_then(|p| p.measured()).map(|s| {
             format!(
                 "{}, {} CPUs, {} node(s)",
                 s.cpu_model.as_deref().unwrap_or("unknown CPU"),
@@ -132,8 +132,8 @@ fn key_figures(doc: &Document, section: &str) -> String {
                 s.numa_nodes.len()
             )
         }),
-        "network" => network_figures(doc),
-        "memory" => doc.memory.as_ref().and_then(|p| p.measured()).map(|m| {
+        Section::Network => network_figures(doc),
+        Section::Memory => doc.memory.as_ref().and_then(|p| p.measured()).map(|m| {
             let mut parts = Vec::new();
             for (pattern, matrix) in &m.idle_latency.patterns {
                 if let Some(ns) = matrix.values().next().and_then(|row| row.values().next()) {
@@ -148,7 +148,7 @@ fn key_figures(doc: &Document, section: &str) -> String {
             }
             parts.join(", ")
         }),
-        _ => None,
+        Section::Storage => None,
     };
     figures
         .filter(|f| !f.is_empty())
@@ -179,11 +179,11 @@ fn network_figures(doc: &Document) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::document::{ProfileName, Role, RunInfo, SectionOutcome, SectionStatuses};
+    use crate::wire::document::{CheckId, Profile, Role, RunInfo, SectionOutcome, SectionStatuses};
 
     fn check(name: &str, status: Status, message: &str) -> Check {
         Check {
-            name: name.into(),
+            name: CheckId::parse(name),
             status,
             value: None,
             limit: None,
@@ -206,15 +206,15 @@ mod tests {
             health_check: RunInfo {
                 version: "0.1.0".into(),
                 role: Role::Server,
-                profile: ProfileName::Quick,
+                profile: Profile::Quick,
                 seconds: 3.25,
                 sections: SectionStatuses(vec![
-                    ("system".into(), SectionOutcome::Ok),
+                    (Section::System, SectionOutcome::Ok),
                     (
-                        "network".into(),
+                        Section::Network,
                         SectionOutcome::Skipped("no clients".into()),
                     ),
-                    ("sleep".into(), SectionOutcome::Interrupted),
+                    (Section::Sleep, SectionOutcome::Interrupted),
                 ]),
                 ..RunInfo::default()
             },

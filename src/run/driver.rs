@@ -212,14 +212,13 @@ fn measure_storage(
         &results.random_read,
         &results.random_write,
     ];
-    if measured.iter().all(|r| r.is_none()) && !results.errors.is_empty() && !stop() {
-        anyhow::bail!(
-            "no storage figure could be measured: {}",
-            results.errors.join("; ")
-        );
+    let part = StoragePart::from_results(&results, cfg);
+    let errors: Vec<String> = part.errors.iter().map(ToString::to_string).collect();
+    if measured.iter().all(|r| r.is_none()) && !errors.is_empty() && !stop() {
+        anyhow::bail!("no storage figure could be measured: {}", errors.join("; "));
     }
-    doc.storage = Some(Part::Measured(StoragePart::from_results(&results, cfg)));
-    Ok(finished(stop(), &results.errors))
+    doc.storage = Some(Part::Measured(part));
+    Ok(finished(stop(), &errors))
 }
 
 /// A section that measured something: interrupted, partly failed (its errors), or ok.

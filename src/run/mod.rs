@@ -3,18 +3,19 @@
 //! and a check failed, 130/143 interrupted).
 
 pub mod driver;
+pub mod exit;
 pub mod pidfile;
 pub mod readers;
 pub mod responder;
 
-use crate::config::{Config, Format, Mode, Profile, Section};
+use crate::config::{Config, Mode, Section};
 use crate::judge::checks;
 use crate::os::Interrupt;
-use crate::render::{self as report, envelope, summary as human};
+use crate::render::export::{self, Exporter, Format};
+use crate::render::{self, envelope, summary};
 use crate::system::SystemInfo;
-use crate::wire::document::{
-    Document, ProfileName, Role, RunInfo, SectionOutcome, SectionStatuses, SignalName,
-};
+use crate::wire::document::{Document, RunInfo, SectionOutcome, SectionStatuses, SignalName};
+pub use exit::Exit;
 use std::io::{IsTerminal, Write};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -62,21 +63,12 @@ impl RunInfoBuilder {
     ) -> RunInfo {
         RunInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
-            role: wire_role(&config.mode),
+            role: config.mode.role(),
             clients: config.clients.clone(),
-            profile: match config.profile {
-                Profile::Standard => ProfileName::Standard,
-                Profile::Quick => ProfileName::Quick,
-                Profile::Thorough => ProfileName::Thorough,
-            },
+            profile: config.profile,
             seconds: crate::units::round_to(self.elapsed_secs(), 3),
             started_unix: self.started_unix,
-            sections: SectionStatuses(
-                sections
-                    .into_iter()
-                    .map(|(s, o)| (s.name().to_string(), o))
-                    .collect(),
-            ),
+            sections: SectionStatuses(sections),
             options_from_env,
             interrupted_by: interrupted.map(|i| match i {
                 Interrupt::Int => SignalName::Sigint,
@@ -86,108 +78,93 @@ impl RunInfoBuilder {
     }
 }
 
-fn wire_role(mode: &Mode) -> Role {
-    match mode {
-        Mode::Server => Role::Server,
-        Mode::Client => Role::Client,
-        Mode::ListChecks
-        | Mode::Schema { .. }
-        | Mode::Compare(_)
-        | Mode::Baseline(_)
-        | Mode::Report { .. }
-        | Mode::Merge(_) => Role::Checks,
-        Mode::Debug { name, section } => match (*name, section) {
-            ("ping", _) => Role::Ping,
-            ("iperf", _) => Role::Iperf,
-            (_, Section::System) => Role::System,
-            (_, Section::Sleep) => Role::Sleep,
-            (_, Section::Memory) => Role::Memory,
-            (_, Section::Storage) => Role::Storage,
-            (_, Section::Network) => Role::Iperf,
-        },
-    }
-}
-
-/// Runs what `config` asks for and returns the process exit code.
-pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
+/// Runs what `config` asks for and returns how it ended.
+pub fn run(config: &Config, options_from_env: Option<String>) -> Exit {
     for note in &config.notes {
         eprintln!("health_check: note: {note}");
     }
-    if config.mode == Mode::Client {
-        return responder::run(config, options_from_env);
-    }
-    if config.mode == Mode::ListChecks {
-        print!("{}", checks::limits_table());
-        return 0;
-    }
     match &config.mode {
+        Mode::Client => return responder::run(config, options_from_env),
+        Mode::ListChecks => {
+            print!("{}", checks::limits_table());
+            return Exit::Ok;
+        }
         Mode::Compare(reader) => return readers::compare(config, reader),
         Mode::Baseline(reader) => return readers::baseline(config, reader),
         Mode::Report { reader, html } => return readers::report(config, reader, html.as_deref()),
         Mode::Merge(paths) => return readers::merge(config, paths),
-        _ => {}
-    }
-    if let Mode::Schema { fleet } = config.mode {
-        let schema = if fleet {
-            crate::wire::fleet::fleet_schema()
-        } else {
-            crate::wire::document::document_schema()
-        };
-        return print_pretty(&schema);
+        Mode::Schema { fleet } => {
+            let schema = if *fleet {
+                crate::wire::fleet::fleet_schema()
+            } else {
+                crate::wire::document::document_schema()
+            };
+            return print_pretty(&schema);
+        }
+        Mode::Server | Mode::Debug(_) => {}
     }
     let outcome = driver::run(config, options_from_env);
-    let code = deliver(config, &outcome);
-    if code != 0 {
-        return code;
+    let written = deliver(config, &outcome);
+    if written != Exit::Ok {
+        return written;
     }
     if let Some(signal) = outcome.interrupted {
-        return signal.exit_code();
+        return Exit::Interrupted(signal);
     }
     if config.strict && checks::any_failed(&outcome.doc.checks) {
-        return 3;
+        return Exit::ChecksFailed;
     }
-    0
+    Exit::Ok
 }
 
-/// Prints a JSON value indented, as committed files hold it; 0, or 1 when stdout is closed.
-pub(crate) fn print_pretty(value: &serde_json::Value) -> u8 {
-    match report::render(value, true) {
-        Ok(text) => {
-            let mut out = std::io::stdout().lock();
-            match writeln!(out, "{text}").and_then(|_| out.flush()) {
-                Ok(()) => 0,
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-                Err(e) => {
-                    eprintln!("health_check: error: writing to stdout: {e}");
-                    1
-                }
-            }
-        }
+/// Prints a JSON value indented, as committed files hold it.
+pub(crate) fn print_pretty(value: &serde_json::Value) -> Exit {
+    match render::render(value, true) {
+        Ok(text) => emit(None, &text, ""),
         Err(e) => {
             eprintln!("health_check: error: {e:#}");
-            1
+            Exit::NotWritten
         }
     }
 }
 
-/// Writes `file_text` to `output` (atomically) when given, and `stdout_text` to stdout. Returns 0,
-/// or 1 when either could not be written (a closed pipe is the reader's choice, not a failure).
-pub(crate) fn emit(output: Option<&std::path::Path>, stdout_text: &str, file_text: &str) -> u8 {
-    let mut code = 0;
+/// Writes `file_text` to `output` (atomically) when given, and `stdout_text` to stdout. A closed
+/// pipe is the reader's choice, not a failure.
+pub(crate) fn emit(output: Option<&std::path::Path>, stdout_text: &str, file_text: &str) -> Exit {
+    let mut exit = Exit::Ok;
     if let Some(path) = output {
-        if let Err(e) = report::write_atomically(path, file_text) {
+        if let Err(e) = render::write_atomically(path, file_text) {
             eprintln!("health_check: error: {e:#}");
-            code = 1;
+            exit = Exit::NotWritten;
         }
     }
     let mut out = std::io::stdout().lock();
     if let Err(e) = writeln!(out, "{stdout_text}").and_then(|_| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             eprintln!("health_check: error: writing to stdout: {e}");
-            code = 1;
+            exit = Exit::NotWritten;
         }
     }
-    code
+    exit
+}
+
+/// Renders with `exporter` for stdout (one line on a pipe, which benchpress reads by lines;
+/// indented on a terminal) and for `--output` (indented), and writes both.
+pub(crate) fn export(
+    config: &Config,
+    exporter: &dyn Fn(bool) -> Result<String, serde_json::Error>,
+) -> Exit {
+    let file = match config.output {
+        Some(_) => exporter(true),
+        None => Ok(String::new()),
+    };
+    match (exporter(std::io::stdout().is_terminal()), file) {
+        (Ok(out), Ok(file)) => emit(config.output.as_deref(), &out, &file),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("health_check: error: {e:#}");
+            Exit::NotWritten
+        }
+    }
 }
 
 /// The role's argument strings as benchpress records them (`benchmark_args`).
@@ -204,43 +181,30 @@ fn benchmark_args(config: &Config) -> Vec<String> {
         Mode::Baseline(_) => vec!["baseline".to_string()],
         Mode::Report { .. } => vec!["report".to_string()],
         Mode::Merge(_) => vec!["merge".to_string()],
-        Mode::Debug { name, .. } => vec![name.to_string()],
+        Mode::Debug(d) => vec![d.name().to_string()],
+    }
+}
+
+/// The exporter for this run's document: `--format`'s, or benchpress's envelope.
+fn run_exporter(config: &Config, outcome: &Outcome) -> Box<dyn Exporter> {
+    if config.envelope && config.format == Format::Json {
+        Box::new(export::Envelope {
+            system: outcome.system.clone(),
+            args: benchmark_args(config),
+            run_id: envelope::new_run_id(),
+        })
+    } else {
+        export::exporter(config.format)
     }
 }
 
 /// Writes the document (in `--format`) to `--output` and stdout and the summary to stderr.
-/// Returns 0, or 1 when the document could not be written where asked.
-pub fn deliver(config: &Config, outcome: &Outcome) -> u8 {
-    let run_id = envelope::new_run_id();
-    let render = |pretty: bool| -> Result<String, serde_json::Error> {
-        match config.format {
-            Format::Junit => Ok(report::junit::document(&outcome.doc)),
-            Format::Prometheus => Ok(report::prometheus::document(&outcome.doc)),
-            Format::Json if config.envelope => {
-                let env = envelope::wrap(
-                    &outcome.doc,
-                    &outcome.system,
-                    benchmark_args(config),
-                    run_id.clone(),
-                    outcome.doc.health_check.started_unix,
-                );
-                report::render(&env, pretty)
-            }
-            Format::Json => report::render(&outcome.doc, pretty),
-        }
-    };
-    // One line on a pipe (benchpress reads lines), indented for people and in files.
-    let file = match config.output {
-        Some(_) => render(true),
-        None => Ok(String::new()),
-    };
-    let code = match (render(std::io::stdout().is_terminal()), file) {
-        (Ok(out), Ok(file)) => emit(config.output.as_deref(), &out, &file),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!("health_check: error: {e:#}");
-            1
-        }
-    };
-    eprint!("{}", human::summary(&outcome.doc, human::color_wanted()));
-    code
+pub fn deliver(config: &Config, outcome: &Outcome) -> Exit {
+    let exporter = run_exporter(config, outcome);
+    let exit = export(config, &|pretty| exporter.document(&outcome.doc, pretty));
+    eprint!(
+        "{}",
+        summary::summary(&outcome.doc, summary::color_wanted())
+    );
+    exit
 }

@@ -1,50 +1,36 @@
 //! The readers' commands: `compare` prints the fleet report (JSON on stdout, the table on
-//! stderr); `baseline` writes what it learned to `-o FILE`.
+//! stderr); `baseline` writes what it learned to `-o FILE`; `report` draws pages; `merge` makes
+//! one machine's documents one.
 
-use crate::config::{Config, Format};
+use super::{Exit, emit, export};
+use crate::config::Config;
 use crate::judge::fleet::ReaderConfig;
 use crate::judge::{self, rules::DEFAULT_RULES};
-use crate::render::{self as report, fleet_table as human};
+use crate::render::export::{Format, exporter};
+use crate::render::{self, fleet_table};
 use crate::wire;
-use std::io::IsTerminal;
 
-/// `health_check compare`: 0, 1 when the report cannot be written, 2 when an input path cannot be
-/// read, 3 with `--strict` when anything is flagged.
-pub fn compare(config: &Config, reader: &ReaderConfig) -> u8 {
+/// `health_check compare`: written, not written, an input path that cannot be read (usage), or
+/// with `--strict` anything flagged.
+pub fn compare(config: &Config, reader: &ReaderConfig) -> Exit {
     if reader.print_rules {
         print!("{}", rules_text(reader));
-        return 0;
+        return Exit::Ok;
     }
     let (fleet_report, _) = match judge::fleet::build(reader, config.baseline.as_ref(), false) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("health_check: error: {e}");
-            return 2;
+            return Exit::Usage;
         }
     };
-    let render = |pretty: bool| -> Result<String, serde_json::Error> {
-        match config.format {
-            Format::Json => report::render(&fleet_report, pretty),
-            Format::Junit => Ok(report::junit::fleet(&fleet_report)),
-            Format::Prometheus => Ok(report::prometheus::fleet(&fleet_report)),
-        }
-    };
-    let file = match config.output {
-        Some(_) => render(true),
-        None => Ok(String::new()),
-    };
-    let code = match (render(std::io::stdout().is_terminal()), file) {
-        (Ok(out), Ok(file)) => super::emit(config.output.as_deref(), &out, &file),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!("health_check: error: {e:#}");
-            1
-        }
-    };
-    eprint!("{}", human::summary(&fleet_report));
-    if code == 0 && config.strict && judge::fleet::anything_flagged(&fleet_report) {
-        return 3;
+    let out = exporter(config.format);
+    let exit = export(config, &|pretty| out.fleet(&fleet_report, pretty));
+    eprint!("{}", fleet_table::summary(&fleet_report));
+    if exit == Exit::Ok && config.strict && judge::fleet::anything_flagged(&fleet_report) {
+        return Exit::ChecksFailed;
     }
-    code
+    exit
 }
 
 /// The rules in force as a YAML file: the built-in text (with its comments), or the file's.
@@ -63,15 +49,14 @@ fn rules_text(reader: &ReaderConfig) -> String {
 }
 
 /// `health_check report`: one document's page, or the fleet's (`--html`); one document's or the
-/// fleet's JUnit XML or Prometheus text (`--format`). 0 when written, 1 when not, 2 when an input
-/// cannot be read.
-pub fn report(config: &Config, reader: &ReaderConfig, html: Option<&std::path::Path>) -> u8 {
+/// fleet's JUnit XML or Prometheus text (`--format`).
+pub fn report(config: &Config, reader: &ReaderConfig, html: Option<&std::path::Path>) -> Exit {
     let (fleet_report, machines) = match judge::fleet::build(reader, config.baseline.as_ref(), true)
     {
         Ok(r) => r,
         Err(e) => {
             eprintln!("health_check: error: {e}");
-            return 2;
+            return Exit::Usage;
         }
     };
     let single = match machines.as_slice() {
@@ -81,13 +66,13 @@ pub fn report(config: &Config, reader: &ReaderConfig, html: Option<&std::path::P
             .map(|d| (d, one.entry.source.as_str())),
         _ => None,
     };
-    let mut code = 0;
+    let mut exit = Exit::Ok;
     if let Some(path) = html {
         let page = match single {
-            Some((doc, source)) => report::html::machine_page(doc, source),
-            None => report::html::fleet_page(&fleet_report, &machines),
+            Some((doc, source)) => render::html::machine_page(doc, source),
+            None => render::html::fleet_page(&fleet_report, &machines),
         };
-        match report::write_atomically(path, &page) {
+        match render::write_atomically(path, &page) {
             Ok(()) => eprintln!(
                 "health_check: wrote '{}' ({} machine(s), {} KiB)",
                 path.display(),
@@ -96,23 +81,31 @@ pub fn report(config: &Config, reader: &ReaderConfig, html: Option<&std::path::P
             ),
             Err(e) => {
                 eprintln!("health_check: error: {e:#}");
-                code = 1;
+                exit = Exit::NotWritten;
             }
         }
     }
-    let text = match (config.format, single) {
-        (Format::Json, _) => return code,
-        (Format::Junit, Some((doc, _))) => report::junit::document(doc),
-        (Format::Junit, None) => report::junit::fleet(&fleet_report),
-        (Format::Prometheus, Some((doc, _))) => report::prometheus::document(doc),
-        (Format::Prometheus, None) => report::prometheus::fleet(&fleet_report),
+    // JSON is the fleet report, which `compare` prints; `report` prints only other formats.
+    if config.format == Format::Json {
+        return exit;
+    }
+    let out = exporter(config.format);
+    let text = match single {
+        Some((doc, _)) => out.document(doc, true),
+        None => out.fleet(&fleet_report, true),
     };
-    code.max(super::emit(config.output.as_deref(), &text, &text))
+    match text {
+        Ok(text) => exit.or(emit(config.output.as_deref(), &text, &text)),
+        Err(e) => {
+            eprintln!("health_check: error: {e:#}");
+            Exit::NotWritten
+        }
+    }
 }
 
-/// `health_check merge`: 0 when printed (and written), 1 when not, 2 when a document cannot be
-/// read or the documents are of different machines.
-pub fn merge(config: &Config, paths: &[std::path::PathBuf]) -> u8 {
+/// `health_check merge`: printed (and written), not written, or a document that cannot be read
+/// or documents of different machines (usage).
+pub fn merge(config: &Config, paths: &[std::path::PathBuf]) -> Exit {
     let mut docs = Vec::with_capacity(paths.len());
     for p in paths {
         let loaded = wire::read::load(p);
@@ -123,18 +116,18 @@ pub fn merge(config: &Config, paths: &[std::path::PathBuf]) -> u8 {
                     "health_check: error: '{}' is DCPerf's own output; only health_check documents merge",
                     p.display()
                 );
-                return 2;
+                return Exit::Usage;
             }
             Some(Err(why)) | Some(Ok(wire::read::Content::HostError(why))) => {
                 eprintln!("health_check: error: '{}': {why}", p.display());
-                return 2;
+                return Exit::Usage;
             }
             None => {
                 eprintln!(
                     "health_check: error: '{}' is a fleet report, not a document",
                     p.display()
                 );
-                return 2;
+                return Exit::Usage;
             }
         }
     }
@@ -142,33 +135,25 @@ pub fn merge(config: &Config, paths: &[std::path::PathBuf]) -> u8 {
         Ok(d) => d,
         Err(e) => {
             eprintln!("health_check: error: {e}");
-            return 2;
+            return Exit::Usage;
         }
     };
-    match (
-        report::render(&merged, std::io::stdout().is_terminal()),
-        report::render(&merged, true),
-    ) {
-        (Ok(out), Ok(file)) => super::emit(config.output.as_deref(), &out, &file),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!("health_check: error: {e:#}");
-            1
-        }
-    }
+    let json = exporter(Format::Json);
+    export(config, &|pretty| json.document(&merged, pretty))
 }
 
-/// `health_check baseline`: 0 when written, 1 when not, 2 when an input cannot be read.
-pub fn baseline(config: &Config, reader: &ReaderConfig) -> u8 {
+/// `health_check baseline`: written, not written, or an input that cannot be read (usage).
+pub fn baseline(config: &Config, reader: &ReaderConfig) -> Exit {
     let (learned, machines) = match judge::fleet::learn(reader) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("health_check: error: {e}");
-            return 2;
+            return Exit::Usage;
         }
     };
     let Some(path) = &config.output else {
         eprintln!("health_check: error: say where to write the baseline: -o baseline.yaml");
-        return 2;
+        return Exit::Usage;
     };
     let used = machines.iter().filter(|m| !m.figures.is_empty()).count();
     if used == 0 {
@@ -176,7 +161,7 @@ pub fn baseline(config: &Config, reader: &ReaderConfig) -> u8 {
             "health_check: error: none of the {} input(s) holds a figure to learn from",
             machines.len()
         );
-        return 1;
+        return Exit::NotWritten;
     }
     let text = match serde_yaml::to_string(&learned) {
         Ok(t) => format!(
@@ -185,12 +170,12 @@ pub fn baseline(config: &Config, reader: &ReaderConfig) -> u8 {
         ),
         Err(e) => {
             eprintln!("health_check: error: {e}");
-            return 1;
+            return Exit::NotWritten;
         }
     };
-    if let Err(e) = report::write_atomically(path, text.trim_end()) {
+    if let Err(e) = render::write_atomically(path, text.trim_end()) {
         eprintln!("health_check: error: {e:#}");
-        return 1;
+        return Exit::NotWritten;
     }
     for m in machines.iter().filter(|m| m.figures.is_empty()) {
         eprintln!(
@@ -204,5 +189,5 @@ pub fn baseline(config: &Config, reader: &ReaderConfig) -> u8 {
         learned.skus.len(),
         path.display()
     );
-    0
+    Exit::Ok
 }

@@ -5,7 +5,7 @@
 //! server, that server is just as good: we say so and exit 0.
 
 use super::pidfile::{self, PidFile};
-use super::{Outcome, RunInfoBuilder};
+use super::{Exit, Outcome, RunInfoBuilder};
 use crate::config::{Config, ResponderConfig};
 use crate::net::iperf3::protocol::{COOKIE_LEN, State, make_cookie, random_bytes};
 use crate::net::iperf3::server::{
@@ -19,7 +19,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
 use std::time::Duration;
 
 /// Runs the client role and returns the exit code.
-pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
+pub fn run(config: &Config, options_from_env: Option<String>) -> Exit {
     let started = RunInfoBuilder::start();
     let rc = &config.responder;
     let responder = match Responder::bind(&ServerConfig {
@@ -41,7 +41,7 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
                 report.ended_by = format!("not started: {e}");
                 eprintln!("health_check: error: {e}");
                 finish(config, report, started, options_from_env);
-                return 1;
+                return Exit::NotWritten;
             }
         };
         let path = pid_file.path().to_path_buf();
@@ -69,7 +69,7 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> u8 {
                 let _ = std::fs::remove_file(&path);
                 report.ended_by = format!("could not detach: {e}");
                 finish(config, report, started, options_from_env);
-                return 1;
+                return Exit::NotWritten;
             }
         }
     }
@@ -135,7 +135,7 @@ fn not_started(
     e: std::io::Error,
     started: RunInfoBuilder,
     env: Option<String>,
-) -> u8 {
+) -> Exit {
     let rc = &config.responder;
     let mut report = empty_report(None);
     if e.kind() == std::io::ErrorKind::AddrInUse {
@@ -163,7 +163,7 @@ fn not_started(
     }
     eprintln!("health_check: error: {}", report.ended_by);
     finish(config, report, started, env);
-    1
+    Exit::NotWritten
 }
 
 /// Asks whoever holds the port whether it speaks iperf3: after our cookie, an iperf3 server
@@ -209,7 +209,7 @@ fn finish(
     report: ResponderReport,
     started: RunInfoBuilder,
     options_from_env: Option<String>,
-) -> u8 {
+) -> Exit {
     let doc = Document {
         responder: Some(report),
         health_check: started.finish(config, Vec::new(), options_from_env, None),

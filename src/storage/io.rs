@@ -147,6 +147,30 @@ pub enum Pattern {
 }
 
 impl Pattern {
+    /// Every test, in the order the section runs them.
+    pub const ALL: [Pattern; 3] = [
+        Pattern::SequentialWrite,
+        Pattern::RandomRead,
+        Pattern::RandomWrite,
+    ];
+
+    /// The block size the section tests it with.
+    pub fn block(self) -> usize {
+        match self {
+            Pattern::SequentialWrite => super::LARGE_BLOCK,
+            Pattern::RandomRead | Pattern::RandomWrite => super::SMALL_BLOCK,
+        }
+    }
+
+    /// The test's name with its block size, for people: `4 KiB random reads`.
+    pub fn label(self) -> String {
+        format!(
+            "{} {}",
+            crate::units::format_binary_size(self.block() as u64),
+            self.name()
+        )
+    }
+
     /// The test's name for people.
     pub fn name(self) -> &'static str {
         match self {

@@ -71,7 +71,7 @@ pub struct StorageResults {
     /// Warnings for people (no O_DIRECT, tmpfs...).
     pub notes: Vec<String>,
     /// Tests that failed, and why.
-    pub errors: Vec<String>,
+    pub errors: Vec<(Pattern, String)>,
     /// The seed of the offsets and of the data written.
     pub seed: u64,
     /// Bytes of written data the random reads picked from, when limited to them (an existing
@@ -158,11 +158,7 @@ pub fn run(
         if !wanted || should_stop() {
             continue;
         }
-        let what = format!(
-            "{} {}",
-            crate::units::format_binary_size(block as u64),
-            pattern.name()
-        );
+        let what = pattern.label();
         if pattern == Pattern::RandomRead && info.kind == Kind::File {
             match readable_region(&cfg.path, &target) {
                 Ok(region) => {
@@ -170,7 +166,7 @@ pub fn run(
                     target.readable = Some(region);
                 }
                 Err(why) => {
-                    out.errors.push(format!("{what}: {why}"));
+                    out.errors.push((pattern, why.to_string()));
                     continue;
                 }
             }
@@ -185,7 +181,7 @@ pub fn run(
             should_stop,
         ) {
             Ok(r) => *out.slot(pattern) = Some(r),
-            Err(e) => out.errors.push(format!("{what}: {e}")),
+            Err(e) => out.errors.push((pattern, e.to_string())),
         }
     }
     Ok(out)
@@ -324,8 +320,8 @@ mod tests {
         std::fs::write(&tiny, vec![1u8; 512 << 10]).unwrap();
         let r = run(&config(tiny, true), &|| false, &|_| {}).unwrap();
         assert_eq!(r.errors.len(), 3, "{:?}", r.errors);
-        assert!(r.errors[0].starts_with("1 MiB sequential writes: "));
-        assert!(r.errors[1].starts_with("4 KiB random reads: "));
+        assert_eq!(r.errors[0].0, Pattern::SequentialWrite);
+        assert_eq!(r.errors[1].0, Pattern::RandomRead);
         assert!(r.random_read.is_none());
 
         let file = dir.path().join("data");
@@ -349,7 +345,11 @@ mod tests {
         drop(f);
         let r = run(&config(sparse.clone(), false), &|| false, &|_| {}).unwrap();
         assert!(r.random_read.is_none());
-        assert!(r.errors[0].contains("hold written data"), "{:?}", r.errors);
+        assert!(
+            r.errors[0].1.contains("hold written data"),
+            "{:?}",
+            r.errors
+        );
         // 96 MiB written in two places of 512 MiB: reads pick from those 96 MiB only.
         let f = std::fs::OpenOptions::new()
             .write(true)

@@ -15,6 +15,7 @@
 //!
 //! Every number is finite or null: serde_json writes NaN and infinities as null.
 
+pub use super::check::{Check, CheckId, Status};
 use super::memory::MemoryPart;
 use super::responder::ResponderReport;
 use super::storage::StoragePart;
@@ -477,63 +478,6 @@ pub struct AggregateEntry {
     pub errors: Vec<String>,
 }
 
-/// A verdict's outcome.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// Within the limit.
-    Pass,
-    /// Worth a look.
-    Warn,
-    /// Outside the limit.
-    Fail,
-    /// Could not be judged (the figure is missing); the message says why.
-    Skip,
-}
-
-impl Status {
-    /// The status as written in the document.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Pass => "pass",
-            Status::Warn => "warn",
-            Status::Fail => "fail",
-            Status::Skip => "skip",
-        }
-    }
-
-    /// Order for people: failures first, then warnings, skips, passes.
-    pub fn urgency(self) -> u8 {
-        match self {
-            Status::Fail => 0,
-            Status::Warn => 1,
-            Status::Skip => 2,
-            Status::Pass => 3,
-        }
-    }
-}
-
-/// One verdict: a figure judged against a limit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct Check {
-    /// Rule name, `section.rule` (e.g. `sleepbench.total_cpu`); per-client and per-figure rules
-    /// add `:client` or `:figure`.
-    pub name: String,
-    /// Outcome.
-    pub status: Status,
-    /// The figure judged, in the unit the message gives; null when missing.
-    #[schemars(required, transform = nullable)]
-    pub value: Option<f64>,
-    /// The limit it was judged against.
-    #[schemars(required, transform = nullable)]
-    pub limit: Option<f64>,
-    /// One line a person can act on.
-    pub message: String,
-}
-
 /// Who wrote the document: a role, or the debug subcommand's section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -559,10 +503,25 @@ pub enum Role {
     Checks,
 }
 
+// Each profile's settings are in `profile.rs`, the one table of them.
 /// The run-length preset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
-pub enum ProfileName {
+#[schemars(rename = "ProfileName")]
+pub enum Profile {
     /// DCPerf's parameters.
     #[default]
     Standard,
@@ -570,6 +529,20 @@ pub enum ProfileName {
     Quick,
     /// Longer than standard.
     Thorough,
+}
+
+impl Profile {
+    /// Every profile, shortest first.
+    pub const ALL: [Profile; 3] = [Profile::Quick, Profile::Standard, Profile::Thorough];
+
+    /// The profile's name, as `--profile` takes it and the document writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Standard => "standard",
+            Profile::Quick => "quick",
+            Profile::Thorough => "thorough",
+        }
+    }
 }
 
 /// The signal that interrupted a run.
@@ -594,7 +567,7 @@ pub struct RunInfo {
     /// Clients as given to `-c`.
     pub clients: Vec<String>,
     /// Profile name.
-    pub profile: ProfileName,
+    pub profile: Profile,
     /// Wall-clock seconds the run took.
     pub seconds: f64,
     /// Start time, seconds since the Unix epoch.
@@ -687,17 +660,71 @@ impl JsonSchema for SectionOutcome {
     }
 }
 
-/// The names `health_check.sections` may hold, in run order.
-pub const SECTION_NAMES: [&str; 5] = ["system", "network", "sleep", "memory", "storage"];
+/// A section of the document, in the order the server role runs them (`--only`, `--skip`,
+/// the keys of `health_check.sections`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Section {
+    /// Machine description from /proc and /sys.
+    System,
+    /// Ping and TCP bandwidth to the clients.
+    Network,
+    /// The multi-threaded nanosleep benchmark.
+    Sleep,
+    /// Memory latency and bandwidth.
+    Memory,
+    /// Direct-I/O storage test (opt-in).
+    Storage,
+}
+
+impl Section {
+    /// Every section, in run order.
+    pub const ALL: [Section; 5] = [
+        Section::System,
+        Section::Network,
+        Section::Sleep,
+        Section::Memory,
+        Section::Storage,
+    ];
+
+    /// The section's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::System => "system",
+            Section::Network => "network",
+            Section::Sleep => "sleep",
+            Section::Memory => "memory",
+            Section::Storage => "storage",
+        }
+    }
+}
+
+impl fmt::Display for Section {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// Section outcomes as an ordered JSON object.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SectionStatuses(pub Vec<(String, SectionOutcome)>);
+pub struct SectionStatuses(pub Vec<(Section, SectionOutcome)>);
 
 impl SectionStatuses {
     /// The outcome recorded for `section`.
-    pub fn get(&self, section: &str) -> Option<&SectionOutcome> {
-        self.0.iter().find(|(s, _)| s == section).map(|(_, v)| v)
+    pub fn get(&self, section: Section) -> Option<&SectionOutcome> {
+        self.0.iter().find(|(s, _)| *s == section).map(|(_, v)| v)
     }
 }
 
@@ -721,7 +748,7 @@ impl<'de> Deserialize<'de> for SectionStatuses {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut out = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, SectionOutcome>()? {
+                while let Some((k, v)) = map.next_entry::<Section, SectionOutcome>()? {
                     out.push((k, v));
                 }
                 Ok(SectionStatuses(out))
@@ -741,7 +768,7 @@ impl JsonSchema for SectionStatuses {
         schemars::json_schema!({
             "description": "Each section's outcome, in run order.",
             "type": "object",
-            "propertyNames": { "enum": SECTION_NAMES },
+            "propertyNames": { "enum": Section::ALL.map(Section::name) },
             "additionalProperties": outcome
         })
     }
@@ -792,10 +819,10 @@ mod tests {
     #[test]
     fn section_statuses_keep_their_order() {
         let s = SectionStatuses(vec![
-            ("sleep".into(), SectionOutcome::Ok),
-            ("memory".into(), SectionOutcome::Interrupted),
+            (Section::Sleep, SectionOutcome::Ok),
+            (Section::Memory, SectionOutcome::Interrupted),
             (
-                "system".into(),
+                Section::System,
                 SectionOutcome::Skipped("not in --only".into()),
             ),
         ]);

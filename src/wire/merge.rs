@@ -81,11 +81,7 @@ pub fn merge(docs: Vec<Document>) -> Result<Document, MergeError> {
             {
                 Some((_, mine)) if rank(outcome) > rank(mine) => *mine = outcome.clone(),
                 Some(_) => {}
-                None => out
-                    .health_check
-                    .sections
-                    .0
-                    .push((name.clone(), outcome.clone())),
+                None => out.health_check.sections.0.push((*name, outcome.clone())),
             }
         }
         for c in &d.checks {
@@ -131,6 +127,7 @@ pub fn merge(docs: Vec<Document>) -> Result<Document, MergeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::document::Section;
 
     fn fixture() -> Document {
         serde_json::from_str(include_str!(concat!(
@@ -151,16 +148,16 @@ mod tests {
             .health_check
             .sections
             .0
-            .retain(|(n, _)| n != "network");
+            .retain(|(n, _)| *n != Section::Network);
         local.health_check.sections.0.push((
-            "network".into(),
+            Section::Network,
             SectionOutcome::Skipped("not in --only".into()),
         ));
         let mut round1 = fixture();
         round1.memory = None;
         round1.sleepbench = None;
         round1.storage = None;
-        round1.checks.retain(|c| c.name.starts_with("network."));
+        round1.checks.retain(|c| c.name.section == "network");
         let mut round2 = round1.clone();
         for b in round2.iperf3_bandwidth.iter_mut().flatten() {
             b.hostname = "other".into();
@@ -179,7 +176,7 @@ mod tests {
         );
         assert!(merged.memory().is_some() && merged.sleep().is_some());
         assert_eq!(
-            merged.health_check.sections.get("network"),
+            merged.health_check.sections.get(Section::Network),
             Some(&SectionOutcome::Ok)
         );
         let mut stranger = fixture();

@@ -7,6 +7,7 @@
 //! May import: the leaves and the measurement modules (for the conversions). Nothing above.
 
 pub mod baseline;
+pub mod check;
 pub mod dcperf;
 pub mod document;
 pub mod figures;

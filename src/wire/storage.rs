@@ -2,12 +2,110 @@
 //! sheets' unit), latency in microseconds.
 
 use super::document::nullable;
-use crate::storage::io::IoResult;
+use crate::storage::io::{IoResult, Pattern};
 use crate::storage::target::Kind;
 use crate::storage::{LARGE_BLOCK, SMALL_BLOCK, StorageConfig, StorageResults};
 use crate::units::round_to;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// One of the section's tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StorageTest {
+    /// 1 MiB sequential writes.
+    SequentialWrite,
+    /// 4 KiB random reads.
+    RandomRead,
+    /// 4 KiB random writes.
+    RandomWrite,
+}
+
+impl StorageTest {
+    /// Every test.
+    pub const ALL: [StorageTest; 3] = [
+        StorageTest::SequentialWrite,
+        StorageTest::RandomRead,
+        StorageTest::RandomWrite,
+    ];
+
+    /// The test that ran `pattern`.
+    pub fn of(pattern: Pattern) -> StorageTest {
+        match pattern {
+            Pattern::SequentialWrite => StorageTest::SequentialWrite,
+            Pattern::RandomRead => StorageTest::RandomRead,
+            Pattern::RandomWrite => StorageTest::RandomWrite,
+        }
+    }
+
+    /// Its name in the document.
+    pub fn label(self) -> &'static str {
+        match self {
+            StorageTest::SequentialWrite => "1 MiB sequential writes",
+            StorageTest::RandomRead => "4 KiB random reads",
+            StorageTest::RandomWrite => "4 KiB random writes",
+        }
+    }
+}
+
+/// A test that failed, and why. On the wire `"<test>: <why>"` (`test` is `None` only for text
+/// of no known test, read from elsewhere).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailedTest {
+    /// The test.
+    pub test: Option<StorageTest>,
+    /// Why it failed.
+    pub why: String,
+}
+
+impl std::fmt::Display for FailedTest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.test {
+            Some(t) => write!(f, "{}: {}", t.label(), self.why),
+            None => f.write_str(&self.why),
+        }
+    }
+}
+
+impl Serialize for FailedTest {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for FailedTest {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        for test in StorageTest::ALL {
+            if let Some(why) = text
+                .strip_prefix(test.label())
+                .and_then(|r| r.strip_prefix(": "))
+            {
+                return Ok(FailedTest {
+                    test: Some(test),
+                    why: why.to_string(),
+                });
+            }
+        }
+        Ok(FailedTest {
+            test: None,
+            why: text,
+        })
+    }
+}
+
+impl JsonSchema for FailedTest {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FailedTest".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string" })
+    }
+}
 
 /// What the storage target is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -107,9 +205,10 @@ pub struct StoragePart {
     /// Warnings (no O_DIRECT, in-memory filesystem).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    // Each written `"<test>: <why>"`.
     /// Tests that failed, and why (the others still ran).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub errors: Vec<String>,
+    pub errors: Vec<FailedTest>,
     /// The user's expectations, for the checks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expect_iops: Option<f64>,
@@ -154,9 +253,38 @@ impl StoragePart {
             unwritten_reads: r.unwritten_reads,
             writes_skipped: r.writes_skipped.clone(),
             notes: r.notes.clone(),
-            errors: r.errors.clone(),
+            errors: r
+                .errors
+                .iter()
+                .map(|(pattern, why)| FailedTest {
+                    test: Some(StorageTest::of(*pattern)),
+                    why: why.clone(),
+                })
+                .collect(),
             expect_iops: cfg.expect_iops,
             expect_mb_s: cfg.expect_mb_s,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_tests_read_back_typed_and_their_labels_are_the_sections() {
+        for p in Pattern::ALL {
+            let t = StorageTest::of(p);
+            assert_eq!(t.label(), p.label());
+            let written = serde_json::to_string(&FailedTest {
+                test: Some(t),
+                why: "disk full: a: b".into(),
+            })
+            .unwrap();
+            let back: FailedTest = serde_json::from_str(&written).unwrap();
+            assert_eq!((back.test, back.why.as_str()), (Some(t), "disk full: a: b"));
+        }
+        let odd: FailedTest = serde_json::from_str("\"something else\"").unwrap();
+        assert_eq!(odd.test, None);
     }
 }

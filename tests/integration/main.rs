@@ -10,6 +10,7 @@
 //! - `hostile`: inputs a hostile tester tried (issue 14), each fixed and held here.
 //! - `interrupt`: SIGINT/SIGTERM mid-run still give a valid document.
 //! - `jobs_yaml`: our jobs/ files hold DCPerf's exact entries.
+//! - `layers`: every `crate::` import points down the layers of docs/architecture.md.
 //! - `memory`: the memory section end to end.
 //! - `netns`: two-host test networks in namespaces (helper).
 //! - `network`: ping and iperf3 against real peers, hostile peers, the client role (the shaped
@@ -29,6 +30,7 @@ mod hostile_fleet;
 mod interrupt;
 mod jobs_yaml;
 mod json_contract;
+mod layers;
 mod memory;
 mod netns;
 mod network;

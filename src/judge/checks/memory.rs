@@ -4,7 +4,7 @@
 
 use super::{Thresholds, check};
 use crate::units::format_binary_size;
-use crate::wire::document::{Check, Status};
+use crate::wire::document::{Check, CheckId, Status};
 use crate::wire::memory::{MemoryPart, MinAvgMax};
 use crate::wire::system::SystemPart;
 
@@ -15,7 +15,7 @@ pub fn peak_vs_theoretical(
     system: Option<&SystemPart>,
     t: &Thresholds,
 ) -> Option<Check> {
-    let name = "memory.peak_vs_theoretical";
+    let name = CheckId::new("memory", "peak_vs_theoretical");
     let limit = t.peak_vs_theoretical_pct;
     let best = m
         .peak_bandwidth_mb_s
@@ -29,7 +29,7 @@ pub fn peak_vs_theoretical(
     let dram = match system {
         None => {
             return Some(check(
-                name,
+                &name,
                 Status::Skip,
                 None,
                 limit,
@@ -41,7 +41,7 @@ pub fn peak_vs_theoretical(
             (None, why) => {
                 let why = why.as_deref().unwrap_or("the DIMMs' peak is unknown");
                 return Some(check(
-                    name,
+                    &name,
                     Status::Skip,
                     None,
                     limit,
@@ -53,7 +53,7 @@ pub fn peak_vs_theoretical(
     let pct = crate::units::round_to(100.0 * best / dram.theoretical_peak_mb_s, 1);
     if pct > 100.0 {
         return Some(check(
-            name,
+            &name,
             Status::Skip,
             None,
             limit,
@@ -69,10 +69,10 @@ pub fn peak_vs_theoretical(
         dram.theoretical_peak_mb_s, dram.channels, dram.speed_mts, dram.data_width_bits
     );
     Some(if pct >= limit {
-        check(name, Status::Pass, Some(pct), limit, detail)
+        check(&name, Status::Pass, Some(pct), limit, detail)
     } else {
         check(
-            name,
+            &name,
             Status::Warn,
             Some(pct),
             limit,
@@ -133,7 +133,7 @@ pub fn numa_ratios(m: &MemoryPart, system: Option<&SystemPart>, t: &Thresholds) 
                 (Status::Pass, seen)
             };
             out.push(check(
-                &format!("memory.numa_ratio:{cpu}>{mem}"),
+                &CheckId::new("memory", "numa_ratio").on(format!("{cpu}>{mem}")),
                 status,
                 Some(ratio),
                 limit,
@@ -149,7 +149,7 @@ fn spread_check(figure: &str, s: &MinAvgMax, unit: &str, t: &Thresholds) -> Opti
         return None;
     }
     let ratio = crate::units::round_to(s.max / s.min, 3);
-    let name = format!("memory.repeat_spread:{figure}");
+    let name = CheckId::new("memory", "repeat_spread").on(figure.to_string());
     let range = format!("{figure}: repeats {}..{} {unit}", s.min, s.max);
     Some(if ratio > t.repeat_spread {
         check(
@@ -215,7 +215,7 @@ pub fn working_sets(m: &MemoryPart, t: &Thresholds) -> Vec<Check> {
         .map(|(rule, what, bytes, cache, which)| {
             let need = factor * cache as f64;
             let ratio = crate::units::round_to(bytes / cache.max(1) as f64, 2);
-            let name = format!("memory.working_set:{rule}");
+            let name = CheckId::new("memory", "working_set").on(rule.to_string());
             if bytes >= need {
                 check(
                     &name,
@@ -269,7 +269,7 @@ pub fn full_random_pages(m: &MemoryPart) -> Vec<Check> {
         .into_iter()
         .filter_map(|(rule, what, page)| {
             let page = page?;
-            let name = format!("memory.full_random_pages:{rule}");
+            let name = CheckId::new("memory", "full_random_pages").on(rule.to_string());
             let hugetlb = matches!(page.as_str(), "1G" | "2M");
             let c = if hugetlb {
                 check(
@@ -343,7 +343,7 @@ pub fn cache_steps(m: &MemoryPart, t: &Thresholds) -> Vec<Check> {
         return out;
     }
     for (name, &size) in &m.cache_sizes_bytes {
-        let check_name = format!("memory.cache_step:{name}");
+        let check_name = CheckId::new("memory", "cache_step").on(name.to_string());
         let size = size as usize;
         let below = curve.iter().rev().find(|(ws, _)| *ws <= size / 2);
         let above = curve.iter().find(|(ws, _)| *ws >= size * 2);
@@ -570,7 +570,12 @@ mod tests {
     #[test]
     fn spreads_over_ten_percent_warn() {
         let c = repeat_spreads(&part(), &Thresholds::default());
-        let by = |n: &str| c.iter().find(|c| c.name.ends_with(n)).unwrap().status;
+        let by = |n: &str| {
+            c.iter()
+                .find(|c| c.name.to_string().ends_with(n))
+                .unwrap()
+                .status
+        };
         assert_eq!(by("peak all reads"), Status::Pass);
         assert_eq!(by("peak 1:1 read/write"), Status::Warn);
     }

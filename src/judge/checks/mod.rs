@@ -9,7 +9,7 @@ mod sleep;
 mod storage;
 mod system;
 
-use crate::wire::document::{Check, Document, Status};
+use crate::wire::document::{Check, CheckId, Document, Status};
 
 /// Limits the rules judge against. Every field has a name for `--threshold NAME=VALUE`
 /// (see [`LIMITS`]).
@@ -336,9 +336,9 @@ pub fn evaluate(doc: &Document, t: &Thresholds) -> Vec<Check> {
     checks
 }
 
-fn check(name: &str, status: Status, value: Option<f64>, limit: f64, message: String) -> Check {
+fn check(name: &CheckId, status: Status, value: Option<f64>, limit: f64, message: String) -> Check {
     Check {
-        name: name.to_string(),
+        name: name.clone(),
         status,
         value,
         limit: Some(limit),

@@ -2,11 +2,11 @@
 //! client, bandwidth against the link's TCP goodput limit, and forward against reverse.
 
 use super::{Thresholds, check};
-use crate::wire::document::{BandwidthEntry, Check, PingEntry, PingMethod, Status};
+use crate::wire::document::{BandwidthEntry, Check, CheckId, PingEntry, PingMethod, Status};
 
 /// Ping loss: none passes, any warns, more than the limit fails. No reply at all fails.
 pub fn ping_loss(p: &PingEntry, t: &Thresholds) -> Check {
-    let name = format!("network.ping_loss:{}", p.hostname);
+    let name = CheckId::new("network", "ping_loss").on(p.hostname.as_str());
     let limit = t.ping_loss_pct;
     // A local error is this machine's, not the path's: reported as such, never as loss.
     if let Some(why) = &p.error {
@@ -56,7 +56,7 @@ pub fn ping_loss(p: &PingEntry, t: &Thresholds) -> Check {
 /// The RTT must be an ICMP echo's to compare with `ping` and DCPerf: TCP connect time (the
 /// fallback without an ICMP socket) warns.
 pub fn ping_method(p: &PingEntry) -> Option<Check> {
-    let name = format!("network.ping_method:{}", p.hostname);
+    let name = CheckId::new("network", "ping_method").on(p.hostname.as_str());
     match p.method? {
         PingMethod::Icmp => Some(
             check(
@@ -103,7 +103,7 @@ fn is_loopback(hostname: &str, address: Option<&str>) -> bool {
 /// 72 logical CPUs and 20 Gbit/s above (`cpus`); less fails. A loopback client is exempt: it
 /// measures the kernel, not a network.
 pub fn bandwidth(b: &BandwidthEntry, t: &Thresholds, cpus: Option<usize>) -> Check {
-    let name = format!("network.bandwidth:{}", b.hostname);
+    let name = CheckId::new("network", "bandwidth").on(b.hostname.as_str());
     let (limit, size) = match cpus {
         Some(n) if n > 72 => (
             t.min_bandwidth_gbps_large,
@@ -176,7 +176,7 @@ pub fn bandwidth(b: &BandwidthEntry, t: &Thresholds, cpus: Option<usize>) -> Che
 /// Average ping RTT: DCPerf's TaoBench wants 0.1 to 0.15 ms between server and clients; above
 /// the limit warns.
 pub fn ping_rtt(p: &PingEntry, t: &Thresholds) -> Check {
-    let name = format!("network.ping_rtt:{}", p.hostname);
+    let name = CheckId::new("network", "ping_rtt").on(p.hostname.as_str());
     let limit = t.ping_rtt_ms;
     let Some(ms) = p.latency else {
         return check(
@@ -212,7 +212,7 @@ pub fn ping_rtt(p: &PingEntry, t: &Thresholds) -> Check {
 
 /// Bandwidth against what the egress link can carry as TCP payload.
 pub fn link_efficiency(b: &BandwidthEntry, t: &Thresholds) -> Check {
-    let name = format!("network.link_efficiency:{}", b.hostname);
+    let name = CheckId::new("network", "link_efficiency").on(b.hostname.as_str());
     let limit = t.link_efficiency_pct;
     let Some(pct) = b.link_efficiency_pct else {
         let iface = b.interface.as_deref().unwrap_or("unknown");
@@ -257,7 +257,7 @@ pub fn link_efficiency(b: &BandwidthEntry, t: &Thresholds) -> Check {
 
 /// Forward and reverse bandwidth should be alike; a large gap points at one side's NIC or path.
 pub fn reverse_symmetry(b: &BandwidthEntry, t: &Thresholds) -> Check {
-    let name = format!("network.reverse_symmetry:{}", b.hostname);
+    let name = CheckId::new("network", "reverse_symmetry").on(b.hostname.as_str());
     let limit = t.reverse_asymmetry_pct;
     let (Some(fwd), Some(rev)) = (b.bandwidth, b.reverse_gbps) else {
         let why = b

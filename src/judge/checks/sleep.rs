@@ -3,9 +3,9 @@
 //! second per thread.
 
 use super::{Thresholds, check};
-use crate::wire::document::{Check, SleepBench, Status};
+use crate::wire::document::{Check, CheckId, SleepBench, Status};
 
-fn missing_cpu_split(name: &str, limit: f64, s: &SleepBench) -> Check {
+fn missing_cpu_split(name: &CheckId, limit: f64, s: &SleepBench) -> Check {
     let why = s
         .cpu_error
         .as_deref()
@@ -21,52 +21,52 @@ fn missing_cpu_split(name: &str, limit: f64, s: &SleepBench) -> Check {
 
 /// DCPerf: total CPU utilisation during sleepbench should be under 50 %.
 pub fn total_cpu(s: &SleepBench, t: &Thresholds) -> Check {
-    let name = "sleepbench.total_cpu";
+    let name = CheckId::new("sleepbench", "total_cpu");
     let limit = t.sleep_total_cpu_pct;
     let Some(total) = s.total else {
-        return missing_cpu_split(name, limit, s);
+        return missing_cpu_split(&name, limit, s);
     };
     if total < limit {
         let msg = format!("busy CPU {total:.1}% during the nanosleep benchmark is under {limit}%");
-        check(name, Status::Pass, Some(total), limit, msg)
+        check(&name, Status::Pass, Some(total), limit, msg)
     } else {
         let msg = format!(
             "busy CPU {total:.1}% during the nanosleep benchmark is not under {limit}%: sleeping and \
              waking threads is expensive here; look for other load, interrupt storms or deep C-states"
         );
-        check(name, Status::Fail, Some(total), limit, msg)
+        check(&name, Status::Fail, Some(total), limit, msg)
     }
 }
 
 /// DCPerf: IRQ time during sleepbench should be under 30 %.
 pub fn irq(s: &SleepBench, t: &Thresholds) -> Check {
-    let name = "sleepbench.irq";
+    let name = CheckId::new("sleepbench", "irq");
     let limit = t.sleep_irq_pct;
     let Some(irq) = s.irq_pct else {
-        return missing_cpu_split(name, limit, s);
+        return missing_cpu_split(&name, limit, s);
     };
     if irq < limit {
         let msg = format!("IRQ time {irq:.1}% during the nanosleep benchmark is under {limit}%");
-        check(name, Status::Pass, Some(irq), limit, msg)
+        check(&name, Status::Pass, Some(irq), limit, msg)
     } else {
         let msg = format!(
             "IRQ time {irq:.1}% during the nanosleep benchmark is not under {limit}%: timer and \
              device interrupts eat the CPU; check interrupt affinity (irqbalance) and NIC interrupt \
              coalescing"
         );
-        check(name, Status::Fail, Some(irq), limit, msg)
+        check(&name, Status::Fail, Some(irq), limit, msg)
     }
 }
 
 /// DCPerf: calls per second per thread should exceed 15 000. Each call sleeps at least the timer
 /// slack, which caps one thread at 1e9 / slack calls per second: the message names that bound.
 pub fn calls_per_thread(s: &SleepBench, t: &Thresholds) -> Check {
-    let name = "sleepbench.calls_per_thread";
+    let name = CheckId::new("sleepbench", "calls_per_thread");
     let limit = t.sleep_calls_per_thread;
     let rate = s.calls_per_second_per_thread;
     if !rate.is_finite() {
         return check(
-            name,
+            &name,
             Status::Skip,
             None,
             limit,
@@ -78,7 +78,7 @@ pub fn calls_per_thread(s: &SleepBench, t: &Thresholds) -> Check {
             "{rate:.0} nanosleep calls/s per thread ({} threads) is above {limit:.0}",
             s.threads
         );
-        return check(name, Status::Pass, Some(rate), limit, msg);
+        return check(&name, Status::Pass, Some(rate), limit, msg);
     }
     let slack = match s.timer_slack_ns {
         Some(ns) if ns > 0 => format!(
@@ -94,7 +94,7 @@ pub fn calls_per_thread(s: &SleepBench, t: &Thresholds) -> Check {
          TaoBench-like loads to be limited by nanosleep and scheduling{slack}",
         s.threads
     );
-    check(name, Status::Fail, Some(rate), limit, msg)
+    check(&name, Status::Fail, Some(rate), limit, msg)
 }
 
 #[cfg(test)]

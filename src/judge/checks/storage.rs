@@ -2,8 +2,8 @@
 //! percentile latency above 20x the median warns (a device that stalls now and then).
 
 use super::{Thresholds, check};
-use crate::wire::document::{Check, Status};
-use crate::wire::storage::{Latency, StoragePart};
+use crate::wire::document::{Check, CheckId, Status};
+use crate::wire::storage::{Latency, StoragePart, StorageTest};
 
 /// Every storage rule that has its figure.
 pub fn all(s: &StoragePart, t: &Thresholds) -> Vec<Check> {
@@ -11,7 +11,7 @@ pub fn all(s: &StoragePart, t: &Thresholds) -> Vec<Check> {
     if s.unwritten_reads {
         out.push(
             check(
-                "storage.unwritten_reads",
+                &CheckId::new("storage", "unwritten_reads"),
                 Status::Warn,
                 None,
                 0.0,
@@ -26,22 +26,27 @@ pub fn all(s: &StoragePart, t: &Thresholds) -> Vec<Check> {
             .without_limit(),
         );
     }
-    let failed = |what: &str| s.errors.iter().find(|e| e.contains(what)).cloned();
+    let failed = |test: StorageTest| {
+        s.errors
+            .iter()
+            .find(|e| e.test == Some(test))
+            .map(|e| e.to_string())
+    };
     match (s.expect_iops, s.read_iops_4k) {
         (Some(want), Some(iops)) => out.push(expectation(
-            "storage.read_iops",
+            CheckId::new("storage", "read_iops"),
             iops,
             want,
             "4 KiB random-read IOPS",
         )),
         (Some(want), None) => out.push(check(
-            "storage.read_iops",
+            &CheckId::new("storage", "read_iops"),
             Status::Skip,
             None,
             want,
             format!(
                 "the random-read test has no figure ({}), so --storage-expect-iops cannot be judged",
-                failed("random reads").unwrap_or_else(|| "it did not run".into())
+                failed(StorageTest::RandomRead).unwrap_or_else(|| "it did not run".into())
             ),
         )),
         _ => {}
@@ -49,20 +54,20 @@ pub fn all(s: &StoragePart, t: &Thresholds) -> Vec<Check> {
     if let Some(want) = s.expect_mb_s {
         match s.write_mb_s_1m {
             Some(mb_s) => out.push(expectation(
-                "storage.write_mb_s",
+                CheckId::new("storage", "write_mb_s"),
                 mb_s,
                 want,
                 "1 MiB sequential-write MB/s",
             )),
             None => out.push(check(
-                "storage.write_mb_s",
+                &CheckId::new("storage", "write_mb_s"),
                 Status::Skip,
                 None,
                 want,
                 format!(
                     "the sequential-write test has no figure ({}), so --storage-expect-mb-s \
                      cannot be judged",
-                    failed("sequential writes")
+                    failed(StorageTest::SequentialWrite)
                         .or_else(|| s.writes_skipped.clone())
                         .unwrap_or_else(|| "writes were not allowed".into())
                 ),
@@ -70,10 +75,10 @@ pub fn all(s: &StoragePart, t: &Thresholds) -> Vec<Check> {
         }
     }
     if let Some(l) = &s.read_clat_us {
-        out.push(tail("storage.read_tail_latency", l, t));
+        out.push(tail(CheckId::new("storage", "read_tail_latency"), l, t));
     }
     if let Some(l) = &s.write_clat_us {
-        out.push(tail("storage.write_tail_latency", l, t));
+        out.push(tail(CheckId::new("storage", "write_tail_latency"), l, t));
     }
     out
 }
@@ -83,7 +88,7 @@ pub fn all(s: &StoragePart, t: &Thresholds) -> Vec<Check> {
 fn tests_ran(s: &StoragePart) -> Check {
     if s.errors.is_empty() {
         check(
-            "storage.tests",
+            &CheckId::new("storage", "tests"),
             Status::Pass,
             Some(0.0),
             0.0,
@@ -91,23 +96,27 @@ fn tests_ran(s: &StoragePart) -> Check {
         )
     } else {
         check(
-            "storage.tests",
+            &CheckId::new("storage", "tests"),
             Status::Fail,
             Some(s.errors.len() as f64),
             0.0,
             format!(
                 "{} storage test(s) failed: {}",
                 s.errors.len(),
-                s.errors.join("; ")
+                s.errors
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; ")
             ),
         )
     }
 }
 
-fn expectation(name: &str, got: f64, want: f64, what: &str) -> Check {
+fn expectation(name: CheckId, got: f64, want: f64, what: &str) -> Check {
     if got >= want {
         check(
-            name,
+            &name,
             Status::Pass,
             Some(got),
             want,
@@ -115,7 +124,7 @@ fn expectation(name: &str, got: f64, want: f64, what: &str) -> Check {
         )
     } else {
         check(
-            name,
+            &name,
             Status::Fail,
             Some(got),
             want,
@@ -127,13 +136,13 @@ fn expectation(name: &str, got: f64, want: f64, what: &str) -> Check {
     }
 }
 
-fn tail(name: &str, l: &Latency, t: &Thresholds) -> Check {
+fn tail(name: CheckId, l: &Latency, t: &Thresholds) -> Check {
     let limit = t.storage_tail_ratio;
     let ratio = crate::units::round_to(l.p999 / l.p50.max(0.001), 1);
     let detail = format!("p99.9 {} µs is {ratio}x the median {} µs", l.p999, l.p50);
     if ratio > limit {
         check(
-            name,
+            &name,
             Status::Warn,
             Some(ratio),
             limit,
@@ -143,7 +152,7 @@ fn tail(name: &str, l: &Latency, t: &Thresholds) -> Check {
             ),
         )
     } else {
-        check(name, Status::Pass, Some(ratio), limit, detail)
+        check(&name, Status::Pass, Some(ratio), limit, detail)
     }
 }
 

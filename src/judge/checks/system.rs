@@ -4,14 +4,14 @@
 //! a raised timer slack. Each message says what to do about it.
 
 use super::{Thresholds, check};
-use crate::wire::document::{Check, Status};
+use crate::wire::document::{Check, CheckId, Status};
 use crate::wire::system::SystemPart;
 
-fn pass(name: &str, message: String) -> Check {
+fn pass(name: &CheckId, message: String) -> Check {
     check(name, Status::Pass, None, 0.0, message).without_limit()
 }
 
-fn finding(name: &str, status: Status, value: Option<f64>, message: String) -> Check {
+fn finding(name: &CheckId, status: Status, value: Option<f64>, message: String) -> Check {
     check(name, status, value, 0.0, message).without_limit()
 }
 
@@ -33,17 +33,17 @@ pub fn all(s: &SystemPart, t: &Thresholds) -> Vec<Check> {
 /// An IOMMU that translates every DMA costs network-heavy loads dearly: DCPerf's TaoBench soft-locks
 /// in network I/O without passthrough (`iommu=pt` on x86_64, `iommu.passthrough=1` on arm64).
 pub fn iommu(s: &SystemPart) -> Check {
-    let name = "system.iommu";
+    let name = CheckId::new("system", "iommu");
     match &s.iommu {
         None => finding(
-            name,
+            &name,
             Status::Skip,
             None,
             "the kernel's IOMMU state could not be read".into(),
         ),
-        Some(i) if i.groups == 0 => pass(name, "no IOMMU translates DMA".into()),
+        Some(i) if i.groups == 0 => pass(&name, "no IOMMU translates DMA".into()),
         Some(i) if i.passthrough => pass(
-            name,
+            &name,
             format!(
                 "the IOMMU passes DMA through ({} groups, default domain '{}')",
                 i.groups,
@@ -57,7 +57,7 @@ pub fn iommu(s: &SystemPart) -> Check {
                 "iommu=pt"
             };
             finding(
-                name,
+                &name,
                 Status::Warn,
                 Some(i.groups as f64),
                 format!(
@@ -74,10 +74,10 @@ pub fn iommu(s: &SystemPart) -> Check {
 
 /// PCIe devices whose link runs narrower or slower than the device and slot allow.
 pub fn pcie_links(s: &SystemPart) -> Check {
-    let name = "system.pcie_links";
+    let name = CheckId::new("system", "pcie_links");
     if s.pcie_links_degraded.is_empty() {
         return pass(
-            name,
+            &name,
             "every PCIe link runs at its full width and speed".into(),
         );
     }
@@ -98,7 +98,7 @@ pub fn pcie_links(s: &SystemPart) -> Check {
         })
         .collect();
     finding(
-        name,
+        &name,
         Status::Warn,
         Some(list.len() as f64),
         format!(
@@ -112,17 +112,17 @@ pub fn pcie_links(s: &SystemPart) -> Check {
 
 /// The cpufreq governor: anything but performance lets frequency sag under benchmarks.
 pub fn governor(s: &SystemPart) -> Check {
-    let name = "system.governor";
+    let name = CheckId::new("system", "governor");
     match s.governor.as_deref() {
         None => finding(
-            name,
+            &name,
             Status::Skip,
             None,
             "no cpufreq driver: firmware or the hypervisor sets the frequency".into(),
         ),
-        Some("performance") => pass(name, "the frequency governor is 'performance'".into()),
+        Some("performance") => pass(&name, "the frequency governor is 'performance'".into()),
         Some(g) => finding(
-            name,
+            &name,
             Status::Warn,
             None,
             format!(
@@ -135,17 +135,17 @@ pub fn governor(s: &SystemPart) -> Check {
 
 /// Thermal-throttle events that happened while the run went on.
 pub fn thermal_throttle(s: &SystemPart) -> Check {
-    let name = "system.thermal_throttle";
+    let name = CheckId::new("system", "thermal_throttle");
     match s.during_run.and_then(|d| d.throttle_events) {
         None => finding(
-            name,
+            &name,
             Status::Skip,
             None,
             "the kernel exposes no thermal-throttle counters here".into(),
         ),
-        Some(0) => pass(name, "no thermal throttling during the run".into()),
+        Some(0) => pass(&name, "no thermal throttling during the run".into()),
         Some(n) => finding(
-            name,
+            &name,
             Status::Fail,
             Some(n as f64),
             format!(
@@ -158,27 +158,27 @@ pub fn thermal_throttle(s: &SystemPart) -> Check {
 
 /// THP set to never: services that rely on huge pages lose TLB reach.
 pub fn thp(s: &SystemPart) -> Check {
-    let name = "system.thp";
+    let name = CheckId::new("system", "thp");
     match s.thp.as_deref() {
         Some("never") => finding(
-            name,
+            &name,
             Status::Warn,
             None,
             "transparent huge pages are 'never': memory-heavy benchmarks lose TLB reach; set \
              'madvise' or 'always' in /sys/kernel/mm/transparent_hugepage/enabled"
                 .into(),
         ),
-        Some(mode) => pass(name, format!("transparent huge pages: '{mode}'")),
-        None => pass(name, "no transparent huge page support reported".into()),
+        Some(mode) => pass(&name, format!("transparent huge pages: '{mode}'")),
+        None => pass(&name, "no transparent huge page support reported".into()),
     }
 }
 
 /// Swap in use: the machine has run short of memory.
 pub fn swap(s: &SystemPart) -> Check {
-    let name = "system.swap";
+    let name = CheckId::new("system", "swap");
     match s.swap_used_kib {
         Some(kib) if kib > 0 => finding(
-            name,
+            &name,
             Status::Warn,
             Some(kib as f64),
             format!(
@@ -187,16 +187,16 @@ pub fn swap(s: &SystemPart) -> Check {
                 kib / 1024
             ),
         ),
-        _ => pass(name, "no swap in use".into()),
+        _ => pass(&name, "no swap in use".into()),
     }
 }
 
 /// Automatic NUMA balancing moves pages during runs; DCPerf's memory tool turns it off.
 pub fn numa_balancing(s: &SystemPart) -> Check {
-    let name = "system.numa_balancing";
+    let name = CheckId::new("system", "numa_balancing");
     match (s.numa_balancing, s.numa_nodes.len() > 1) {
         (Some(true), true) => finding(
-            name,
+            &name,
             Status::Warn,
             None,
             "automatic NUMA balancing is on: it migrates pages while benchmarks run; turn it off \
@@ -204,20 +204,20 @@ pub fn numa_balancing(s: &SystemPart) -> Check {
                 .into(),
         ),
         (Some(true), false) => pass(
-            name,
+            &name,
             "NUMA balancing is on, which does nothing on one node".into(),
         ),
-        _ => pass(name, "automatic NUMA balancing is off".into()),
+        _ => pass(&name, "automatic NUMA balancing is off".into()),
     }
 }
 
 /// CPU time stolen by the hypervisor during the run.
 pub fn steal(s: &SystemPart, t: &Thresholds) -> Check {
-    let name = "system.steal";
+    let name = CheckId::new("system", "steal");
     let limit = t.steal_pct;
     match s.during_run.and_then(|d| d.steal_pct) {
         None => check(
-            name,
+            &name,
             Status::Skip,
             None,
             limit,
@@ -225,7 +225,7 @@ pub fn steal(s: &SystemPart, t: &Thresholds) -> Check {
                 .into(),
         ),
         Some(p) if p > limit => check(
-            name,
+            &name,
             Status::Warn,
             Some(p),
             limit,
@@ -235,7 +235,7 @@ pub fn steal(s: &SystemPart, t: &Thresholds) -> Check {
             ),
         ),
         Some(p) => check(
-            name,
+            &name,
             Status::Pass,
             Some(p),
             limit,
@@ -246,18 +246,18 @@ pub fn steal(s: &SystemPart, t: &Thresholds) -> Check {
 
 /// Timer slack above the default lengthens every sleep.
 pub fn timer_slack(s: &SystemPart, t: &Thresholds) -> Check {
-    let name = "system.timer_slack";
+    let name = CheckId::new("system", "timer_slack");
     let limit = t.timer_slack_ns;
     match s.timer_slack_ns {
         None => check(
-            name,
+            &name,
             Status::Skip,
             None,
             limit,
             "timer slack could not be read".into(),
         ),
         Some(ns) if ns as f64 > limit => check(
-            name,
+            &name,
             Status::Warn,
             Some(ns as f64),
             limit,
@@ -267,7 +267,7 @@ pub fn timer_slack(s: &SystemPart, t: &Thresholds) -> Check {
             ),
         ),
         Some(ns) => check(
-            name,
+            &name,
             Status::Pass,
             Some(ns as f64),
             limit,

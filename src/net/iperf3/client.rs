@@ -42,16 +42,6 @@ pub struct Timeouts {
     pub busy: Option<Duration>,
 }
 
-impl Default for Timeouts {
-    fn default() -> Self {
-        Self {
-            connect: Duration::from_secs(3),
-            control: Duration::from_secs(10),
-            busy: None,
-        }
-    }
-}
-
 /// Why a test failed.
 #[derive(Debug, Error)]
 pub enum ClientError {

@@ -117,7 +117,7 @@ pub fn checks_table(checks: &[Check]) -> String {
             "<tr class=\"{0}\"><td class=\"status\">{1}</td><td>{2}</td><td class=\"num\">{3}</td><td class=\"num\">{4}</td><td>{5}</td></tr>",
             c.status.as_str(),
             c.status.as_str().to_uppercase(),
-            escape(&c.name),
+            escape(&c.name.to_string()),
             num(c.value),
             num(c.limit),
             escape(&c.message)

@@ -7,7 +7,7 @@ use super::plots::{
 };
 use super::{checks_table, escape, facts, heat, missing, num};
 use crate::units::format_binary_size;
-use crate::wire::document::{Document, NotMeasured, Part, SectionOutcome, word};
+use crate::wire::document::{Document, NotMeasured, Part, Section, SectionOutcome, word};
 use crate::wire::memory::MemoryPart;
 use crate::wire::storage::StoragePart;
 use crate::wire::system::SystemPart;
@@ -80,7 +80,7 @@ fn sections(doc: &Document) -> String {
             out,
             "<tr class=\"{}\"><td>{}</td><td class=\"status\">{}</td></tr>",
             outcome.status().as_str(),
-            escape(name),
+            name,
             escape(&outcome.to_wire())
         );
     }
@@ -89,7 +89,7 @@ fn sections(doc: &Document) -> String {
 }
 
 /// Why a section has no figures, from the document.
-fn absent<T>(part: &Option<Part<T>>, section: &str, doc: &Document) -> Option<String> {
+fn absent<T>(part: &Option<Part<T>>, section: Section, doc: &Document) -> Option<String> {
     match part {
         Some(Part::Measured(_)) => None,
         Some(Part::NotMeasured(NotMeasured { skipped, error })) => Some(missing(
@@ -112,7 +112,7 @@ fn absent<T>(part: &Option<Part<T>>, section: &str, doc: &Document) -> Option<St
 
 fn memory(doc: &Document) -> String {
     let mut out = String::from("<h2 id=\"memory\">Memory</h2>\n");
-    if let Some(why) = absent(&doc.memory, "memory", doc) {
+    if let Some(why) = absent(&doc.memory, Section::Memory, doc) {
         out.push_str(&why);
         return out;
     }
@@ -293,7 +293,7 @@ fn network(doc: &Document) -> String {
     if doc.ping.is_none() && doc.iperf3_bandwidth.is_none() {
         out.push_str(&missing(
             "Not measured",
-            &match doc.health_check.sections.get("network") {
+            &match doc.health_check.sections.get(Section::Network) {
                 Some(o) => o.to_wire(),
                 None => "the run did not plan the network section".into(),
             },
@@ -408,7 +408,7 @@ fn network(doc: &Document) -> String {
 
 fn sleep(doc: &Document) -> String {
     let mut out = String::from("<h2 id=\"sleep\">Scheduling (nanosleep benchmark)</h2>\n");
-    if let Some(why) = absent(&doc.sleepbench, "sleep", doc) {
+    if let Some(why) = absent(&doc.sleepbench, Section::Sleep, doc) {
         out.push_str(&why);
         return out;
     }
@@ -493,7 +493,7 @@ fn sleep(doc: &Document) -> String {
 
 fn storage(doc: &Document) -> String {
     let mut out = String::from("<h2 id=\"storage\">Storage</h2>\n");
-    if let Some(why) = absent(&doc.storage, "storage", doc) {
+    if let Some(why) = absent(&doc.storage, Section::Storage, doc) {
         out.push_str(&why);
         return out;
     }
@@ -539,7 +539,7 @@ fn storage(doc: &Document) -> String {
         out.push_str(&missing("Writes not measured", w));
     }
     for e in &s.errors {
-        out.push_str(&missing("Test failed", e));
+        out.push_str(&missing("Test failed", &e.to_string()));
     }
     for n in &s.notes {
         let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(n));
@@ -575,7 +575,7 @@ fn storage_plot(s: &StoragePart) -> String {
 
 fn system(doc: &Document) -> String {
     let mut out = String::from("<h2 id=\"system\">System</h2>\n");
-    if let Some(why) = absent(&doc.system, "system", doc) {
+    if let Some(why) = absent(&doc.system, Section::System, doc) {
         out.push_str(&why);
         return out;
     }
