@@ -2,6 +2,7 @@
 # Overlays health_check's four benchpress slots onto a DCPerf checkout:
 #   packages/health_check/{install_health_check.sh,cleanup_health_check.sh,run.sh}
 #   benchpress/plugins/parsers/health_check.py
+# and puts stop-responder.sh beside cleanup_health_check.sh, which calls it.
 # DCPerf's own YAML entries stay as they are (our binary takes their argv). DCPerf's originals are
 # kept once as *.dcperf-orig. Safe to run again.
 #
@@ -34,7 +35,7 @@ place() {
 
 pkg="$root/packages/health_check"
 mkdir -p "$pkg"
-for script in install_health_check.sh cleanup_health_check.sh run.sh; do
+for script in install_health_check.sh cleanup_health_check.sh run.sh stop-responder.sh; do
   place "$here/$script" "$pkg/$script"
   chmod +x "$pkg/$script"
 done

@@ -33,11 +33,11 @@ make_venv() {
 }
 
 install_deps() {
-  step "installing test tools (venv: pytest jsonschema pyyaml ruff playwright prometheus-client ansible-core; apt: shellcheck iperf3 fio iproute2 iputils-ping e2fsprogs mount qemu-user gcc-aarch64-linux-gnu chromium openssh-server openssh-client; rustup: aarch64 and macOS targets)"
+  step "installing test tools (venv: pytest jsonschema pyyaml ruff playwright prometheus-client ansible-core ansible-lint; apt: shellcheck iperf3 fio iproute2 iputils-ping e2fsprogs mount qemu-user gcc-aarch64-linux-gnu chromium openssh-server openssh-client; rustup: aarch64 and macOS targets)"
   make_venv
   # playwright drives Debian's Chromium (it never downloads a browser of its own here).
   "$PY" -m pip install --quiet --disable-pip-version-check \
-    'pytest>=8' 'jsonschema>=4.18' 'pyyaml>=6' 'ruff==0.17.6' 'playwright>=1.49' 'prometheus-client>=0.20' 'ansible-core>=2.17'
+    'pytest>=8' 'jsonschema>=4.18' 'pyyaml>=6' 'ruff==0.17.6' 'playwright>=1.49' 'prometheus-client>=0.20' 'ansible-core>=2.17' 'ansible-lint==26.10.1'
   local missing=() pair
   # tool (or file it installs):Debian package
   for pair in shellcheck:shellcheck iperf3:iperf3 fio:fio ip:iproute2 tc:iproute2 ss:iproute2 \
@@ -74,6 +74,8 @@ step "ruff check and ruff format --check: benchpress tests benchmarks ansible"
 "$VENV/bin/ruff" format --check benchpress tests benchmarks ansible
 step "shellcheck scripts/*.sh ansible/*.sh .ci/run"
 shellcheck scripts/*.sh ansible/*.sh .ci/run
+step "ansible-lint --profile production (ansible/)"
+(cd ansible && PATH="$VENV/bin:$PATH" ansible-lint --offline --profile production)
 step "pytest tests/python"
 HEALTH_CHECK_BIN="$PWD/target/release/health_check" "$PY" -m pytest -q tests/python
 step "all tests passed"

@@ -11,6 +11,26 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
+# Set (to anything but "" or "0") by CI: a test whose prerequisite is missing fails instead of skipping.
+REQUIRE_ALL = os.environ.get("HEALTH_CHECK_TEST_REQUIRE_ALL", "") not in ("", "0")
+
+
+def require(tool_or_condition, reason):
+    """What a test needs from the machine: a program name (looked up on PATH; its path is returned)
+    or a condition (anything truthy). When it is missing the test is skipped with `reason` as its
+    one line, or fails with it when HEALTH_CHECK_TEST_REQUIRE_ALL is set.
+
+        promtool = require("promtool", "needs promtool (apt-get install prometheus)")
+        require(os.geteuid() == 0, "needs root")
+    """
+    found = shutil.which(tool_or_condition) if isinstance(tool_or_condition, str) else tool_or_condition
+    if found:
+        return found
+    if REQUIRE_ALL:
+        pytest.fail(f"{reason} (HEALTH_CHECK_TEST_REQUIRE_ALL is set)", pytrace=False)
+    pytest.skip(reason)
+
+
 # The stand-in for benchpress.lib.parser.Parser (DCPerf's is an ABC with an abstract parse()).
 PARSER_BASE = """
 from abc import ABCMeta, abstractmethod

@@ -302,6 +302,15 @@ class Fleet:
     def remote_dir(self, h):
         return self.work / "hosts" / h.name
 
+    @staticmethod
+    def premade_dir(path, uid, gid, mode):
+        """A directory made beforehand as another user would: owned by uid:gid, with `mode`."""
+        path = pathlib.Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        os.chown(path, uid, gid)
+        os.chmod(path, mode)
+        return path
+
     # ---- ansible
     def inventory(self, groups=None, hosts=None, host_vars=None):
         """An INI inventory of the hosts (group `fleet`, plus `groups` {name: [Host]}; `host_vars`

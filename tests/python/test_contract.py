@@ -158,6 +158,10 @@ def test_overlay_keeps_dcperfs_originals_once_and_is_idempotent(tmp_path):
         assert "DCPerf's original" in (pkg / (name + ".dcperf-orig")).read_text()
         assert (pkg / name).read_text() == (REPO / "scripts" / name).read_text()
         assert os.access(pkg / name, os.X_OK)
+    # cleanup_health_check.sh's helper goes beside it (ours: never kept as an "original").
+    assert (pkg / "stop-responder.sh").read_text() == (REPO / "scripts/stop-responder.sh").read_text()
+    assert os.access(pkg / "stop-responder.sh", os.X_OK)
+    assert not (pkg / "stop-responder.sh.dcperf-orig").exists()
     parser = root / "benchpress/plugins/parsers/health_check.py"
     assert parser.read_text() == (REPO / "benchpress/plugins/parsers/health_check.py").read_text()
     assert "DCPerf's original" in pathlib.Path(str(parser) + ".dcperf-orig").read_text()
@@ -226,10 +230,23 @@ def test_install_is_idempotent_and_cleanup_removes_only_its_own(dcperf_root):
     )
 
 
+def runtime_env(tmp_path, **extra):
+    """The environment of a responder and its cleanup: a runtime directory of the test's own
+    (HEALTH_CHECK_RUNTIME_DIR, where --daemon puts its default pid file) and TMPDIR, where older
+    binaries put it (cleanup looks in both)."""
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    return dict(os.environ, HEALTH_CHECK_RUNTIME_DIR=str(runtime), TMPDIR=str(tmp_path), **extra)
+
+
+def pid_files(tmp_path):
+    return sorted(tmp_path.glob("run/responder-*.pid")) + sorted(tmp_path.glob("health_check-responder-*.pid"))
+
+
 def test_cleanup_stops_a_daemonized_responder(dcperf_root, job, tmp_path):
     """`clean health_check` must not leave the client role running behind benchpress's back."""
     out = dcperf_root / "benchmarks/health_check"
-    env = dict(os.environ, OUT=str(out), TMPDIR=str(tmp_path))
+    env = runtime_env(tmp_path, OUT=str(out))
     subprocess.run(
         ["bash", "./packages/health_check/install_health_check.sh"],
         cwd=dcperf_root,
@@ -249,14 +266,17 @@ def test_cleanup_stops_a_daemonized_responder(dcperf_root, job, tmp_path):
     )
     pid = json.loads(proc.stdout)["responder"]["daemon_pid"]
     os.kill(pid, 0)  # running
+    assert len(pid_files(tmp_path)) == 1, "the default pid file is in the runtime directory (or TMPDIR)"
     clean_env = {k: v for k, v in env.items() if k != "OUT"}
-    subprocess.run(
+    cleaned = subprocess.run(
         ["bash", "./packages/health_check/cleanup_health_check.sh"],
         cwd=dcperf_root,
         env=clean_env,
         check=True,
         capture_output=True,
+        text=True,
     )
+    assert f"cleanup_health_check: stopped the responder (pid {pid})" in cleaned.stderr, cleaned.stderr
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         try:
@@ -268,6 +288,7 @@ def test_cleanup_stops_a_daemonized_responder(dcperf_root, job, tmp_path):
         os.kill(pid, signal.SIGKILL)
         raise AssertionError("cleanup left the responder running")
     assert not out.exists()
+    assert pid_files(tmp_path) == [], "the responder removed its pid file"
     # Reinstall for any later test in the session.
     subprocess.run(
         ["bash", "./packages/health_check/install_health_check.sh"],
@@ -281,7 +302,7 @@ def test_cleanup_stops_a_daemonized_responder(dcperf_root, job, tmp_path):
 def test_cleanup_kills_a_responder_that_ignores_sigterm_and_says_so(dcperf_root, tmp_path):
     """A responder deaf to SIGTERM gets SIGKILL after 5 s, and the message says which it took."""
     out = dcperf_root / "benchmarks/health_check"
-    env = dict(os.environ, OUT=str(out), TMPDIR=str(tmp_path))
+    env = runtime_env(tmp_path, OUT=str(out))
     install = ["bash", "./packages/health_check/install_health_check.sh"]
     subprocess.run(install, cwd=dcperf_root, env=env, check=True, capture_output=True)
     # Stand-in for a stuck responder: `sleep` installed under our binary's name, started with
@@ -295,7 +316,7 @@ def test_cleanup_kills_a_responder_that_ignores_sigterm_and_says_so(dcperf_root,
     )
     try:
         time.sleep(0.2)
-        (tmp_path / f"health_check-responder-{free_port()}.pid").write_text(f"{deaf.pid}\n")
+        (tmp_path / "run" / f"responder-{free_port()}.pid").write_text(f"{deaf.pid}\n")
         clean_env = {k: v for k, v in env.items() if k != "OUT"}
         started = time.monotonic()
         proc = subprocess.run(
@@ -312,12 +333,155 @@ def test_cleanup_kills_a_responder_that_ignores_sigterm_and_says_so(dcperf_root,
         assert time.monotonic() - started >= 5
         assert "ignored SIGTERM for 5 s; killed it with SIGKILL" in proc.stderr, proc.stderr
         assert "stopped the responder" not in proc.stderr
-        assert not list(tmp_path.glob("health_check-responder-*.pid"))
+        assert pid_files(tmp_path) == [], "the pid file of the killed responder is removed"
         assert not out.exists()
     finally:
         if deaf.poll() is None:
             deaf.kill()
         subprocess.run(install, cwd=dcperf_root, env=env, check=True, capture_output=True)
+
+
+def test_cleanup_also_looks_where_older_binaries_put_the_pid_file(dcperf_root, tmp_path):
+    """For one release the old default place ($TMPDIR/health_check-responder-PORT.pid) is still
+    searched; a pid file of a process that is not our installed binary is left alone, and so is
+    the process."""
+    out = dcperf_root / "benchmarks/health_check"
+    env = runtime_env(tmp_path, OUT=str(out))
+    install = ["bash", "./packages/health_check/install_health_check.sh"]
+    subprocess.run(install, cwd=dcperf_root, env=env, check=True, capture_output=True)
+    real = out / "health_check.real"
+    os.replace(out / "health_check", real)
+    subprocess.run(["cp", "/bin/sleep", str(out / "health_check")], check=True)
+    ours = subprocess.Popen([str(out / "health_check"), "300"], start_new_session=True)
+    other = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        time.sleep(0.2)
+        old_place = tmp_path / f"health_check-responder-{free_port()}.pid"
+        old_place.write_text(f"{ours.pid}\n")
+        foreign = tmp_path / "run" / f"responder-{free_port()}.pid"
+        foreign.write_text(f"{other.pid}\n")
+        clean_env = {k: v for k, v in env.items() if k != "OUT"}
+        proc = subprocess.run(
+            ["bash", "./packages/health_check/cleanup_health_check.sh"],
+            cwd=dcperf_root,
+            env=clean_env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert ours.wait(timeout=5) == -signal.SIGTERM
+        assert f"cleanup_health_check: stopped the responder (pid {ours.pid})" in proc.stderr, proc.stderr
+        assert not old_place.exists()
+        assert other.poll() is None and foreign.exists(), "not our binary: neither signalled nor removed"
+        assert str(other.pid) not in proc.stderr, proc.stderr
+        assert not out.exists()
+    finally:
+        for p in (ours, other):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        subprocess.run(install, cwd=dcperf_root, env=env, check=True, capture_output=True)
+
+
+STOP = REPO / "scripts/stop-responder.sh"
+
+
+def stop_responder(*args):
+    proc = subprocess.run(["sh", str(STOP), *map(str, args)], capture_output=True, text=True, timeout=30, check=False)
+    assert len(proc.stdout.splitlines()) + len(proc.stderr.splitlines()) == 1, proc
+    return proc
+
+
+def start_responder(binary, pid_file):
+    """A real responder (comm health_check) detached with --daemon; its pid."""
+    argv = [binary, *f"-r client --daemon --port {free_port()} --idle-timeout 60".split(), "--pid-file", str(pid_file)]
+    out = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=True,
+    ).stdout
+    return json.loads(out)["responder"]["daemon_pid"]
+
+
+def gone(pid, timeout=5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_stop_responder_stops_only_the_responder_started_with_that_pid_file(binary, tmp_path):
+    pid_file = tmp_path / "responder.pid"
+    pid = start_responder(binary, pid_file)
+    try:
+        # Another pid file naming the same process: the process was not started with it.
+        other = tmp_path / "other.pid"
+        other.write_text(f"{pid}\n")
+        proc = stop_responder(other)
+        assert proc.returncode == 0 and "left alone" in proc.stdout, proc
+        assert not gone(pid, timeout=0.2) and other.exists()
+        # The exe given is not its executable.
+        proc = stop_responder(pid_file, "/usr/bin/true")
+        assert proc.returncode == 0 and "left alone" in proc.stdout, proc
+        assert not gone(pid, timeout=0.2) and pid_file.exists()
+        proc = stop_responder(pid_file)
+        assert proc.returncode == 0, proc
+        assert proc.stdout == f"stop-responder: stopped the responder (pid {pid})\n"
+        assert gone(pid) and not pid_file.exists()
+    finally:
+        if not gone(pid, timeout=0):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_stop_responder_by_executable_and_what_it_leaves_alone(binary, tmp_path):
+    pid_file = tmp_path / "responder.pid"
+    pid = start_responder(binary, pid_file)
+    try:
+        proc = stop_responder(pid_file, os.path.realpath(binary))
+        assert proc.returncode == 0 and proc.stdout == f"stop-responder: stopped the responder (pid {pid})\n", proc
+        assert gone(pid) and not pid_file.exists()
+    finally:
+        if not gone(pid, timeout=0):
+            os.kill(pid, signal.SIGKILL)
+    # Nothing to stop: no file, no pid in it (left in place), a process that has ended (stale file
+    # removed), a live process of another program (left alone, and so is its file).
+    proc = stop_responder(tmp_path / "absent.pid")
+    assert proc.returncode == 0 and "nothing to stop" in proc.stdout
+    for text in ["", "0\n", "-1\n", "12ab\n"]:
+        pid_file.write_text(text)
+        proc = stop_responder(pid_file)
+        assert proc.returncode == 0 and "holds no pid" in proc.stdout and pid_file.exists(), proc
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    pid_file.write_text(f"{ended.pid}\n")
+    proc = stop_responder(pid_file)
+    assert proc.returncode == 0 and "not running: removed the stale pid file" in proc.stdout, proc
+    assert not pid_file.exists()
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        pid_file.write_text(f"{sleeper.pid}\n")
+        proc = stop_responder(pid_file)
+        assert proc.returncode == 0 and "left alone" in proc.stdout, proc
+        assert sleeper.poll() is None and pid_file.exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    link = tmp_path / "link.pid"
+    link.symlink_to(pid_file)
+    proc = stop_responder(link)
+    assert proc.returncode == 0 and "not a regular file" in proc.stdout and pid_file.exists(), proc
+    proc = subprocess.run(["sh", str(STOP)], capture_output=True, text=True, check=False)
+    assert proc.returncode == 2 and "usage" in proc.stderr
 
 
 def json_type(v):

@@ -15,6 +15,10 @@ import datetime
 import importlib.util
 import json
 import os
+import pathlib
+import pwd
+import re
+import shutil
 import signal
 import subprocess
 import time
@@ -29,15 +33,15 @@ QUICK_ARGS = "--only system,network,sleep --sleep-time 1 --ping-count 3 --iperf-
 QUICK = {"health_check_profile": "quick"}
 
 
-def load_schedule_module():
-    path = fh.REPO / "ansible/roles/health_check/filter_plugins/health_check_fleet.py"
-    spec = importlib.util.spec_from_file_location("health_check_fleet", path)
+def load_role_module(relative):
+    path = fh.REPO / "ansible/roles/health_check" / relative
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-sched = load_schedule_module()
+sched = load_role_module("filter_plugins/health_check_fleet.py")
 
 
 # ---------------------------------------------------------------- the schedule, in plain Python
@@ -89,6 +93,116 @@ def test_the_users_arguments_are_split_into_sections_and_the_rest():
     assert split["sections"] == ["system", "network", "sleep", "storage"] and split["storage"]
     assert sched.health_check_split_args("-c a,b -o x")["reserved"] == ["-c", "-o"]
     assert sched.health_check_split_args("--only netwrk")["unknown_sections"] == ["netwrk"]
+
+
+def help_options(text, option):
+    """The possible values listed under `option` in `health_check --help`."""
+    # An option's block: its line (indented 2 to 6 spaces) up to the next option's line.
+    blocks = re.split(r"\n(?= {2,6}-)", text)
+    block = [b for b in blocks if b.lstrip().startswith(option)]
+    assert block, f"{option} is not in --help"
+    return re.findall(r"^ +- (\w+):", block[0], re.MULTILINE)
+
+
+def test_the_roles_copies_of_the_binarys_options_and_sections_match_its_help(binary):
+    """health_check_fleet.py keeps copies of the section names and of the options the playbook
+    sets (it refuses them in health_check_args): they must be what the binary says."""
+    text = subprocess.run([binary, "--help"], capture_output=True, text=True, check=True).stdout
+    assert help_options(text, "--only <LIST>") == sched.ALL_SECTIONS
+    assert help_options(text, "--skip <LIST>") == sched.ALL_SECTIONS
+    assert sched.DEFAULT_SECTIONS == [s for s in sched.ALL_SECTIONS if s != "storage"], "storage is opt-in"
+    options = re.findall(r"^ +(?:(-\w), )?(--[\w-]+)", text, re.MULTILINE)
+    known = {name for pair in options for name in pair if name}
+    assert sched.RESERVED <= known, f"not options of the binary: {sorted(sched.RESERVED - known)}"
+    for short, long in options:
+        if short and (short in sched.RESERVED) != (long in sched.RESERVED):
+            pytest.fail(f"{short} and {long} are one option: reserve both or neither")
+    for flag in ["--role", "--clients", "--output", "--port", "--daemon", "--pid-file", "--format", "--envelope"]:
+        assert flag in sched.RESERVED, f"the playbook sets {flag}"
+    assert sched.health_check_split_args("-oX --port=1")["reserved"] == ["-o", "--port"]
+
+
+ROLE = fh.REPO / "ansible/roles/health_check"
+
+
+def test_the_argument_specs_describe_every_variable_with_its_default():
+    specs = yaml.safe_load((ROLE / "meta/argument_specs.yml").read_text())["argument_specs"]
+    options = specs["main"]["options"]
+    defaults = yaml.safe_load((ROLE / "defaults/main.yml").read_text())
+    assert set(defaults) <= set(options), f"not in argument_specs.yml: {sorted(set(defaults) - set(options))}"
+    for name, spec in options.items():
+        assert name.startswith("health_check_") and spec.get("description") and spec.get("type"), name
+        if name in defaults:
+            assert spec.get("default") == defaults[name], f"{name}: the spec's default is not defaults/main.yml's"
+        else:
+            assert spec.get("required") is False and "default" not in spec, (
+                f"{name} has no default in defaults/main.yml"
+            )
+    assert options["health_check_mode"]["choices"] == ["star", "pairs", "mesh"]
+    # Every variable the role's files name is its own (health_check_ prefix) or Ansible's.
+    for path in ROLE.rglob("*.yml"):
+        names = set(re.findall(r"\b(hc_\w+)", path.read_text()))
+        assert not names, f"{path}: {sorted(names)}"
+
+
+def stat_result(path, exists=True, uid=0, mode="0755", isdir=True, islnk=False, pw_name=None):
+    """An entry of the health_check_lstat module's result."""
+    st = {"path": path, "exists": exists}
+    if exists:
+        st.update({"uid": uid, "mode": mode, "isdir": isdir, "islnk": islnk, "pw_name": pw_name})
+    return st
+
+
+def test_the_work_directory_must_be_changeable_by_nobody_but_the_connecting_user():
+    chain = sched.health_check_path_chain
+    assert chain("/var/lib/health_check/h1") == [
+        "/",
+        "/var",
+        "/var/lib",
+        "/var/lib/health_check",
+        "/var/lib/health_check/h1",
+    ]
+    for bad in ["", "relative/dir", "/", "/a/../b", "/a/", "//a"]:
+        assert chain(bad) == [] and "absolute" in sched.health_check_unsafe_dirs([], bad, 0)[0]
+
+    def check(path, uid, *overrides, created=False):
+        stats = {d: stat_result(d) for d in chain(path)}
+        for o in overrides:
+            stats[o["path"]] = o
+        return sched.health_check_unsafe_dirs(list(stats.values()), path, uid, created=created)
+
+    work = "/tmp/x/h1"
+    assert check(work, 0) == []
+    assert check(work, 0, stat_result("/tmp", mode="1777")) == [], "a sticky /tmp is fine"
+    assert check(work, 1000, stat_result("/tmp/x", uid=1000), stat_result(work, uid=1000, mode="0700")) == []
+    assert check(work, 0, stat_result(work, exists=False), stat_result("/tmp/x", exists=False)) == []
+    reasons = check(work, 0, stat_result(work, uid=65534, pw_name="nobody"))
+    assert (
+        reasons[0]
+        == f"the work directory {work} is owned by uid 65534 (nobody), not by uid 0 that the play connects as"
+    )
+    assert "swap" in reasons[-1]
+    assert "writable by group or others (mode 0775)" in check(work, 0, stat_result(work, mode="0775"))[0]
+    assert "not by uid 1000" in check(work, 1000)[0], "a root-owned work directory is not the user's"
+    assert (
+        "writable by group or others and not sticky (mode 0777)" in check(work, 0, stat_result("/tmp", mode="0777"))[0]
+    )
+    assert "neither root nor uid 0" in check(work, 0, stat_result("/tmp/x", uid=1000))[0]
+    assert "symbolic link" in check(work, 0, stat_result("/tmp/x", islnk=True))[0]
+    assert "symbolic link" in check(work, 0, stat_result(work, islnk=True))[0]
+    assert "not a directory" in check(work, 0, stat_result(work, isdir=False))[0]
+    assert "missing right after" in check(work, 0, stat_result(work, exists=False), created=True)[0]
+    assert sched.health_check_missing_dirs([stat_result("/a"), stat_result("/a/b", exists=False)]) == ["/a/b"]
+    # What the role's health_check_lstat module reports for real paths (it imports ansible).
+    pytest.importorskip("ansible.module_utils.basic")
+    lstat = load_role_module("library/health_check_lstat.py")
+    here = pathlib.Path(__file__).resolve()
+    assert [lstat.lstat_entry(str(p)) for p in (here, here.parent / "absent")][1] == {
+        "path": str(here.parent / "absent"),
+        "exists": False,
+    }
+    tmp = lstat.lstat_entry("/tmp")
+    assert tmp["isdir"] and not tmp["islnk"] and tmp["mode"] == "1777" and tmp["pw_name"] == "root"
 
 
 def test_addresses_are_taken_as_given_or_resolved_on_the_controller():
@@ -181,6 +295,91 @@ def test_a_dry_run_prints_who_measures_whom_and_touches_nothing(fleet):
     assert ") measures h2 (" in proc.stdout and "), h3 (" in proc.stdout, "the odd host joins the pair as a third"
     assert not (fleet.work / "results").exists(), "a dry run writes no results"
     assert not any(fleet.remote_dir(h).exists() for h in fleet.hosts), "a dry run touches no host"
+
+
+ROOT_DEFAULT = pathlib.Path("/var/lib/health_check")
+
+
+@pytest.fixture(scope="module")
+def unsafe_work_dirs_run(fleet):
+    """pairs, local sections only: h2's work directory made beforehand by another user (nobody),
+    h4's below a directory anyone can write to (not sticky): both hosts must fail with the reason
+    and nothing copied into those directories; h1 uses the default work directory
+    (/var/lib/health_check/h1, connecting as root), h3 its usual one."""
+    nobody = pwd.getpwnam("nobody")
+    h1, h2 = fleet.hosts[0], fleet.hosts[1]
+    foreign = fleet.premade_dir(fleet.remote_dir(h2), nobody.pw_uid, nobody.pw_gid, 0o755)
+    open_dir = fleet.premade_dir(fleet.work / "open", 0, 0, 0o777)
+    made = [p for p in (ROOT_DEFAULT / h1.name, ROOT_DEFAULT) if not p.exists()]
+    try:
+        proc = fleet.playbook(
+            mode="pairs",
+            args="--only system",
+            extra_vars=QUICK,
+            host_vars={"h1": {"health_check_remote_dir": '""'}, "h4": {"health_check_remote_dir": f"{open_dir}/h4"}},
+        )
+        default_dir = [(p, p.stat()) for p in (ROOT_DEFAULT, ROOT_DEFAULT / h1.name) if p.exists()]
+        in_foreign = sorted(p.name for p in foreign.iterdir() if p.name != ".ansible-tmp")
+        in_open = sorted(p.name for p in open_dir.iterdir())
+        return proc, last_run(fleet) if fleet.run_dirs() else (None, None), default_dir, in_foreign, in_open
+    finally:
+        # Now, not at the module's end: the later runs use these hosts' usual work directories.
+        for p in made:
+            shutil.rmtree(p, ignore_errors=True)
+        shutil.rmtree(foreign, ignore_errors=True)
+        shutil.rmtree(open_dir, ignore_errors=True)
+
+
+def test_a_work_directory_someone_else_could_change_fails_that_host_and_the_others_complete(
+    fleet, unsafe_work_dirs_run
+):
+    proc, (run, report), _, in_foreign, in_open = unsafe_work_dirs_run
+    assert proc.returncode == 0, output(proc)
+    documents = {name: json.loads((run / f"{name}.json").read_text()) for name in ("h1", "h2", "h3", "h4")}
+    foreign = fleet.remote_dir(fleet.hosts[1])
+    error = documents["h2"].get("fleet_host_error", "")
+    assert f"the work directory {foreign} is owned by uid 65534 (nobody), not by uid 0" in error, documents["h2"]
+    assert in_foreign == [], "nothing was copied into the directory another user owns"
+    error = documents["h4"].get("fleet_host_error", "")
+    assert f"{fleet.work / 'open'} (above the work directory) is writable by group or others and not sticky" in error
+    assert in_open == [], "nothing was made below the directory anyone can write to"
+    for name in ("h1", "h3"):
+        assert documents[name]["health_check"]["sections"]["system"] == "ok", name
+    reasons = {m["label"]: " ".join(m.get("reasons", [])) for m in report["machines"]}
+    assert "owned by uid 65534 (nobody)" in reasons["h2"] and "not sticky" in reasons["h4"], reasons
+    assert "no document from h2: " in proc.stdout and "no document from h4: " in proc.stdout
+    assert_no_responder_left(fleet)
+
+
+def test_the_default_work_directory_as_root_is_roots_own(unsafe_work_dirs_run):
+    _, _, default_dir, _, _ = unsafe_work_dirs_run
+    modes = {str(p): (st.st_uid, oct(st.st_mode & 0o7777)) for p, st in default_dir}
+    assert modes == {str(ROOT_DEFAULT): (0, "0o755"), str(ROOT_DEFAULT / "h1"): (0, "0o700")}, modes
+
+
+def work_dir_contents(fleet):
+    """Every host's work directory, as {host: [(path, size, mtime)]} (Ansible's own temporary
+    directory left out)."""
+    return {
+        h.name: sorted(
+            (str(p), p.stat().st_size, p.stat().st_mtime_ns)
+            for p in fleet.remote_dir(h).rglob("*")
+            if ".ansible-tmp" not in p.parts
+        )
+        for h in fleet.hosts
+    }
+
+
+def test_check_mode_says_what_it_would_do_and_changes_nothing(fleet):
+    before = work_dir_contents(fleet)
+    runs = fleet.run_dirs()
+    proc = fleet.playbook("--check", mode="mesh", args=QUICK_ARGS, extra_vars=QUICK)
+    assert proc.returncode == 0, output(proc)
+    assert "would run: " in proc.stdout and " -r client --daemon " in proc.stdout, output(proc)
+    assert "check mode: nothing was measured" in proc.stdout, output(proc)
+    assert work_dir_contents(fleet) == before, "check mode copies nothing and makes no documents"
+    assert fleet.run_dirs() == runs, "check mode writes no results"
+    assert_no_responder_left(fleet)
 
 
 @pytest.fixture(scope="module")

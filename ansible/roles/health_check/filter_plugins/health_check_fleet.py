@@ -16,9 +16,13 @@ Schedules (hosts in inventory order, as Ansible lists them):
 """
 
 import ipaddress
+import posixpath
 import shlex
 import socket
+import stat as statmod
 
+# Copies of the binary's section names and of the options the playbook sets: a test
+# (tests/python/test_fleet_ansible.py) checks them against `health_check --help`.
 ALL_SECTIONS = ["system", "network", "sleep", "memory", "storage"]
 DEFAULT_SECTIONS = ["system", "network", "sleep", "memory"]
 # Options the playbook sets itself for every run: a user's copy would contradict the schedule.
@@ -176,6 +180,8 @@ def health_check_split_args(args):
         else:
             if name in RESERVED:
                 reserved.append(name)
+            elif len(tok) > 2 and tok[0] == "-" and tok[1] != "-" and tok[:2] in RESERVED:
+                reserved.append(tok[:2])  # a short option with its value attached: -ofile
             rest.append(tok)
         i += 1
     storage = any(t == "--storage" or t.startswith("--storage=") for t in rest)
@@ -190,6 +196,79 @@ def health_check_split_args(args):
     }
 
 
+def health_check_path_chain(path):
+    """Every directory from / down to `path`: ['/', '/var', '/var/lib', ...]. An empty list when
+    `path` is not an absolute, normalized path below / (health_check_unsafe_dirs says why)."""
+    path = str(path or "")
+    if not path.startswith("/") or path == "/" or posixpath.normpath(path) != path or path.startswith("//"):
+        return []
+    parts = path.strip("/").split("/")
+    return ["/"] + ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def health_check_unsafe_dirs(stats, path, uid, created=False):
+    """Why the work directory `path` cannot be trusted, from what the role's health_check_lstat
+    module found at each of health_check_path_chain(path) (a later entry for a path replaces an
+    earlier one): a list of reasons, empty when it is safe.
+
+    Safe means nobody but the connecting user (`uid`) and root can change what is at `path`: the
+    work directory, when it exists, is a real directory owned by `uid` that no group or other user
+    can write; every directory above it is owned by root or `uid` and writable by no one else
+    unless it is sticky (like /tmp: others can add entries there but not rename or remove ours);
+    none of them is a symbolic link (its target's parents would be out of sight). `created`: the
+    role has just created what was missing, so every directory must now exist."""
+    uid = int(uid)
+    chain = health_check_path_chain(path)
+    if not chain:
+        return [f"health_check_remote_dir must be an absolute, normalized path below /, not {path!r}"]
+    found = {st["path"]: st for st in stats or []}
+    if set(chain) - set(found):
+        return [f"the directories above {path} were not all looked at"]
+
+    def owner(st):
+        name = st.get("pw_name")
+        return f"uid {st.get('uid')}" + (f" ({name})" if name else "")
+
+    reasons = []
+    for d in chain:
+        st = found[d]
+        what = "the work directory " + d if d == path else d + " (above the work directory)"
+        if not st.get("exists"):
+            if created:
+                reasons.append(f"{what} is missing right after it was created")
+            continue
+        if st.get("islnk"):
+            reasons.append(
+                f"{what} is a symbolic link (to {st.get('lnk_target')}): set health_check_remote_dir to a path without links"
+            )
+            continue
+        if not st.get("isdir"):
+            reasons.append(f"{what} exists and is not a directory")
+            continue
+        mode = int(st.get("mode", "0"), 8)
+        if d == path:
+            if st.get("uid") != uid:
+                reasons.append(f"{what} is owned by {owner(st)}, not by uid {uid} that the play connects as")
+            if mode & 0o022:
+                reasons.append(f"{what} is writable by group or others (mode {mode:04o})")
+        else:
+            if st.get("uid") not in (0, uid):
+                reasons.append(f"{what} is owned by {owner(st)}, neither root nor uid {uid} that the play connects as")
+            if mode & 0o022 and not mode & statmod.S_ISVTX:
+                reasons.append(f"{what} is writable by group or others and not sticky (mode {mode:04o})")
+    if reasons:
+        reasons.append(
+            "another user could swap what the play copies there and runs: "
+            "remove or fix it, or set health_check_remote_dir"
+        )
+    return reasons
+
+
+def health_check_missing_dirs(stats):
+    """The paths health_check_lstat found missing (the ones the role is about to create)."""
+    return [st["path"] for st in stats or [] if not st.get("exists")]
+
+
 class FilterModule:
     def filters(self):
         return {
@@ -198,4 +277,7 @@ class FilterModule:
             "health_check_address": health_check_address,
             "health_check_addresses": health_check_addresses,
             "health_check_split_args": health_check_split_args,
+            "health_check_path_chain": health_check_path_chain,
+            "health_check_unsafe_dirs": health_check_unsafe_dirs,
+            "health_check_missing_dirs": health_check_missing_dirs,
         }

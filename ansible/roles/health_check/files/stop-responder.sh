@@ -1,0 +1,1 @@
+../../../../scripts/stop-responder.sh
