@@ -9,8 +9,9 @@ document flat; quadratic: it grows with N).
 
 Also times `health_check report DIR --html` (the fleet's page) and prints the page's size.
 
-Goals: 10,000 documents in under 5 s each here, memory growing with the figures (issue 9); the
-HTML page for 1,000 machines in under 3 s and under 5 MB (issue 11).
+Goals: 10,000 documents in under 5 s each here, memory growing with the figures (issue 9), with
+blame over every machine's per-client paths on (issue 17); the HTML page for 1,000 machines in
+under 3 s and under 5 MB (issue 11).
 
 Usage: benchmarks/fleet.py [--sizes 1000,10000] [--rounds 3]
 Needs a release build (cargo build --release --locked)."""
@@ -43,12 +44,30 @@ def walk(node, rng):
     return perturb(node, rng)
 
 
+PEERS = 4
+
+
 def make_fleet(directory, n):
+    """Each machine also measures the next PEERS machines by host name (a mesh's rounds), so
+    compare's blame runs over n x PEERS paths; one machine in 50 is slow on every path."""
     base = json.loads((REPO / "tests/fixtures/document.json").read_text())
     rng = random.Random(n)
+    slow = {i for i in range(0, n, 50)}
     for i in range(n):
         doc = walk(base, rng)
         doc["system"]["hostname"] = f"host-{i:05d}"
+        bw = doc["iperf3 bandwidth"][0]
+        ping = doc["ping"][0]
+        entries, pings = [], []
+        for k in range(1, PEERS + 1):
+            j = (i + k) % n
+            factor = 0.2 if i in slow or j in slow else 1.0
+            entries.append(
+                {**bw, "hostname": f"host-{j:05d}", "bandwidth": bw["bandwidth"] * factor * rng.uniform(0.97, 1.03)}
+            )
+            pings.append({**ping, "hostname": f"host-{j:05d}"})
+        doc["iperf3 bandwidth"] = entries
+        doc["ping"] = pings
         # Figures only: the structure (integers, counts, names) stays the document's.
         (directory / f"host-{i:05d}.json").write_text(json.dumps(doc))
 

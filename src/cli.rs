@@ -164,6 +164,10 @@ pub struct CommonArgs {
         value_parser = clap::value_parser!(u16).range(1..)
     )]
     pub port: u16,
+    /// Measure a section again, up to N times, when it was measured under interference (steal,
+    /// other processes' load, a CPU quota, thermal throttling) beyond the interference limits.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number::<i64>)]
+    pub retry_inconclusive: Option<i64>,
     /// Change a check's limit (repeatable); 'health_check checks --list' shows the names.
     #[arg(long, value_name = "NAME=VALUE", action = ArgAction::Append)]
     pub threshold: Vec<String>,

@@ -106,6 +106,14 @@ impl Debug {
     }
 }
 
+impl Config {
+    /// Whether this invocation measures (and so polls the stop flag between steps): the roles
+    /// and the debug subcommands, not the readers.
+    pub fn measures(&self) -> bool {
+        matches!(self.mode, Mode::Server | Mode::Client | Mode::Debug(_))
+    }
+}
+
 impl Mode {
     /// The role name written to `health_check.role`.
     pub fn role(&self) -> Role {
@@ -177,6 +185,8 @@ pub struct Config {
     pub thresholds: crate::judge::checks::Thresholds,
     /// Notes for the person running it (ignored options and the like), printed on stderr.
     pub notes: Vec<String>,
+    /// `--retry-inconclusive`: how many times a section measured under interference runs again.
+    pub retry_inconclusive: u32,
 }
 
 /// Splits `-c` values into host names: commas separate, blanks are trimmed, empty items and
@@ -258,7 +268,7 @@ impl Config {
                 print_rules,
                 common,
             }) => {
-                let reader = reader_config(reader, *print_rules)?;
+                let reader = reader_config(reader, common, *print_rules)?;
                 if reader.paths.is_empty() && !print_rules {
                     return Err(ConfigError::new(
                         "DOC|DIR",
@@ -268,7 +278,7 @@ impl Config {
                 base(Mode::Compare(reader), common, &none.0, &none.1, &none.2)
             }
             Some(Command::Baseline { reader, common }) => {
-                let reader = reader_config(reader, false)?;
+                let reader = reader_config(reader, common, false)?;
                 if reader.paths.is_empty() {
                     return Err(ConfigError::new(
                         "DOC|DIR",
@@ -288,7 +298,7 @@ impl Config {
                 html,
                 common,
             }) => {
-                let reader = reader_config(reader, false)?;
+                let reader = reader_config(reader, common, false)?;
                 if reader.paths.is_empty() {
                     return Err(ConfigError::new(
                         "DOC|DIR",
@@ -416,11 +426,21 @@ impl Config {
             thresholds: crate::judge::checks::Thresholds::with_overrides(&common.threshold)
                 .map_err(|m| ConfigError::new("--threshold", m.to_string()))?,
             notes: Vec::new(),
+            retry_inconclusive: int_in(
+                common.retry_inconclusive,
+                "--retry-inconclusive",
+                0..=10,
+                0,
+            )?,
         })
     }
 }
 
-fn reader_config(args: &ReaderArgs, print_rules: bool) -> Result<ReaderConfig, ConfigError> {
+fn reader_config(
+    args: &ReaderArgs,
+    common: &CommonArgs,
+    print_rules: bool,
+) -> Result<ReaderConfig, ConfigError> {
     let rules = match &args.rules {
         Some(path) => {
             Rules::from_file(path).map_err(|e| ConfigError::new("--rules", e.to_string()))?
@@ -432,6 +452,8 @@ fn reader_config(args: &ReaderArgs, print_rules: bool) -> Result<ReaderConfig, C
         rules,
         labels: args.label_from,
         print_rules,
+        thresholds: crate::judge::checks::Thresholds::with_overrides(&common.threshold)
+            .map_err(|m| ConfigError::new("--threshold", m.to_string()))?,
     })
 }
 

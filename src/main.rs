@@ -29,8 +29,12 @@ fn main() -> ExitCode {
             return ExitCode::from(run::Exit::Usage.code());
         }
     };
-    if let Err(e) = os::install_stop_handlers() {
-        eprintln!("health_check: warning: Ctrl-C will end the run without a document: {e}");
+    // Measuring modes stop between steps and still print what they measured; the readers
+    // keep the default action, so the first SIGINT or SIGTERM ends them at once (130/143).
+    if config.measures() {
+        if let Err(e) = os::install_stop_handlers() {
+            eprintln!("health_check: warning: Ctrl-C will end the run without a document: {e}");
+        }
     }
     ExitCode::from(run::run(&config, env_options).code())
 }

@@ -17,11 +17,21 @@ mod util;
 
 use fleet_util::compare;
 use health_check::judge::rules::Severity;
-use health_check::wire::fleet::{FleetReport, Scope};
+use health_check::wire::fleet::{MachineStatus, Scope};
 use netns::{ADDR_B, NetPair, Side};
-use std::collections::BTreeSet;
 use std::path::Path;
 use util::{TestCgroup, bin_str, exclusive, json_of};
+
+/// This 2-CPU VM fails DCPerf's absolute limits (calls per thread, busy CPU, 10 Gbit/s): this
+/// test is about the comparison, so they are lifted.
+const VM_LIMITS: [&str; 6] = [
+    "--threshold",
+    "sleepbench.calls_per_thread=100",
+    "--threshold",
+    "sleepbench.total_cpu_pct=101",
+    "--threshold",
+    "network.min_bandwidth_gbps=0.01",
+];
 
 /// One server run from A to B's responder, written to `out`; `extra` picks sections.
 fn server_run(pair: &NetPair, out: &Path, extra: &[&str]) {
@@ -44,6 +54,7 @@ fn server_run(pair: &NetPair, out: &Path, extra: &[&str]) {
         out.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
+    args.extend_from_slice(&VM_LIMITS);
     let o = pair
         .command(Side::A, &bin_str())
         .args(&args)
@@ -105,6 +116,10 @@ fn compare_flags_exactly_the_runs_degraded_by_real_means() {
             "2",
             "-o",
             quota_run.to_str().unwrap(),
+            VM_LIMITS[0],
+            VM_LIMITS[1],
+            VM_LIMITS[2],
+            VM_LIMITS[3],
         ])
         .output()
         .unwrap();
@@ -118,23 +133,15 @@ fn compare_flags_exactly_the_runs_degraded_by_real_means() {
         &dir.path().join("slow-link.json"),
         &["--only", "system,network"],
     );
-    let (mut code, mut report, mut stderr) = compare(&[dir.path().to_str().unwrap()]);
-    // A VM's CPUs are sometimes taken away for a while (steal time) and a healthy run is then
-    // rightly measured slow. As an operator would, measure a flagged healthy run again (twice at
-    // most): a degradation by real means is flagged every time, noise is not.
-    for _ in 0..2 {
-        let noisy = healthy_flagged(&report);
-        if noisy.is_empty() {
-            break;
-        }
-        eprintln!("measuring again: {noisy:?}\n{stderr}");
-        pair.shape(Side::A, "1gbit");
-        pair.shape(Side::B, "1gbit");
-        for m in &noisy {
-            server_run(&pair, &dir.path().join(format!("{m}.json")), &[]);
-        }
-        (code, report, stderr) = compare(&[dir.path().to_str().unwrap()]);
-    }
+    // One pass: how often healthy runs of this noisy VM draw a finding is a benchmark figure
+    // (benchmarks/fleet_noise.py), not something a retry should hide here.
+    // The responder runs on this same VM, so its CPU time is "other processes" in every
+    // network section here (a fleet's peers are other machines): that limit is lifted.
+    let (code, report, stderr) = compare(&[
+        "--threshold",
+        "interference.other_cpu_pct=100",
+        dir.path().to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         report.groups.len(),
@@ -142,54 +149,32 @@ fn compare_flags_exactly_the_runs_degraded_by_real_means() {
         "one machine, one model: {:#?}",
         report.groups
     );
-    let flagged = healthy_flagged(&report);
-    assert!(
-        flagged.is_empty(),
-        "healthy runs flagged: {flagged:?}\n{stderr}"
-    );
-    for m in ["cpu-quota", "slow-link"] {
-        assert!(
-            report
-                .findings
-                .iter()
-                .any(|f| f.machine == m && f.severity == Severity::Fail),
-            "{m} fails:\n{stderr}"
-        );
-    }
-    for f in &report.findings {
-        let right = match f.machine.as_str() {
-            "cpu-quota" => f.figure.starts_with("sleepbench.") || f.figure.starts_with("memory."),
-            _ => f.figure.starts_with("network.") || f.figure.starts_with("ping."),
-        };
-        assert!(
-            right,
-            "{} is flagged in the wrong figure {}",
-            f.machine, f.figure
-        );
-    }
-    assert!(
-        report
-            .findings
-            .iter()
-            .any(|f| f.machine == "slow-link" && f.figure.starts_with("network.bandwidth")),
-        "{stderr}"
-    );
-    assert!(
-        report.findings.iter().any(|f| f.machine == "cpu-quota"
-            && (f.figure.starts_with("memory.peak") || f.figure == "sleepbench.calls_per_second")),
-        "{stderr}"
-    );
-    assert!(
-        report
-            .findings
-            .iter()
-            .all(|f| f.scope == Scope::Figure || f.scope == Scope::Server)
-    );
+    // The run held back by a CPU quota is noise, not a fault: its slow local figures are
+    // inconclusive and so is the machine.
     let quota = report
         .machines
         .iter()
         .find(|m| m.label == "cpu-quota")
         .unwrap();
+    assert_eq!(quota.status, MachineStatus::Inconclusive, "{stderr}");
+    assert!(
+        quota.reasons.iter().any(|r| r.contains("CPU quota")),
+        "{:?}",
+        quota.reasons
+    );
+    let quota_findings: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.machine == "cpu-quota")
+        .collect();
+    assert!(
+        !quota_findings.is_empty(),
+        "its slow figures are found:\n{stderr}"
+    );
+    assert!(
+        quota_findings.iter().all(|f| f.inconclusive.is_some()),
+        "{quota_findings:#?}"
+    );
     assert!(
         quota
             .missing_figures
@@ -198,14 +183,32 @@ fn compare_flags_exactly_the_runs_degraded_by_real_means() {
         "the network figures it lacks are listed: {:?}",
         quota.missing_figures
     );
-}
-
-/// The healthy runs (not `cpu-quota` or `slow-link`) with a finding.
-fn healthy_flagged(report: &FleetReport) -> BTreeSet<String> {
-    report
+    // The slower link: one run's measurement of the client, poor while the client is fine from
+    // every other run; the only measurement of its path, so the path is named, both ends.
+    let slow: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.machine == "slow-link")
+        .collect();
+    assert!(
+        slow.iter()
+            .any(|f| f.figure.starts_with("network.bandwidth") && f.severity == Severity::Fail),
+        "{stderr}"
+    );
+    assert!(
+        slow.iter()
+            .all(|f| f.scope == Scope::Link && f.link.as_ref().is_some_and(|l| l[1] == ADDR_B)),
+        "{slow:#?}"
+    );
+    // No healthy run is blamed for the network, whose rates the shaping fixes.
+    for f in report
         .findings
         .iter()
         .filter(|f| !["cpu-quota", "slow-link"].contains(&f.machine.as_str()))
-        .map(|f| f.machine.clone())
-        .collect()
+    {
+        assert!(
+            !f.figure.starts_with("network.") && f.scope != Scope::Link,
+            "a healthy run is blamed for the network: {f:#?}"
+        );
+    }
 }

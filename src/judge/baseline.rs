@@ -3,13 +3,13 @@
 //! on a run or on `compare`): one `baseline.<figure>` check per figure the baseline knows.
 
 use super::machine::Machine;
+use super::reference::Reference;
 use super::rules::{RuleSpec, Rules, Severity};
-use crate::stats::{mad, median};
 use crate::units::round_to;
 pub use crate::wire::baseline::{Baseline, Expected, FORMAT, SkuBaseline};
 use crate::wire::document::{Check, CheckId, Status};
-use crate::wire::figures::{Direction, Figure};
-use crate::wire::fleet::Sku;
+use crate::wire::figures::{Direction, Figure, basis_difference};
+use crate::wire::fleet::{MachineStatus, Sku};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -23,37 +23,60 @@ pub struct BaselineError {
     pub message: String,
 }
 
+/// One figure's values measured one way: (machine, figure).
+type Samples<'a> = Vec<(usize, &'a Figure)>;
+
 impl Baseline {
-    /// Learns a baseline from machines grouped by SKU (`groups` from [`super::compare::group`]):
-    /// the median and MAD of every figure the rules judge.
+    /// Learns a baseline from machines grouped by model (`groups` from
+    /// [`super::compare::group`]): per figure the rules judge, the median and MAD of the figures
+    /// measured the way most machines measured them, and without interference. Machines whose
+    /// run failed or cannot be read teach nothing.
     pub fn learn(machines: &[Machine], groups: &[(Sku, Vec<usize>)], rules: &Rules) -> Baseline {
         let mut skus = Vec::new();
         for (sku, members) in groups {
-            let mut values: BTreeMap<String, (Vec<f64>, &Figure)> = BTreeMap::new();
+            let mut by_key: BTreeMap<String, BTreeMap<&str, Samples>> = BTreeMap::new();
             for &m in members {
-                for fig in &machines[m].figures {
-                    if rules.for_figure(&fig.name()).is_none() {
+                let machine = &machines[m];
+                if machine.entry.status >= MachineStatus::Failed {
+                    continue;
+                }
+                for fig in &machine.figures {
+                    if rules.for_figure(&fig.name()).is_none()
+                        || machine.interfered.contains_key(&fig.family.section)
+                    {
                         continue;
                     }
-                    values
+                    by_key
                         .entry(fig.key())
-                        .or_insert_with(|| (Vec::new(), fig))
-                        .0
-                        .push(fig.value);
+                        .or_default()
+                        .entry(&fig.basis)
+                        .or_default()
+                        .push((m, fig));
                 }
             }
-            let figures = values
+            let figures = by_key
                 .into_iter()
-                .filter_map(|(key, (v, fig))| {
-                    let med = median(&v)?;
+                .filter_map(|(key, bases)| {
+                    let machines_of = |v: &Vec<(usize, &Figure)>| {
+                        v.iter()
+                            .map(|x| x.0)
+                            .collect::<std::collections::BTreeSet<_>>()
+                            .len()
+                    };
+                    let (basis, samples) = bases.into_iter().max_by_key(|(_, v)| machines_of(v))?;
+                    let values: Vec<f64> = samples.iter().map(|x| x.1.value).collect();
+                    let r = Reference::of(&values, machines_of(&samples))?;
+                    let family = samples[0].1.family;
                     Some((
                         key,
                         Expected {
-                            median: round_to(med, 4),
-                            mad: round_to(mad(&v, med).unwrap_or(0.0), 4),
-                            count: v.len(),
-                            unit: fig.family.unit.to_string(),
-                            direction: fig.family.direction,
+                            median: round_to(r.median, 4),
+                            mad: round_to(r.mad, 4),
+                            count: values.len(),
+                            machines: r.machines,
+                            basis: basis.to_string(),
+                            unit: family.unit.to_string(),
+                            direction: family.direction,
                         },
                     ))
                 })
@@ -75,14 +98,14 @@ impl Baseline {
         }
     }
 
-    /// Reads a baseline file.
+    /// Reads a baseline file: the format this version writes, rules that compile, and every
+    /// expectation a number a figure can have.
     pub fn from_file(path: &Path) -> Result<(Baseline, Rules), BaselineError> {
         let fail = |message: String| BaselineError {
             path: path.display().to_string(),
             message,
         };
-        let text =
-            std::fs::read_to_string(path).map_err(|e| fail(format!("cannot read it: {e}")))?;
+        let text = super::rules::read_yaml_text(path).map_err(fail)?;
         let b: Baseline = serde_yaml::from_str(&text).map_err(|e| {
             let line = e
                 .location()
@@ -94,6 +117,20 @@ impl Baseline {
                 "format {} is not the {FORMAT} this version reads; learn it again with 'health_check baseline'",
                 b.health_check_baseline
             )));
+        }
+        for s in &b.skus {
+            for (figure, e) in &s.figures {
+                let bad = |v: f64| !v.is_finite() || v < 0.0;
+                if bad(e.median) || bad(e.mad) {
+                    return Err(fail(format!(
+                        "'{figure}' of '{}' expects median {} and MAD {}: a figure's median and \
+                         spread are finite and not negative; learn the baseline again",
+                        s.sku.label(),
+                        e.median,
+                        e.mad
+                    )));
+                }
+            }
         }
         let rules = Rules::from_specs(b.rules.clone(), &path.display().to_string())
             .map_err(|e| fail(e.message))?;
@@ -113,7 +150,7 @@ impl Baseline {
 }
 
 /// Judges a machine's figures against the baseline: one `baseline.<figure>` check per figure the
-/// baseline knows, or one skipped `baseline` check when it does not know the SKU. `file` names
+/// baseline knows, or one skipped `baseline` check when it does not know the model. `file` names
 /// the baseline in messages.
 pub fn judge(
     figures: &[Figure],
@@ -124,9 +161,10 @@ pub fn judge(
 ) -> Vec<Check> {
     let known = sku.and_then(|s| baseline.for_sku(s));
     let Some(expected) = known else {
-        let what = sku.map_or("this machine's model (no system section)".into(), |s| {
-            format!("'{}'", s.label())
-        });
+        let what = sku.map_or(
+            "this machine's model (the document does not say what machine it is)".into(),
+            |s| format!("'{}'", s.label()),
+        );
         return vec![Check {
             name: CheckId::new("baseline", ""),
             status: Status::Skip,
@@ -148,50 +186,58 @@ pub fn judge(
 }
 
 fn judge_one(fig: &Figure, e: &Expected, direction: Direction, rule: &RuleSpec) -> Check {
-    let (tolerance, severity) = (rule.tolerance_pct, rule.severity);
     let name = CheckId::new("baseline", &fig.name());
     let unit = &e.unit;
-    let limit = match direction {
-        Direction::Higher => e.median * (1.0 - tolerance / 100.0),
-        Direction::Lower => e.median * (1.0 + tolerance / 100.0),
-    };
-    let deviation = if e.median == 0.0 {
-        0.0
-    } else {
-        100.0 * (fig.value - e.median) / e.median.abs()
-    };
-    let worse = rule.flags(direction, fig.value, e.median);
-    let side = if fig.value < e.median {
-        "below"
-    } else {
-        "above"
-    };
     let value = round_to(fig.value, 3);
+    if *fig.basis != *e.basis {
+        return Check {
+            name,
+            status: Status::Skip,
+            value: Some(value),
+            limit: None,
+            message: format!(
+                "{}: not compared with the baseline: {}",
+                fig.name(),
+                basis_difference(&fig.basis, &e.basis).replace("its group", "the baseline")
+            ),
+        };
+    }
+    let reference = Reference {
+        median: e.median,
+        mad: e.mad,
+        machines: e.machines,
+    };
+    let v = reference.judge(fig.value, direction, rule);
     let expected = round_to(e.median, 3);
-    let status = match (worse, severity) {
+    let status = match (v.flagged, rule.severity) {
         (false, _) => Status::Pass,
         (true, Severity::Warn) => Status::Warn,
         (true, Severity::Fail) => Status::Fail,
     };
-    let message = if worse {
+    let off = v.deviation_pct.map_or_else(
+        || format!("{} {unit}", round_to(fig.value - e.median, 3)),
+        |d| format!("{d:+.1}%"),
+    );
+    let message = if v.flagged {
         format!(
-            "{}: {value} {unit} is {:.1}% {side} the SKU's expected {expected} {unit} (tolerance {tolerance}%, learned from {} values)",
+            "{}: {value} {unit} against the model's expected {expected} {unit} ({off}; limit {} \
+             {unit}, tolerance {}%, learned from {} machines)",
             fig.name(),
-            deviation.abs(),
-            e.count
+            round_to(v.limit, 3),
+            rule.tolerance_pct,
+            e.machines
         )
     } else {
         format!(
-            "{}: {value} {unit}, expected {expected} {unit} ({:+.1}%)",
-            fig.name(),
-            deviation
+            "{}: {value} {unit}, expected {expected} {unit} ({off})",
+            fig.name()
         )
     };
     Check {
         name,
         status,
         value: Some(value),
-        limit: Some(round_to(limit, 3)),
+        limit: Some(round_to(v.limit, 3)),
         message,
     }
 }
@@ -199,23 +245,19 @@ fn judge_one(fig: &Figure, e: &Expected, direction: Direction, rule: &RuleSpec) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::figures::{BANDWIDTH, PEAK_BANDWIDTH};
+    use crate::judge::compare::tests::{fig, fig_as, sku};
+    use crate::wire::figures::{BANDWIDTH, PEAK_BANDWIDTH, SLEEP_IRQ};
+    use std::collections::BTreeMap;
 
-    fn fig(family: &'static crate::wire::figures::Family, labels: &[&str], v: f64) -> Figure {
-        Figure {
-            family,
-            labels: labels.iter().map(|s| s.to_string()).collect(),
-            value: v,
-        }
-    }
-
-    fn sku() -> Sku {
-        Sku {
-            cpu_model: Some("X".into()),
-            logical_cpus: Some(2),
-            sockets: Some(1),
-            numa_nodes: Some(1),
-            mem_gib: Some(24),
+    fn expected(median: f64, mad: f64, machines: usize, unit: &str, d: Direction) -> Expected {
+        Expected {
+            median,
+            mad,
+            count: machines,
+            machines,
+            basis: "profile=standard".into(),
+            unit: unit.into(),
+            direction: d,
         }
     }
 
@@ -231,23 +273,15 @@ mod tests {
                 figures: BTreeMap::from([
                     (
                         "memory.peak_bandwidth.all reads".to_string(),
-                        Expected {
-                            median: 30_000.0,
-                            mad: 500.0,
-                            count: 10,
-                            unit: "MiB/s".into(),
-                            direction: Direction::Higher,
-                        },
+                        expected(30_000.0, 500.0, 10, "MiB/s", Direction::Higher),
                     ),
                     (
                         "network.bandwidth".to_string(),
-                        Expected {
-                            median: 9.4,
-                            mad: 0.1,
-                            count: 30,
-                            unit: "Gbit/s".into(),
-                            direction: Direction::Higher,
-                        },
+                        expected(9.4, 0.1, 10, "Gbit/s", Direction::Higher),
+                    ),
+                    (
+                        "sleepbench.irq_pct".to_string(),
+                        expected(0.0, 0.0, 10, "%", Direction::Lower),
                     ),
                 ]),
             }],
@@ -266,29 +300,87 @@ mod tests {
         let mem = &checks[0];
         assert_eq!(mem.name, "baseline.memory.peak_bandwidth.all reads");
         assert_eq!(mem.status, Status::Fail);
-        for part in ["memory.peak_bandwidth.all reads", "25500", "30000", "15.0%"] {
+        assert_eq!(mem.limit, Some(27_000.0));
+        for part in [
+            "memory.peak_bandwidth.all reads",
+            "25500",
+            "30000",
+            "-15.0%",
+        ] {
             assert!(mem.message.contains(part), "{part}: {}", mem.message);
         }
         assert_eq!(checks[1].status, Status::Pass, "{}", checks[1].message);
     }
 
     #[test]
+    fn a_zero_median_is_judged_by_the_noise_floor_and_says_so() {
+        // IRQ 40 % where the model's machines show 0 %: the rule's 5-point floor is the limit.
+        let rules = Rules::builtin();
+        let checks = judge(
+            &[fig(&SLEEP_IRQ, &[], 40.0)],
+            Some(&sku()),
+            &baseline(),
+            &rules,
+            "b",
+        );
+        assert_eq!(checks[0].status, Status::Warn, "{}", checks[0].message);
+        assert_eq!((checks[0].value, checks[0].limit), (Some(40.0), Some(5.0)));
+        let calm = judge(
+            &[fig(&SLEEP_IRQ, &[], 3.0)],
+            Some(&sku()),
+            &baseline(),
+            &rules,
+            "b",
+        );
+        assert_eq!(calm[0].status, Status::Pass);
+    }
+
+    #[test]
+    fn a_figure_measured_otherwise_is_skipped_with_what_differs() {
+        let quick: crate::wire::figures::Basis = std::sync::Arc::from("profile=quick");
+        let checks = judge(
+            &[fig_as(&PEAK_BANDWIDTH, &["all reads"], 10.0, quick)],
+            Some(&sku()),
+            &baseline(),
+            &Rules::builtin(),
+            "b",
+        );
+        assert_eq!(checks[0].status, Status::Skip);
+        assert!(
+            checks[0]
+                .message
+                .contains("measured with profile=quick where the baseline used profile=standard"),
+            "{}",
+            checks[0].message
+        );
+    }
+
+    #[test]
     fn an_unknown_sku_is_one_skip_saying_so() {
         let other = Sku {
-            logical_cpus: Some(384),
+            sockets: Some(2),
             ..sku()
         };
         let checks = judge(&[], Some(&other), &baseline(), &Rules::builtin(), "b.yaml");
         assert_eq!(checks.len(), 1);
         assert_eq!(checks[0].status, Status::Skip);
-        assert!(checks[0].message.contains("384 CPUs") && checks[0].message.contains("b.yaml"));
+        assert!(checks[0].message.contains("2 sockets") && checks[0].message.contains("b.yaml"));
     }
 
     #[test]
-    fn the_file_round_trips_through_yaml() {
+    fn the_file_round_trips_and_impossible_expectations_are_refused() {
         let b = baseline();
         let text = serde_yaml::to_string(&b).unwrap();
         let back: Baseline = serde_yaml::from_str(&text).unwrap();
         assert_eq!(back, b);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.yaml");
+        std::fs::write(&path, &text).unwrap();
+        assert!(Baseline::from_file(&path).is_ok());
+        std::fs::write(&path, text.replace("median: 9.4", "median: -9.4")).unwrap();
+        let e = Baseline::from_file(&path).unwrap_err().to_string();
+        assert!(e.contains("network.bandwidth") && e.contains("-9.4"), "{e}");
+        std::fs::write(&path, text.replace("median: 9.4", "median: .nan")).unwrap();
+        assert!(Baseline::from_file(&path).is_err());
     }
 }

@@ -3,11 +3,15 @@
 //! machine; fan-out over a fleet is Ansible's (`ansible/`), and these readers gather the results.
 
 use super::baseline::{self, Baseline};
-use super::compare;
+use super::checks::Thresholds;
 use super::machine::{self, LabelFrom, Machine};
 use super::rules::Rules;
-use crate::wire::fleet::{FleetInfo, FleetReport, MachineStatus};
+use super::{blame, compare};
+use crate::wire::document::Status;
+use crate::wire::fleet::{Finding, FleetInfo, FleetReport, MachineStatus, Scope};
 use crate::wire::read;
+use crate::wire::rule::Severity;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -22,6 +26,8 @@ pub struct ReaderConfig {
     pub labels: LabelFrom,
     /// `compare --print-rules`: print the built-in rules and stop.
     pub print_rules: bool,
+    /// The limits, the interference limits among them.
+    pub thresholds: Thresholds,
 }
 
 impl PartialEq for ReaderConfig {
@@ -30,6 +36,7 @@ impl PartialEq for ReaderConfig {
             && self.rules.source == other.rules.source
             && self.labels == other.labels
             && self.print_rules == other.print_rules
+            && self.thresholds == other.thresholds
     }
 }
 
@@ -46,28 +53,78 @@ pub struct BaselineRef {
     pub rules: Rules,
 }
 
+/// Why the readers could not judge anything.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// A path given on the command line cannot be read (a usage error).
+    #[error("{0}")]
+    Path(String),
+    /// Nothing to judge: no document among the inputs.
+    #[error("{0}")]
+    Empty(String),
+}
+
+/// Reads the inputs into machines: every file, in every form; what cannot be read is a machine
+/// `unreadable` with the reason. No input at all is an error.
+fn read_machines(reader: &ReaderConfig, keep_documents: bool) -> Result<Vec<Machine>, ReadError> {
+    let inputs = read::expand(&reader.paths).map_err(ReadError::Path)?;
+    let loaded = read::load_all(&inputs);
+    if loaded.is_empty() {
+        let what: Vec<String> = reader
+            .paths
+            .iter()
+            .map(|p| format!("'{}'", p.display()))
+            .collect();
+        return Err(ReadError::Empty(format!(
+            "no document in {}: give files or directories that hold health_check's documents \
+             (*.json)",
+            what.join(", ")
+        )));
+    }
+    Ok(machine::machines_from(
+        loaded,
+        reader.labels,
+        keep_documents,
+        &reader.thresholds,
+    ))
+}
+
 /// Reads the inputs and compares them. `keep_documents` keeps our documents on the machines (the
-/// HTML report draws them). `Err` only when an input path cannot be read at all.
+/// HTML report draws them).
 pub fn build(
     reader: &ReaderConfig,
     baseline: Option<&BaselineRef>,
     keep_documents: bool,
-) -> Result<(FleetReport, Vec<Machine>), String> {
-    let files = read::expand(&reader.paths)?;
-    let loaded = read::load_all(&files);
-    let mut machines = machine::machines_from(loaded, reader.labels, keep_documents);
+) -> Result<(FleetReport, Vec<Machine>), ReadError> {
+    let mut machines = read_machines(reader, keep_documents)?;
+    let inputs = machines.len();
     let groups = compare::group(&mut machines);
-    let (group_entries, findings) = compare::compare(&mut machines, &groups, &reader.rules);
+    let mut cache = compare::RuleCache::new(&reader.rules);
+    let (group_entries, mut findings) = compare::compare(&mut machines, &groups, &mut cache);
+    let blamed = blame::blame(&mut machines, &mut cache);
+    findings.extend(blamed.findings);
+    account(&mut machines, &findings, &blamed.explained);
     if let Some(b) = baseline {
         apply_baseline(&mut machines, b);
     }
+    findings.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then(
+                b.deviation_pct
+                    .unwrap_or(0.0)
+                    .abs()
+                    .total_cmp(&a.deviation_pct.unwrap_or(0.0).abs()),
+            )
+            .then(a.machine.cmp(&b.machine))
+    });
     let report = FleetReport {
         fleet_report: FleetInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
             generated_unix: SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
-            inputs: files.len(),
+            inputs,
             rules_source: reader.rules.source.clone(),
             rules: reader.rules.specs(),
             baseline: baseline.map(|b| b.path.display().to_string()),
@@ -81,46 +138,108 @@ pub fn build(
     Ok((report, machines))
 }
 
-/// Judges every readable machine by the baseline; a failed check fails the machine.
+/// Every machine's status from the findings that blame it and its own failed checks about one
+/// client, which count unless a finding explains the path (the client, or the link, is to
+/// blame). A machine's own failures always stand: statuses only rise.
+fn account(
+    machines: &mut [Machine],
+    findings: &[Finding],
+    explained: &BTreeSet<(usize, usize, String)>,
+) {
+    let by_label: HashMap<String, usize> = machines
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.entry.label.clone(), i))
+        .collect();
+    for f in findings.iter().filter(|f| f.scope != Scope::Link) {
+        let Some(&i) = by_label.get(&f.machine) else {
+            continue;
+        };
+        let status = match (&f.inconclusive, f.severity) {
+            (Some(_), _) => MachineStatus::Inconclusive,
+            (None, Severity::Fail) => MachineStatus::Fail,
+            (None, Severity::Warn) => MachineStatus::Warn,
+        };
+        machines[i].entry.status = machines[i].entry.status.max(status);
+    }
+    let clients = compare::client_index(machines);
+    let paths: BTreeSet<(usize, usize)> = explained.iter().map(|(a, b, _)| (*a, *b)).collect();
+    for (i, machine) in machines.iter_mut().enumerate() {
+        let failed = std::mem::take(&mut machine.client_checks_failed);
+        for (client, check, message) in failed {
+            let explained = clients
+                .get(&client)
+                .is_some_and(|&c| paths.contains(&(i, c)));
+            if explained {
+                machine.entry.reasons.push(format!(
+                    "its own check {check} failed, explained by a finding about '{client}' or the \
+                     path to it"
+                ));
+            } else {
+                machine.raise(
+                    MachineStatus::Fail,
+                    format!("its own check {check} failed: {message}"),
+                );
+            }
+        }
+    }
+}
+
+/// Judges every machine with figures by the baseline; a failed check fails the machine, an
+/// inconclusive one makes it inconclusive.
 fn apply_baseline(machines: &mut [Machine], b: &BaselineRef) {
     let file = b.path.display().to_string();
     for m in machines.iter_mut().filter(|m| !m.figures.is_empty()) {
-        let checks = baseline::judge(
+        let mut checks = baseline::judge(
             &m.figures,
             m.entry.sku.as_ref(),
             &b.baseline,
             &b.rules,
             &file,
         );
+        for c in checks.iter_mut() {
+            let interfered = super::noise::section_of(&c.name).and_then(|s| m.interfered.get(&s));
+            if let (Some(why), Status::Warn | Status::Fail) = (interfered, c.status) {
+                c.message = format!(
+                    "inconclusive, measured under interference ({why}): {}",
+                    c.message
+                );
+                c.status = Status::Inconclusive;
+            }
+        }
         let worst = checks
             .iter()
             .map(|c| match c.status {
-                crate::wire::document::Status::Fail => MachineStatus::Fail,
-                crate::wire::document::Status::Warn => MachineStatus::Warn,
-                _ => MachineStatus::Ok,
+                Status::Fail => MachineStatus::Fail,
+                Status::Warn => MachineStatus::Warn,
+                Status::Inconclusive => MachineStatus::Inconclusive,
+                Status::Pass | Status::Skip => MachineStatus::Ok,
             })
             .max()
             .unwrap_or(MachineStatus::Ok);
-        if m.entry.status < MachineStatus::Failed {
-            m.entry.status = m.entry.status.max(worst);
-        }
+        m.entry.status = m.entry.status.max(worst);
         m.entry.baseline_checks = checks;
     }
 }
 
-/// Whether the report flags anything (`--strict` exits 3 then).
-pub fn anything_flagged(report: &FleetReport) -> bool {
-    !report.findings.is_empty()
-        || report
-            .machines
-            .iter()
-            .any(|m| m.status != MachineStatus::Ok)
+/// Whether the report holds a failure (`--strict` exits 3 then): a machine that fails, whose run
+/// failed or cannot be read, or a finding of severity fail that is not inconclusive. Warnings,
+/// machines alone and inconclusive ones are reported and do not fail the run.
+pub fn anything_failed(report: &FleetReport) -> bool {
+    report.machines.iter().any(|m| {
+        matches!(
+            m.status,
+            MachineStatus::Fail | MachineStatus::Failed | MachineStatus::Unreadable
+        )
+    }) || report
+        .findings
+        .iter()
+        .any(|f| f.severity == Severity::Fail && f.inconclusive.is_none())
 }
 
-/// `health_check baseline`: learns per-SKU expectations and writes them as YAML.
-pub fn learn(reader: &ReaderConfig) -> Result<(Baseline, Vec<Machine>), String> {
-    let files = read::expand(&reader.paths)?;
-    let mut machines = machine::machines_from(read::load_all(&files), reader.labels, false);
+/// `health_check baseline`: learns per-model expectations and writes them as YAML.
+pub fn learn(reader: &ReaderConfig) -> Result<(Baseline, Vec<Machine>), ReadError> {
+    let mut machines = read_machines(reader, false)?;
     let groups = compare::group(&mut machines);
     Ok((Baseline::learn(&machines, &groups, &reader.rules), machines))
 }

@@ -1,12 +1,16 @@
-//! From documents read to machines compared: a label, a model (SKU), the figures, and what the
-//! run itself said went wrong. The documents are dropped once their figures are taken, so memory
-//! grows with the figures, not with the documents.
+//! From documents read to machines judged: a label, an identity and model, the figures, and what
+//! the machine's own run says about it before any comparison: failed sections (it stays
+//! failed), its own failed checks, sections measured under interference, impossible figures.
+//! The documents are dropped once their figures are taken, so memory grows with the figures.
 
-use crate::wire::document::{Document, SectionOutcome, Status};
-use crate::wire::figures::{self, Figure};
+use super::checks::Thresholds;
+use super::noise;
+use crate::wire::document::{Document, Section, SectionOutcome, Status};
+use crate::wire::figures::{self, Extracted, Figure};
 use crate::wire::fleet::{DocumentKind, MachineEntry, MachineStatus, Sku};
+use crate::wire::identity::MachineIdentity;
 use crate::wire::read::{Content, EnvelopeMachine, Loaded};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// How machines are named in the report (`--label-from`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -31,7 +35,8 @@ impl LabelFrom {
     }
 }
 
-/// One machine: its report entry (status and findings still to come) and its figures.
+/// One machine: its report entry (status and findings still to come), its figures, and what
+/// its own document said about it.
 #[derive(Debug)]
 pub struct Machine {
     /// The report entry.
@@ -42,14 +47,72 @@ pub struct Machine {
     pub addresses: Vec<String>,
     /// The document, kept only when asked (the HTML report draws it).
     pub document: Option<Box<Document>>,
+    /// Sections measured under interference beyond the limits, and what interfered.
+    pub interfered: BTreeMap<Section, String>,
+    /// Its own failed checks about one client (`network.bandwidth:c3`): (client, check, message).
+    /// Blame may explain them by the client or the path; the rest fail the machine.
+    pub client_checks_failed: Vec<(String, String, String)>,
+}
+
+impl Machine {
+    /// Raises the machine's status to `status` (never lowers it) and records why.
+    pub fn raise(&mut self, status: MachineStatus, why: impl Into<String>) {
+        self.entry.status = self.entry.status.max(status);
+        self.entry.reasons.push(why.into());
+    }
+
+    /// A machine known only from others' measurements of it (no document of its own).
+    pub fn measured_only(label: &str) -> Machine {
+        Machine {
+            entry: entry(String::new(), DocumentKind::None),
+            figures: Vec::new(),
+            addresses: Vec::new(),
+            document: None,
+            interfered: BTreeMap::new(),
+            client_checks_failed: Vec::new(),
+        }
+        .labelled(label)
+    }
+
+    fn labelled(mut self, label: &str) -> Machine {
+        self.entry.label = label.to_string();
+        self.entry.hostname = Some(label.to_string());
+        self
+    }
+}
+
+fn entry(source: String, kind: DocumentKind) -> MachineEntry {
+    MachineEntry {
+        label: String::new(),
+        source,
+        hostname: None,
+        kind,
+        sku: None,
+        group: None,
+        status: MachineStatus::Ok,
+        reasons: Vec::new(),
+        figures: 0,
+        missing_figures: Vec::new(),
+        not_compared: Vec::new(),
+        checks_failed: Vec::new(),
+        baseline_checks: Vec::new(),
+        started_unix: None,
+        machine_id: None,
+        boot_id: None,
+    }
 }
 
 /// Turns read files into machines, labelled. `keep_documents` keeps our documents (for the HTML
-/// report); otherwise they are dropped after their figures are taken.
-pub fn machines_from(loaded: Vec<Loaded>, labels: LabelFrom, keep_documents: bool) -> Vec<Machine> {
+/// report); `t` holds the interference limits.
+pub fn machines_from(
+    loaded: Vec<Loaded>,
+    labels: LabelFrom,
+    keep_documents: bool,
+    t: &Thresholds,
+) -> Vec<Machine> {
     let mut machines: Vec<Machine> = loaded
         .into_iter()
-        .map(|l| machine_from(l, keep_documents))
+        .map(|l| machine_from(l, keep_documents, t))
         .collect();
     assign_labels(&mut machines, labels);
     machines
@@ -95,113 +158,171 @@ fn assign_labels(machines: &mut [Machine], how: LabelFrom) {
     }
 }
 
-fn machine_from(l: Loaded, keep_document: bool) -> Machine {
-    let source = l.path.display().to_string();
-    let envelope_sku = l.machine.as_ref().map(sku_of_envelope);
-    let envelope_host = l.machine.as_ref().and_then(|m| m.hostname.clone());
-    let mut entry = MachineEntry {
-        label: String::new(),
-        source,
-        hostname: envelope_host,
-        kind: DocumentKind::Unknown,
-        sku: envelope_sku,
-        group: None,
-        status: MachineStatus::Ok,
-        reasons: Vec::new(),
-        figures: 0,
-        missing_figures: Vec::new(),
-        checks_failed: Vec::new(),
-        baseline_checks: Vec::new(),
-        started_unix: l.timestamp,
+fn machine_from(l: Loaded, keep_document: bool, t: &Thresholds) -> Machine {
+    let mut m = Machine {
+        entry: entry(l.path.display().to_string(), DocumentKind::Unknown),
+        figures: Vec::new(),
+        addresses: Vec::new(),
+        document: None,
+        interfered: BTreeMap::new(),
+        client_checks_failed: Vec::new(),
     };
-    let (figures, addresses, document) = match l.content {
-        Err(why) => {
-            entry.status = MachineStatus::Unreadable;
-            entry.reasons.push(why);
-            (Vec::new(), Vec::new(), None)
-        }
+    m.entry.started_unix = l.timestamp;
+    let envelope = l.machine.as_ref().map(identity_of_envelope);
+    if let Some(id) = &envelope {
+        m.entry.hostname = id.hostname.clone();
+        m.entry.sku = Some(partial_sku(id));
+    }
+    match l.content {
+        Err(why) => m.raise(MachineStatus::Unreadable, why),
         Ok(Content::HostError(why)) => {
-            entry.status = MachineStatus::Failed;
-            entry.reasons.push(format!("no document: {why}"));
-            (Vec::new(), Vec::new(), None)
+            m.raise(MachineStatus::Failed, format!("no document: {why}"))
         }
-        Ok(Content::Upstream(m)) => {
-            entry.kind = DocumentKind::Dcperf;
-            (figures::of_upstream(&m), Vec::new(), None)
+        Ok(Content::Upstream(u)) => {
+            m.entry.kind = DocumentKind::Dcperf;
+            let mut got = figures::of_upstream(&u);
+            if let Some(id) = &envelope {
+                got.figures.splice(0..0, figures::of_identity(id).figures);
+            }
+            take(&mut m, got);
         }
         Ok(Content::Ours(doc)) => {
-            entry.kind = DocumentKind::HealthCheck;
-            let addresses = describe_ours(&doc, &mut entry);
-            let figures = figures::of_document(&doc);
-            (figures, addresses, keep_document.then_some(doc))
+            m.entry.kind = DocumentKind::HealthCheck;
+            let identity = identity_of_document(&doc).or(envelope);
+            describe_ours(&doc, identity.as_ref(), &mut m, t);
+            take(&mut m, figures::of_document_as(&doc, identity.as_ref()));
+            if keep_document {
+                m.document = Some(doc);
+            }
         }
-    };
-    entry.figures = figures.len();
-    if entry.kind != DocumentKind::Unknown
-        && figures.is_empty()
-        && entry.status < MachineStatus::Failed
-    {
-        entry.status = MachineStatus::Failed;
-        entry
-            .reasons
-            .push("the document holds no figure: the run measured nothing".into());
     }
-    Machine {
-        entry,
-        figures,
-        addresses,
-        document,
+    m
+}
+
+/// Takes a document's figures; an impossible value makes the whole document untrusted.
+fn take(m: &mut Machine, got: Extracted) {
+    if !got.rejected.is_empty() {
+        m.raise(
+            MachineStatus::Unreadable,
+            format!(
+                "impossible figures (negative or not finite): {}",
+                got.rejected.join("; ")
+            ),
+        );
+        return;
+    }
+    m.entry.figures = got.figures.len();
+    m.figures = got.figures;
+}
+
+/// The identity a document gives: `health_check.machine`, else (older documents) its system
+/// section's.
+fn identity_of_document(doc: &Document) -> Option<MachineIdentity> {
+    if let Some(id) = &doc.health_check.machine {
+        return Some(id.clone());
+    }
+    let sys = doc.system()?;
+    Some(MachineIdentity {
+        hostname: sys.hostname.clone(),
+        machine_id: None,
+        boot_id: None,
+        architecture: sys.architecture.clone(),
+        cpu_model: sys.cpu_model.clone(),
+        sockets: sys.sockets,
+        cores_per_socket: (sys.cores / sys.sockets.max(1)).max(1),
+        threads_per_core: sys.threads_per_core,
+        logical_cpus: sys.logical_cpus,
+        numa_nodes: sys.numa_nodes.len().max(1),
+        mem_total_kib: sys.mem_total_kib,
+    })
+}
+
+/// What benchpress's envelope says of the machine: model, CPUs and memory, no topology.
+fn identity_of_envelope(m: &EnvelopeMachine) -> MachineIdentity {
+    MachineIdentity {
+        hostname: m.hostname.clone(),
+        cpu_model: m.cpu_model.clone(),
+        architecture: m.cpu_architecture.clone().unwrap_or_default(),
+        logical_cpus: m
+            .num_logical_cpus
+            .as_deref()
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0),
+        mem_total_kib: m
+            .mem_total_kib
+            .as_deref()
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|n| n.parse::<u64>().ok()),
+        ..MachineIdentity::default()
     }
 }
 
-/// Fills the entry from one of our documents; returns the machine's addresses.
-fn describe_ours(doc: &Document, entry: &mut MachineEntry) -> Vec<String> {
-    entry.started_unix = Some(doc.health_check.started_unix);
+/// The model an envelope gives: the CPU model alone.
+fn partial_sku(id: &MachineIdentity) -> Sku {
+    Sku {
+        cpu_model: id.cpu_model.clone(),
+        ..Sku::default()
+    }
+}
+
+/// Fills the entry from one of our documents: identity, own sections, own checks, interference;
+/// returns nothing, records everything on `m`.
+fn describe_ours(
+    doc: &Document,
+    identity: Option<&MachineIdentity>,
+    m: &mut Machine,
+    t: &Thresholds,
+) {
+    m.entry.started_unix = Some(doc.health_check.started_unix);
+    if let Some(id) = identity {
+        m.entry.hostname = id.hostname.clone().or(m.entry.hostname.take());
+        m.entry.machine_id = id.machine_id.clone();
+        m.entry.boot_id = id.boot_id.clone();
+        // An envelope gives only the CPU model: a model needs the topology too.
+        m.entry.sku = Some(if id.sockets > 0 {
+            Sku::of_identity(id)
+        } else {
+            partial_sku(id)
+        });
+    }
     for (section, outcome) in &doc.health_check.sections.0 {
         match outcome {
             SectionOutcome::Failed(why) => {
-                entry.reasons.push(format!("{section} failed: {why}"));
-                entry.status = entry.status.max(MachineStatus::Warn);
+                m.raise(MachineStatus::Failed, format!("{section} failed: {why}"))
             }
             SectionOutcome::Interrupted => {
-                entry.reasons.push(format!("{section} was interrupted"));
-                entry.status = entry.status.max(MachineStatus::Warn);
+                m.raise(MachineStatus::Warn, format!("{section} was interrupted"))
             }
             SectionOutcome::Ok | SectionOutcome::Skipped(_) => {}
         }
     }
-    entry.checks_failed = doc
-        .checks
-        .iter()
-        .filter(|c| c.status == Status::Fail)
-        .map(|c| c.name.to_string())
-        .collect();
-    let Some(sys) = doc.system() else {
-        return Vec::new();
-    };
-    entry.hostname = sys.hostname.clone().or(entry.hostname.take());
-    entry.sku = Some(Sku::of_system(sys));
-    sys.nic_links
-        .iter()
-        .flat_map(|l| l.addresses.iter().cloned())
-        .collect()
-}
-
-fn sku_of_envelope(m: &EnvelopeMachine) -> Sku {
-    let kib = m
-        .mem_total_kib
-        .as_deref()
-        .and_then(|t| t.split_whitespace().next())
-        .and_then(|n| n.parse::<u64>().ok());
-    Sku {
-        cpu_model: m.cpu_model.clone(),
-        logical_cpus: m
-            .num_logical_cpus
-            .as_deref()
-            .and_then(|n| n.trim().parse().ok()),
-        sockets: None,
-        numa_nodes: None,
-        mem_gib: kib.map(|k| (k as f64 / (1 << 20) as f64).round() as u64),
+    for (section, i) in &doc.health_check.interference {
+        if let Some(why) = noise::interfered(i, t) {
+            m.entry
+                .reasons
+                .push(format!("{section} was measured under interference: {why}"));
+            m.interfered.insert(*section, why);
+        }
+    }
+    for c in doc.checks.iter().filter(|c| c.status == Status::Fail) {
+        m.entry.checks_failed.push(c.name.to_string());
+        match (&c.name.subject, c.name.section.as_str()) {
+            (Some(client), "network") => {
+                m.client_checks_failed
+                    .push((client.clone(), c.name.to_string(), c.message.clone()))
+            }
+            _ => m.raise(
+                MachineStatus::Fail,
+                format!("its own check {} failed: {}", c.name, c.message),
+            ),
+        }
+    }
+    if let Some(sys) = doc.system() {
+        m.addresses = sys
+            .nic_links
+            .iter()
+            .flat_map(|l| l.addresses.iter().cloned())
+            .collect();
     }
 }
 
@@ -210,26 +331,11 @@ mod tests {
     use super::*;
 
     fn machine(source: &str, host: Option<&str>) -> Machine {
-        Machine {
-            entry: MachineEntry {
-                label: String::new(),
-                source: source.into(),
-                hostname: host.map(str::to_string),
-                kind: DocumentKind::HealthCheck,
-                sku: None,
-                group: None,
-                status: MachineStatus::Ok,
-                reasons: vec![],
-                figures: 0,
-                missing_figures: vec![],
-                checks_failed: vec![],
-                baseline_checks: vec![],
-                started_unix: None,
-            },
-            figures: vec![],
-            addresses: vec![],
-            document: None,
-        }
+        let mut m = Machine::measured_only("x");
+        m.entry.source = source.into();
+        m.entry.hostname = host.map(str::to_string);
+        m.entry.kind = DocumentKind::HealthCheck;
+        m
     }
 
     #[test]
@@ -248,18 +354,19 @@ mod tests {
     }
 
     #[test]
-    fn the_envelope_gives_a_partial_sku() {
-        let sku = sku_of_envelope(&EnvelopeMachine {
+    fn the_envelope_gives_the_cpu_model_and_the_machines_figures() {
+        let id = identity_of_envelope(&EnvelopeMachine {
             cpu_model: Some("AMD EPYC".into()),
             num_logical_cpus: Some("2".into()),
             mem_total_kib: Some("24684096 KiB".into()),
             ..Default::default()
         });
-        assert_eq!(sku.logical_cpus, Some(2));
-        assert_eq!(sku.mem_gib, Some(24));
-        assert_eq!(sku.sockets, None);
+        assert_eq!((id.logical_cpus, id.mem_total_kib), (2, Some(24_684_096)));
+        let sku = partial_sku(&id);
+        assert!(!sku.complete());
         let full = Sku {
             sockets: Some(1),
+            cores_per_socket: Some(2),
             numa_nodes: Some(1),
             ..sku.clone()
         };

@@ -6,8 +6,12 @@
 //! May import: the leaves, the measurement modules' plain types, and the wire. Nothing above.
 
 pub mod baseline;
+pub mod blame;
 pub mod checks;
 pub mod compare;
 pub mod fleet;
 pub mod machine;
+pub mod noise;
+pub mod reference;
 pub mod rules;
+pub mod yaml_guard;

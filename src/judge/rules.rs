@@ -3,6 +3,7 @@
 //! (the first match wins). Built-in defaults are compiled in; `compare --print-rules` prints them
 //! as a file to start from, and `--rules FILE` replaces them.
 
+pub use super::yaml_guard::read_yaml_text;
 use crate::wire::figures::Direction;
 pub use crate::wire::rule::{RuleSpec, Severity};
 use regex::Regex;
@@ -62,6 +63,14 @@ pub const DEFAULT_RULES: &str = r#"# health_check compare/baseline rules. Each f
 # With 5 or more machines in a group, a figure is flagged only when it is also an outlier
 # (robust z-score beyond 3.5); with fewer, the tolerance alone decides.
 rules:
+  - metrics: '^machine\.mem_total_gib$'
+    tolerance_pct: 1
+    severity: fail
+    min_difference: 0.25
+  - metrics: '^machine\.logical_cpus$'
+    tolerance_pct: 0
+    severity: fail
+    min_difference: 0.5
   - metrics: '^memory\.idle_latency\.'
     tolerance_pct: 10
     severity: fail
@@ -121,9 +130,9 @@ impl Rules {
 
     /// Reads a rules file.
     pub fn from_file(path: &Path) -> Result<Rules, RulesError> {
-        let text = std::fs::read_to_string(path).map_err(|e| RulesError {
+        let text = read_yaml_text(path).map_err(|message| RulesError {
             place: format!("'{}'", path.display()),
-            message: format!("cannot read it: {e}"),
+            message,
         })?;
         Rules::parse(&text, &path.display().to_string())
     }

@@ -3,9 +3,9 @@
 //! a passing testcase with the message in `<system-out>`. For a fleet report, one testsuite per
 //! machine: its status, each finding, and each baseline check.
 
-use crate::judge::rules::Severity;
 use crate::wire::document::{Check, Document, SectionOutcome, Status, word};
 use crate::wire::fleet::{FleetReport, MachineStatus};
+use crate::wire::rule::Severity;
 use std::fmt::Write as _;
 
 /// Escapes text for XML 1.0 attributes and text: markup characters become entities and
@@ -47,11 +47,12 @@ fn case_of_check(suite: &str, c: &Check) -> Case {
         name: c.name.to_string(),
         outcome: match c.status {
             Status::Fail => CaseOutcome::Failure,
-            Status::Skip => CaseOutcome::Skipped,
+            Status::Skip | Status::Inconclusive => CaseOutcome::Skipped,
             Status::Pass | Status::Warn => CaseOutcome::Pass,
         },
         message: match c.status {
             Status::Warn => format!("WARN: {}", c.message),
+            Status::Inconclusive => format!("INCONCLUSIVE: {}", c.message),
             _ => c.message.clone(),
         },
     }
@@ -171,7 +172,10 @@ pub fn fleet(r: &FleetReport) -> String {
             name: "fleet.status".into(),
             outcome: match m.status {
                 MachineStatus::Ok | MachineStatus::Warn => CaseOutcome::Pass,
-                _ => CaseOutcome::Failure,
+                MachineStatus::Alone | MachineStatus::Inconclusive => CaseOutcome::Skipped,
+                MachineStatus::Fail | MachineStatus::Failed | MachineStatus::Unreadable => {
+                    CaseOutcome::Failure
+                }
             },
             message: if m.reasons.is_empty() {
                 m.status.as_str().to_string()
@@ -179,15 +183,34 @@ pub fn fleet(r: &FleetReport) -> String {
                 format!("{}: {}", m.status.as_str(), m.reasons.join("; "))
             },
         }];
-        for finding in r.findings.iter().filter(|x| x.machine == m.label) {
+        // A link finding is listed under both its ends: it fails neither, so it never fails.
+        let own = |x: &&crate::wire::fleet::Finding| {
+            x.machine == m.label || x.link.as_ref().is_some_and(|l| l.contains(&m.label))
+        };
+        for finding in r.findings.iter().filter(own) {
+            let link = finding.link.is_some();
             cases.push(Case {
                 class: "fleet.findings".into(),
                 name: format!("compare.{}", finding.figure),
-                outcome: match finding.severity {
-                    Severity::Fail => CaseOutcome::Failure,
-                    Severity::Warn => CaseOutcome::Pass,
+                outcome: match (&finding.inconclusive, finding.severity) {
+                    (Some(_), _) => CaseOutcome::Skipped,
+                    (None, Severity::Fail) if !link => CaseOutcome::Failure,
+                    _ => CaseOutcome::Pass,
                 },
-                message: finding.message.clone(),
+                message: match (&finding.inconclusive, finding.severity) {
+                    (Some(_), _) => format!("INCONCLUSIVE: {}", finding.message),
+                    (None, Severity::Warn) => format!("WARN: {}", finding.message),
+                    (None, Severity::Fail) if link => format!("LINK: {}", finding.message),
+                    _ => finding.message.clone(),
+                },
+            });
+        }
+        for figure in &m.missing_figures {
+            cases.push(Case {
+                class: "fleet.missing".into(),
+                name: format!("missing.{figure}"),
+                outcome: CaseOutcome::Skipped,
+                message: format!("its model's other machines have {figure}; it does not"),
             });
         }
         cases.extend(m.baseline_checks.iter().map(|c| case_of_check("fleet", c)));

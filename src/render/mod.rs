@@ -12,6 +12,7 @@ pub mod junit;
 pub mod progress;
 pub mod prometheus;
 pub mod summary;
+pub mod text;
 
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -98,8 +99,10 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), OutputError> {
         path: path.display().to_string(),
         why,
     };
-    // What the path names once symlinks are followed: a symlink to a regular file is replaced,
-    // a symlink to a device or FIFO (/dev/stdout) is written through like the device itself.
+    // What the path names once symlinks are followed: a symlink to a regular file is replaced;
+    // a device or FIFO is written into only when named itself (a planted symlink to a device
+    // must not make root write into it).
+    let through_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     match std::fs::metadata(path) {
         Ok(meta) => {
             let kind = meta.file_type();
@@ -115,18 +118,35 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), OutputError> {
                 return Err(refused("is a socket: give a file name"));
             }
             if kind.is_fifo() || kind.is_char_device() {
+                if through_link && !is_standard_stream(path) {
+                    return Err(refused(
+                        "is a symbolic link to a device or FIFO: name the device itself",
+                    ));
+                }
                 return write_in_place(path, text);
             }
-            // A regular file keeps its mode; a symlink is replaced, so the umask decides.
-            let own = std::fs::symlink_metadata(path)
-                .ok()
-                .filter(|m| m.file_type().is_file())
-                .map(|m| m.permissions());
-            replace(path, text, own)
+            // A regular file of ours keeps its mode (less set-id bits and world write); one
+            // another user planted, or a symlink, gets the umask's.
+            let own = std::fs::symlink_metadata(path).ok().filter(|m| {
+                use std::os::unix::fs::MetadataExt;
+                m.file_type().is_file() && m.uid() == crate::os::euid()
+            });
+            replace(
+                path,
+                text,
+                own.map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o775),
+            )
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => replace(path, text, None),
         Err(e) => Err(io_error(path, "cannot look at it")(e)),
     }
+}
+
+/// `/dev/stdout`, `/dev/stderr` and `/dev/fd/N`: symlinks by nature, naming our own streams.
+fn is_standard_stream(path: &Path) -> bool {
+    path.starts_with("/dev/fd")
+        || path == Path::new("/dev/stdout")
+        || path == Path::new("/dev/stderr")
 }
 
 /// Writes into a FIFO or character device as it is.
@@ -151,7 +171,7 @@ fn write_in_place(path: &Path, text: &str) -> Result<(), OutputError> {
 }
 
 /// Replaces a regular file (or creates it) through a temporary file and a rename.
-fn replace(path: &Path, text: &str, old: Option<std::fs::Permissions>) -> Result<(), OutputError> {
+fn replace(path: &Path, text: &str, old_mode: Option<u32>) -> Result<(), OutputError> {
     use std::os::unix::fs::PermissionsExt;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -170,7 +190,7 @@ fn replace(path: &Path, text: &str, old: Option<std::fs::Permissions>) -> Result
         .and_then(|()| tmp.write_all(b"\n"))
         .and_then(|()| tmp.as_file().sync_all())
         .map_err(io_error(path, "cannot write the temporary file"))?;
-    let mode = old.map_or_else(|| 0o666 & !crate::os::umask(), |p| p.mode() & 0o7777);
+    let mode = old_mode.unwrap_or_else(|| 0o666 & !crate::os::umask());
     tmp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(mode))
         .map_err(io_error(path, "cannot set its mode"))?;

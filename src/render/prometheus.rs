@@ -4,7 +4,6 @@
 //! time and duration. With `--output` the file is written atomically, so the collector never reads
 //! half of it.
 
-use crate::judge::rules::Severity;
 use crate::wire::document::{Document, SectionOutcome, Status, word};
 use crate::wire::figures::{self, FAMILIES, Figure};
 use crate::wire::fleet::{FleetReport, MachineStatus};
@@ -48,21 +47,31 @@ fn number(v: f64) -> String {
 }
 
 /// Metrics gathered by name, so each family's HELP and TYPE come once, before its samples.
+/// A series whose labels repeat (a document naming two checks alike) gets a `duplicate` label,
+/// so no series is written twice (node_exporter would drop the whole file).
 #[derive(Default)]
 struct Exposition {
     families: BTreeMap<String, (String, Vec<String>)>,
+    seen: std::collections::HashMap<String, usize>,
 }
 
 impl Exposition {
     fn gauge(&mut self, name: &str, help: &str, label_pairs: &[(&str, &str)], value: f64) {
         let full = format!("{PREFIX}{name}");
+        let mut series = format!("{full}{}", labels(label_pairs));
+        let n = self.seen.entry(series.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            let mut pairs = label_pairs.to_vec();
+            let count = n.to_string();
+            pairs.push(("duplicate", &count));
+            series = format!("{full}{}", labels(&pairs));
+        }
         let entry = self
             .families
-            .entry(full.clone())
+            .entry(full)
             .or_insert_with(|| (help.to_string(), Vec::new()));
-        entry
-            .1
-            .push(format!("{full}{} {}", labels(label_pairs), number(value)));
+        entry.1.push(format!("{series} {}", number(value)));
     }
 
     fn text(self) -> String {
@@ -81,6 +90,20 @@ impl Exposition {
         }
         out
     }
+}
+
+/// One figure as a gauge in its base unit, with `extra` labels first.
+fn figure_gauge(e: &mut Exposition, f: &Figure, extra: &[(&str, &str)]) {
+    let owned = figure_labels(f);
+    let mut pairs: Vec<(&str, &str)> = extra.to_vec();
+    pairs.extend(owned.iter().map(|(k, v)| (*k, v.as_str())));
+    let help = format!("{} ({})", f.family.help, f.family.unit_note());
+    e.gauge(
+        f.family.prometheus,
+        &help,
+        &pairs,
+        f.value * f.family.prometheus_scale,
+    );
 }
 
 /// A figure's labels for Prometheus: node labels without the `Node-` prefix.
@@ -106,6 +129,7 @@ fn status_value(s: Status) -> f64 {
         Status::Warn => 1.0,
         Status::Fail => 2.0,
         Status::Skip => 3.0,
+        Status::Inconclusive => 4.0,
     }
 }
 
@@ -154,7 +178,7 @@ pub fn document(doc: &Document) -> String {
     for c in &doc.checks {
         e.gauge(
             "check_status",
-            "each check's verdict: 0 pass, 1 warn, 2 fail, 3 skip",
+            "each check's verdict: 0 pass, 1 warn, 2 fail, 3 skip, 4 inconclusive",
             &[
                 ("check", &c.name.to_string()),
                 ("status", c.status.as_str()),
@@ -162,10 +186,8 @@ pub fn document(doc: &Document) -> String {
             status_value(c.status),
         );
     }
-    for f in figures::of_document(doc) {
-        let owned = figure_labels(&f);
-        let pairs: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        e.gauge(f.family.prometheus, f.family.help, &pairs, f.value);
+    for f in figures::of_document(doc).figures {
+        figure_gauge(&mut e, &f, &[]);
     }
     e.text()
 }
@@ -179,7 +201,8 @@ fn outcome_word(o: &SectionOutcome) -> &'static str {
     }
 }
 
-/// A fleet report as Prometheus text: each machine's status and findings.
+/// A fleet report as Prometheus text: each machine's status, its missing and not-compared
+/// figures, and each finding.
 pub fn fleet(r: &FleetReport) -> String {
     let mut e = Exposition::default();
     e.gauge(
@@ -189,34 +212,44 @@ pub fn fleet(r: &FleetReport) -> String {
         r.fleet_report.generated_unix as f64,
     );
     for m in &r.machines {
-        let status = match m.status {
-            MachineStatus::Ok => 0.0,
-            MachineStatus::Warn => 1.0,
-            MachineStatus::Fail => 2.0,
-            MachineStatus::Failed => 3.0,
-            MachineStatus::Unreadable => 4.0,
-        };
+        let code = MachineStatus::ALL
+            .iter()
+            .position(|s| *s == m.status)
+            .unwrap_or_default();
         e.gauge(
             "fleet_machine_status",
-            "each machine's verdict: 0 ok, 1 warn, 2 fail, 3 failed run, 4 unreadable",
+            "each machine's verdict: 0 ok, 1 alone, 2 inconclusive, 3 warn, 4 fail, 5 failed run, \
+             6 unreadable",
             &[("machine", &m.label), ("status", m.status.as_str())],
-            status,
+            code as f64,
+        );
+        e.gauge(
+            "fleet_machine_missing_figures",
+            "figures the machine's model group has and it lacks",
+            &[("machine", &m.label)],
+            m.missing_figures.len() as f64,
+        );
+        e.gauge(
+            "fleet_machine_not_compared_figures",
+            "figures of the machine measured otherwise than its group's, so not compared",
+            &[("machine", &m.label)],
+            m.not_compared.len() as f64,
         );
     }
     for f in &r.findings {
-        let severity = match f.severity {
-            Severity::Fail => "fail",
-            Severity::Warn => "warn",
-        };
+        let scope = word(&f.scope);
+        let inconclusive = if f.inconclusive.is_some() { "1" } else { "0" };
         e.gauge(
-            "fleet_finding_deviation_percent",
-            "how far a flagged figure is from its group's median, %",
+            "fleet_finding_deviation_ratio",
+            "how far a flagged figure is from its group's median, as a share of the median",
             &[
                 ("machine", &f.machine),
                 ("figure", &f.figure),
-                ("severity", severity),
+                ("scope", &scope),
+                ("severity", f.severity.as_str()),
+                ("inconclusive", inconclusive),
             ],
-            f.deviation_pct.unwrap_or(f64::NAN),
+            f.deviation_pct.map_or(f64::NAN, |d| d / 100.0),
         );
     }
     e.text()
@@ -236,7 +269,9 @@ pub fn metric_names() -> Vec<String> {
         "check_status",
         "fleet_report_timestamp_seconds",
         "fleet_machine_status",
-        "fleet_finding_deviation_percent",
+        "fleet_machine_missing_figures",
+        "fleet_machine_not_compared_figures",
+        "fleet_finding_deviation_ratio",
     ] {
         names.push(format!("{PREFIX}{n}"));
     }
@@ -248,24 +283,48 @@ mod tests {
     use super::*;
 
     #[test]
-    fn label_values_are_escaped_and_nodes_are_numbers() {
+    fn label_values_are_escaped_nodes_are_numbers_and_units_are_base_units() {
         assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
         let f = Figure {
             family: &figures::IDLE_LATENCY,
             labels: vec!["FullRandom".into(), "Node-0".into(), "Node-3".into()],
             value: 120.5,
+            basis: std::sync::Arc::from("profile=standard"),
         };
         let mut e = Exposition::default();
-        let owned = figure_labels(&f);
-        let pairs: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        e.gauge(f.family.prometheus, f.family.help, &pairs, f.value);
+        figure_gauge(&mut e, &f, &[]);
+        let text = e.text();
+        let series = "health_check_memory_idle_latency_seconds{pattern=\"FullRandom\",cpu_node=\"0\",mem_node=\"3\"} ";
+        let value: f64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix(series))
+            .unwrap_or_else(|| panic!("{text}"))
+            .parse()
+            .unwrap();
+        assert!((value - 120.5e-9).abs() < 1e-15, "{value}");
+        assert!(text.starts_with("# HELP health_check_memory_idle_latency_seconds "));
+        for f in FAMILIES {
+            for bad in [
+                "_ns", "_ms", "_us", "_mb_s", "_gbps", "_mibps", "_percent", "_pct",
+            ] {
+                assert!(!f.prometheus.ends_with(bad), "{}", f.prometheus);
+            }
+        }
+    }
+
+    #[test]
+    fn a_repeated_series_is_told_apart() {
+        let mut e = Exposition::default();
+        e.gauge("check_status", "h", &[("check", "a")], 0.0);
+        e.gauge("check_status", "h", &[("check", "a")], 2.0);
         let text = e.text();
         assert!(
-            text.contains(
-                "health_check_memory_idle_latency_ns{pattern=\"FullRandom\",cpu_node=\"0\",mem_node=\"3\"} 120.5"
-            ),
+            text.contains("health_check_check_status{check=\"a\"} 0\n"),
             "{text}"
         );
-        assert!(text.starts_with("# HELP health_check_memory_idle_latency_ns "));
+        assert!(
+            text.contains("health_check_check_status{check=\"a\",duplicate=\"2\"} 2\n"),
+            "{text}"
+        );
     }
 }

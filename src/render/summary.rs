@@ -21,6 +21,7 @@ fn paint(word: &str, status: Status, color: bool) -> String {
         Status::Warn => "33",
         Status::Fail => "31",
         Status::Skip => "2",
+        Status::Inconclusive => "36",
     };
     format!("\u{1b}[{code}m{word}\u{1b}[0m")
 }

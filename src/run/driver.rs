@@ -5,17 +5,21 @@
 use super::{Outcome, RunInfoBuilder};
 use crate::config::{Config, Section};
 use crate::judge::checks;
+use crate::judge::noise;
 use crate::os;
 use crate::render::progress::Progress;
 use crate::sched::sleepbench;
 use crate::system::SystemInfo;
+use crate::system::source::HostFs;
 use crate::wire::document::{Document, NotMeasured, Part, SectionOutcome, SleepBench};
+use crate::wire::identity::InterferenceEntry;
 use crate::wire::memory::MemoryPart;
 use crate::wire::network::{
     aggregate_entry, bandwidth_entries, bandwidth_error_entry, ping_entries, ping_error_entry,
 };
 use crate::wire::storage::StoragePart;
 use crate::wire::system::SystemPart;
+use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
@@ -37,7 +41,8 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
         crate::system::collect_host()
     };
     let mut doc = Document::default();
-    let mut outcomes = run_plan(config, &system, &mut doc);
+    let mut interference = BTreeMap::new();
+    let mut outcomes = run_plan(config, &system, &mut doc, &mut interference);
     outcomes.extend(
         config
             .excluded
@@ -56,19 +61,26 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
         sys.during_run = Some((&deltas).into());
     }
     doc.add_dcperf_names(&system.architecture);
+    let interrupted = os::interrupted();
+    doc.health_check = clock.finish(config, outcomes, options_from_env, interrupted, &system);
+    doc.health_check.interference = interference;
     doc.checks = checks::evaluate(&doc, &config.thresholds);
     if let Some(b) = &config.baseline {
         let sku = crate::wire::fleet::Sku::of_system(&SystemPart::from(&system));
-        doc.checks.extend(crate::judge::baseline::judge(
-            &crate::wire::figures::of_document(&doc),
+        let mut judged = crate::judge::baseline::judge(
+            &crate::wire::figures::of_document(&doc).figures,
             Some(&sku),
             &b.baseline,
             &b.rules,
             &b.path.display().to_string(),
-        ));
+        );
+        noise::mark_inconclusive(
+            &mut judged,
+            &doc.health_check.interference,
+            &config.thresholds,
+        );
+        doc.checks.extend(judged);
     }
-    let interrupted = os::interrupted();
-    doc.health_check = clock.finish(config, outcomes, options_from_env, interrupted);
     Outcome {
         doc,
         system,
@@ -76,12 +88,22 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
     }
 }
 
-/// Runs each planned section in order; after a stop request the rest are skipped.
+/// Runs each planned section in order, recording what interfered in each one's window; after a
+/// stop request the rest are skipped. A section measured under interference beyond the limits
+/// runs again, up to `--retry-inconclusive` times.
 fn run_plan(
     config: &Config,
     system: &SystemInfo,
     doc: &mut Document,
+    interference: &mut BTreeMap<Section, InterferenceEntry>,
 ) -> Vec<(Section, SectionOutcome)> {
+    let cpus: Vec<(usize, usize)> = system
+        .topology
+        .cpus
+        .iter()
+        .map(|c| (c.id, c.package))
+        .collect();
+    let window = || crate::system::interference::snapshot(&HostFs, &cpus);
     let mut outcomes = Vec::new();
     for &section in &config.plan {
         if os::interrupted().is_some() {
@@ -89,7 +111,35 @@ fn run_plan(
             mark_not_measured(doc, section, NotMeasured::skipped("interrupted"), config);
             continue;
         }
-        outcomes.push((section, run_step(section, config, system, doc)));
+        let mut attempt = 0;
+        loop {
+            let before = window();
+            let outcome = run_step(section, config, system, doc);
+            let during =
+                InterferenceEntry::from(&crate::system::interference::between(&before, &window()));
+            let why = noise::interfered(&during, &config.thresholds);
+            if section != Section::System {
+                interference.insert(section, during);
+            }
+            let again = section != Section::System
+                && attempt < config.retry_inconclusive
+                && outcome == SectionOutcome::Ok
+                && os::interrupted().is_none();
+            match why {
+                Some(why) if again => {
+                    attempt += 1;
+                    eprintln!(
+                        "health_check: {section} measured under interference ({why}); measuring \
+                         it again ({attempt} of {})",
+                        config.retry_inconclusive
+                    );
+                }
+                _ => {
+                    outcomes.push((section, outcome));
+                    break;
+                }
+            }
+        }
     }
     outcomes
 }

@@ -15,7 +15,9 @@ use crate::render::export::{self, Exporter, Format};
 use crate::render::{self, envelope, summary};
 use crate::system::SystemInfo;
 use crate::wire::document::{Document, RunInfo, SectionOutcome, SectionStatuses, SignalName};
+use crate::wire::identity::MachineIdentity;
 pub use exit::Exit;
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -53,13 +55,14 @@ impl RunInfoBuilder {
         self.started.elapsed().as_secs_f64()
     }
 
-    /// The record, as of now.
+    /// The record, as of now, of a run on the machine `system` describes.
     pub fn finish(
         &self,
         config: &Config,
         sections: Vec<(Section, SectionOutcome)>,
         options_from_env: Option<String>,
         interrupted: Option<Interrupt>,
+        system: &SystemInfo,
     ) -> RunInfo {
         RunInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -74,6 +77,11 @@ impl RunInfoBuilder {
                 Interrupt::Int => SignalName::Sigint,
                 Interrupt::Term => SignalName::Sigterm,
             }),
+            machine: Some(MachineIdentity::from(&crate::system::identity::identity(
+                &crate::system::source::HostFs,
+                system,
+            ))),
+            interference: BTreeMap::new(),
         }
     }
 }

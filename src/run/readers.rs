@@ -19,18 +19,25 @@ pub fn compare(config: &Config, reader: &ReaderConfig) -> Exit {
     }
     let (fleet_report, _) = match judge::fleet::build(reader, config.baseline.as_ref(), false) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("health_check: error: {e}");
-            return Exit::Usage;
-        }
+        Err(e) => return read_failed(&e),
     };
     let out = exporter(config.format);
     let exit = export(config, &|pretty| out.fleet(&fleet_report, pretty));
     eprint!("{}", fleet_table::summary(&fleet_report));
-    if exit == Exit::Ok && config.strict && judge::fleet::anything_flagged(&fleet_report) {
+    if exit == Exit::Ok && config.strict && judge::fleet::anything_failed(&fleet_report) {
         return Exit::ChecksFailed;
     }
     exit
+}
+
+/// Says why nothing could be judged: a path that cannot be read is a usage error, inputs that
+/// hold no document leave nothing written.
+fn read_failed(e: &judge::fleet::ReadError) -> Exit {
+    eprintln!("health_check: error: {e}");
+    match e {
+        judge::fleet::ReadError::Path(_) => Exit::Usage,
+        judge::fleet::ReadError::Empty(_) => Exit::NotWritten,
+    }
 }
 
 /// The rules in force as a YAML file: the built-in text (with its comments), or the file's.
@@ -54,10 +61,7 @@ pub fn report(config: &Config, reader: &ReaderConfig, html: Option<&std::path::P
     let (fleet_report, machines) = match judge::fleet::build(reader, config.baseline.as_ref(), true)
     {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("health_check: error: {e}");
-            return Exit::Usage;
-        }
+        Err(e) => return read_failed(&e),
     };
     let single = match machines.as_slice() {
         [one] => one
@@ -138,27 +142,58 @@ pub fn merge(config: &Config, paths: &[std::path::PathBuf]) -> Exit {
             return Exit::Usage;
         }
     };
+    let mut merged = merged;
+    if let Some(b) = &config.baseline {
+        add_baseline_checks(&mut merged, b, &config.thresholds);
+    }
     let json = exporter(Format::Json);
     export(config, &|pretty| json.document(&merged, pretty))
+}
+
+/// Judges a merged document by the baseline too, as a run with `--baseline` would have.
+fn add_baseline_checks(
+    doc: &mut crate::wire::document::Document,
+    b: &judge::fleet::BaselineRef,
+    t: &judge::checks::Thresholds,
+) {
+    let sku = doc
+        .health_check
+        .machine
+        .as_ref()
+        .map(crate::wire::fleet::Sku::of_identity)
+        .or_else(|| doc.system().map(crate::wire::fleet::Sku::of_system));
+    doc.checks.retain(|c| c.name.section != "baseline");
+    let mut judged = judge::baseline::judge(
+        &crate::wire::figures::of_document(doc).figures,
+        sku.as_ref(),
+        &b.baseline,
+        &b.rules,
+        &b.path.display().to_string(),
+    );
+    judge::noise::mark_inconclusive(&mut judged, &doc.health_check.interference, t);
+    doc.checks.extend(judged);
 }
 
 /// `health_check baseline`: written, not written, or an input that cannot be read (usage).
 pub fn baseline(config: &Config, reader: &ReaderConfig) -> Exit {
     let (learned, machines) = match judge::fleet::learn(reader) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("health_check: error: {e}");
-            return Exit::Usage;
-        }
+        Err(e) => return read_failed(&e),
     };
     let Some(path) = &config.output else {
         eprintln!("health_check: error: say where to write the baseline: -o baseline.yaml");
         return Exit::Usage;
     };
-    let used = machines.iter().filter(|m| !m.figures.is_empty()).count();
+    let used = machines.iter().filter(|m| m.entry.group.is_some()).count();
     if used == 0 {
+        let why = if machines.iter().all(|m| m.figures.is_empty()) {
+            "holds a figure to learn from"
+        } else {
+            "says what machine it is (runs of health_check 0.1 write health_check.machine; \
+             older ones need their system section): a baseline is per model"
+        };
         eprintln!(
-            "health_check: error: none of the {} input(s) holds a figure to learn from",
+            "health_check: error: none of the {} input(s) {why}",
             machines.len()
         );
         return Exit::NotWritten;
@@ -177,11 +212,13 @@ pub fn baseline(config: &Config, reader: &ReaderConfig) -> Exit {
         eprintln!("health_check: error: {e:#}");
         return Exit::NotWritten;
     }
-    for m in machines.iter().filter(|m| m.figures.is_empty()) {
+    for m in machines.iter().filter(|m| m.entry.group.is_none()) {
         eprintln!(
             "health_check: note: {} was not used: {}",
-            m.entry.label,
-            m.entry.reasons.first().map_or("no figures", String::as_str)
+            crate::render::text::terminal_safe(&m.entry.label),
+            crate::render::text::terminal_safe(
+                m.entry.reasons.first().map_or("no figures", String::as_str)
+            )
         );
     }
     eprintln!(

@@ -210,14 +210,15 @@ fn finish(
     started: RunInfoBuilder,
     options_from_env: Option<String>,
 ) -> Exit {
+    let system = crate::system::collect_host();
     let doc = Document {
         responder: Some(report),
-        health_check: started.finish(config, Vec::new(), options_from_env, None),
+        health_check: started.finish(config, Vec::new(), options_from_env, None, &system),
         ..Document::default()
     };
     let outcome = Outcome {
         doc,
-        system: crate::system::collect_host(),
+        system,
         interrupted: None,
     };
     super::deliver(config, &outcome)

@@ -2,7 +2,8 @@
 //! memory limit, MemAvailable overstates what we can allocate: going past the limit gets the
 //! run OOM-killed. Each level from our cgroup up to the hierarchy's root may set a limit, so the
 //! headroom is the smallest (limit - usage) along the way, in cgroup v2 (`memory.max`,
-//! `memory.current`) or v1 (`memory.limit_in_bytes`, `memory.usage_in_bytes`).
+//! `memory.current`) or v1 (`memory.limit_in_bytes`, `memory.usage_in_bytes`). The same walk up
+//! the hierarchy tells how long a CPU quota held the process back (`cpu.stat`).
 
 use super::mounts::{Mount, parse_mountinfo};
 use super::source::Source;
@@ -11,32 +12,86 @@ use std::path::{Path, PathBuf};
 /// v1 reports "no limit" as a huge page-rounded number near i64::MAX.
 const V1_UNLIMITED: u64 = 1 << 62;
 
-/// Bytes the cgroup hierarchy still lets this process allocate; `None` when no level sets a limit
-/// (or cgroups cannot be read).
-pub fn memory_headroom(src: &dyn Source) -> Option<u64> {
-    let membership = src.read("/proc/self/cgroup")?;
-    let mounts = parse_mountinfo(&src.read("/proc/self/mountinfo")?);
+/// Our cgroup in each hierarchy that has `v1_controller` (or the unified one): the directories
+/// from our own up to the hierarchy's top, and whether it is the unified (v2) hierarchy.
+fn hierarchies(src: &dyn Source, v1_controller: &str) -> Vec<(Vec<PathBuf>, bool)> {
+    let Some(membership) = src.read("/proc/self/cgroup") else {
+        return Vec::new();
+    };
+    let mounts = src
+        .read("/proc/self/mountinfo")
+        .map(|t| parse_mountinfo(&t))
+        .unwrap_or_default();
     membership
         .lines()
         .filter_map(|line| {
             let mut parts = line.splitn(3, ':');
             let (id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
             let unified = id == "0" && controllers.is_empty();
-            let v1_memory = controllers.split(',').any(|c| c == "memory");
+            let v1 = controllers.split(',').any(|c| c == v1_controller);
             let mount = mounts.iter().find(|m| {
                 (unified && m.fstype == "cgroup2")
-                    || (v1_memory
+                    || (v1
                         && m.fstype == "cgroup"
-                        && m.options.split(',').any(|o| o == "memory"))
+                        && m.options.split(',').any(|o| o == v1_controller))
             })?;
-            let files = if unified {
+            let own = own_dir(mount, path);
+            let levels = own
+                .ancestors()
+                .take_while(|d| d.starts_with(&mount.mount_point))
+                .map(Path::to_path_buf)
+                .collect();
+            Some((levels, unified))
+        })
+        .collect()
+}
+
+fn number(src: &dyn Source, dir: &Path, file: &str) -> Option<u64> {
+    src.read(dir.join(file).to_str()?)?.trim().parse().ok()
+}
+
+/// Bytes the cgroup hierarchy still lets this process allocate; `None` when no level sets a limit
+/// (or cgroups cannot be read).
+pub fn memory_headroom(src: &dyn Source) -> Option<u64> {
+    hierarchies(src, "memory")
+        .into_iter()
+        .filter_map(|(levels, unified)| {
+            let (limit_file, usage_file) = if unified {
                 ("memory.max", "memory.current")
             } else {
                 ("memory.limit_in_bytes", "memory.usage_in_bytes")
             };
-            smallest_headroom(src, &own_dir(mount, path), &mount.mount_point, files)
+            levels
+                .iter()
+                .filter_map(|d| {
+                    let limit = number(src, d, limit_file).filter(|&l| l < V1_UNLIMITED)?;
+                    Some(limit.saturating_sub(number(src, d, usage_file).unwrap_or(0)))
+                })
+                .min()
         })
         .min()
+}
+
+/// Microseconds our cgroup has been held back by a CPU quota since it was made: the most any
+/// level from ours up reports (`throttled_usec` of v2's `cpu.stat`, `throttled_time` ns of v1's),
+/// since a quota set on a parent throttles us there. `None` when no level can be read.
+pub fn cpu_throttled_us(src: &dyn Source) -> Option<u64> {
+    hierarchies(src, "cpu")
+        .into_iter()
+        .flat_map(|(levels, unified)| {
+            levels.into_iter().filter_map(move |d| {
+                let text = src.read(d.join("cpu.stat").to_str()?)?;
+                let (key, per_us) = if unified {
+                    ("throttled_usec", 1)
+                } else {
+                    ("throttled_time", 1000)
+                };
+                text.lines()
+                    .find_map(|l| l.strip_prefix(key)?.trim().parse::<u64>().ok())
+                    .map(|v| v / per_us)
+            })
+        })
+        .max()
 }
 
 /// Our cgroup's directory under `mount`. A container's mount shows its own cgroup as the root, so
@@ -46,25 +101,6 @@ fn own_dir(mount: &Mount, path: &str) -> PathBuf {
     let relative = path.strip_prefix(&mount.root).unwrap_or(path);
     let relative = relative.strip_prefix("/").unwrap_or(relative);
     mount.mount_point.join(relative)
-}
-
-/// The smallest (limit - usage) from `dir` up to `top`, over the levels that set a limit.
-fn smallest_headroom(
-    src: &dyn Source,
-    dir: &Path,
-    top: &Path,
-    (limit_file, usage_file): (&str, &str),
-) -> Option<u64> {
-    let number = |dir: &Path, file: &str| -> Option<u64> {
-        src.read(dir.join(file).to_str()?)?.trim().parse().ok()
-    };
-    dir.ancestors()
-        .take_while(|d| d.starts_with(top))
-        .filter_map(|d| {
-            let limit = number(d, limit_file).filter(|&l| l < V1_UNLIMITED)?;
-            Some(limit.saturating_sub(number(d, usage_file).unwrap_or(0)))
-        })
-        .min()
 }
 
 #[cfg(test)]
@@ -156,5 +192,47 @@ mod tests {
             "1073741824\n",
         );
         assert_eq!(memory_headroom(&fs), Some(1 << 30));
+    }
+
+    #[test]
+    fn cpu_throttling_is_read_at_the_most_throttled_level() {
+        let mut fs = FakeFs::new();
+        fs.insert(
+            "/proc/self/cgroup",
+            "0::/slice/job
+",
+        )
+        .insert("/proc/self/mountinfo", V2_MOUNTS)
+        .insert(
+            "/sys/fs/cgroup/slice/job/cpu.stat",
+            "throttled_usec 10
+",
+        )
+        .insert(
+            "/sys/fs/cgroup/slice/cpu.stat",
+            "nr_throttled 3
+throttled_usec 700
+",
+        );
+        assert_eq!(cpu_throttled_us(&fs), Some(700));
+        let mut v1 = FakeFs::new();
+        v1.insert(
+            "/proc/self/cgroup",
+            "3:cpu,cpuacct:/batch
+",
+        )
+        .insert(
+            "/proc/self/mountinfo",
+            "33 31 0:30 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct
+",
+        )
+        .insert(
+            "/sys/fs/cgroup/cpu,cpuacct/batch/cpu.stat",
+            "nr_periods 9
+throttled_time 5000000
+",
+        );
+        assert_eq!(cpu_throttled_us(&v1), Some(5000));
+        assert_eq!(cpu_throttled_us(&FakeFs::new()), None);
     }
 }

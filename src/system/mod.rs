@@ -9,6 +9,8 @@ pub mod devices;
 pub mod dram;
 #[cfg(test)]
 pub mod fake;
+pub mod identity;
+pub mod interference;
 pub mod mounts;
 pub mod parse;
 pub mod source;

@@ -7,8 +7,9 @@ use super::rule::RuleSpec;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The format version this build writes and reads.
-pub const FORMAT: u32 = 1;
+/// The format version this build writes and reads (2: models without memory and CPU count,
+/// which became figures; the machines and basis of each expectation).
+pub const FORMAT: u32 = 2;
 
 /// A baseline file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,6 +49,11 @@ pub struct Expected {
     pub mad: f64,
     /// Values it was learned from.
     pub count: usize,
+    /// Machines they came from (the outlier test counts machines, not values).
+    pub machines: usize,
+    /// How the figures were measured (`profile=standard, ...`): a run's figure is judged only
+    /// when it was measured alike.
+    pub basis: String,
     /// Unit.
     pub unit: String,
     /// Which way is better.

@@ -138,6 +138,9 @@ pub enum Status {
     Fail,
     /// Could not be judged (the figure is missing); the message says why.
     Skip,
+    /// Measured under interference (steal, other load, a CPU quota, thermal throttling) beyond
+    /// its limit: neither a pass nor a fault; the message says what interfered.
+    Inconclusive,
 }
 
 impl Status {
@@ -148,6 +151,7 @@ impl Status {
             Status::Warn => "warn",
             Status::Fail => "fail",
             Status::Skip => "skip",
+            Status::Inconclusive => "inconclusive",
         }
     }
 
@@ -156,8 +160,9 @@ impl Status {
         match self {
             Status::Fail => 0,
             Status::Warn => 1,
-            Status::Skip => 2,
-            Status::Pass => 3,
+            Status::Inconclusive => 2,
+            Status::Skip => 3,
+            Status::Pass => 4,
         }
     }
 }

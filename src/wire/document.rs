@@ -16,6 +16,7 @@
 //! Every number is finite or null: serde_json writes NaN and infinities as null.
 
 pub use super::check::{Check, CheckId, Status};
+use super::identity::{InterferenceEntry, MachineIdentity};
 use super::memory::MemoryPart;
 use super::responder::ResponderReport;
 use super::storage::StoragePart;
@@ -26,6 +27,7 @@ use schemars::JsonSchema;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Schema transform for an `Option` field that is always written (as a value or null): schemars
@@ -160,14 +162,38 @@ pub struct DcperfBandwidth {
     pub unit: Gbps,
 }
 
-/// A section's figures, or why there are none.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+/// A section's figures, or why there are none. Read strictly: an object holding only `skipped`
+/// or `error` (a string) is a section not measured; anything else must be the section's figures,
+/// or reading fails naming what is wrong (never a silent "not measured").
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Part<T> {
     /// The section ran.
     Measured(T),
     /// The section did not run or failed before producing figures.
     NotMeasured(NotMeasured),
+}
+
+impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Part<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let value = super::strict::Strict::deserialize(d)?.0;
+        let reason = |key: &str| match &value {
+            serde_json::Value::Object(map) if map.len() == 1 => {
+                map.get(key).and_then(|v| v.as_str()).map(str::to_string)
+            }
+            _ => None,
+        };
+        if let Some(why) = reason("skipped") {
+            return Ok(Part::NotMeasured(NotMeasured::skipped(why)));
+        }
+        if let Some(why) = reason("error") {
+            return Ok(Part::NotMeasured(NotMeasured::error(why)));
+        }
+        T::deserialize(value)
+            .map(Part::Measured)
+            .map_err(D::Error::custom)
+    }
 }
 
 impl<T> Part<T> {
@@ -580,6 +606,12 @@ pub struct RunInfo {
     /// The signal that interrupted the run, when one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interrupted_by: Option<SignalName>,
+    /// The machine the run measured (readers group machines by it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineIdentity>,
+    /// What else happened on the machine while each section measured.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub interference: BTreeMap<Section, InterferenceEntry>,
 }
 
 /// How a section ended. On the wire: `ok`, `interrupted`, `skipped: why`, `failed: why`.
@@ -673,6 +705,7 @@ impl JsonSchema for SectionOutcome {
     Hash,
     Serialize,
     Deserialize,
+    JsonSchema,
     clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]

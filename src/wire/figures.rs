@@ -8,8 +8,11 @@
 //! `sleepbench.calls_per_second`.
 
 use super::dcperf::UpstreamMetrics;
-use super::document::Document;
+use super::document::{Document, Profile, Section};
+use super::identity::MachineIdentity;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Which way a figure is better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -32,7 +35,7 @@ impl Direction {
 }
 
 /// A family of figures: one entry of the table.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 pub struct Family {
     /// Dotted name before the labels (`memory.idle_latency`).
     pub name: &'static str,
@@ -42,13 +45,31 @@ pub struct Family {
     pub unit: &'static str,
     /// Which way is better.
     pub direction: Direction,
-    /// The Prometheus metric name, without the `health_check_` prefix; its unit is its suffix.
+    /// The section of the document that measures it (`system` for what the machine has).
+    pub section: Section,
+    /// The Prometheus metric name, without the `health_check_` prefix, in base units
+    /// (`_seconds`, `_bytes`, `_bytes_per_second`, `_ratio`), as the exposition conventions ask.
     pub prometheus: &'static str,
+    /// What one `unit` is in the Prometheus metric's base unit (ms -> seconds: 0.001).
+    pub prometheus_scale: f64,
     /// One line for people (Prometheus HELP, the HTML page).
     pub help: &'static str,
 }
 
 impl Family {
+    /// The Prometheus metric's unit against the figure's, for HELP: `seconds; figure in ms`.
+    pub fn unit_note(&self) -> String {
+        let base = self
+            .prometheus
+            .rsplit_once('_')
+            .map_or(self.prometheus, |(_, u)| u);
+        let base = match base {
+            "second" => "per second",
+            other => other,
+        };
+        format!("{base}; the document's figure is in {}", self.unit)
+    }
+
     /// Whether the figure is per client (its last label is the client).
     pub fn per_client(&self) -> bool {
         self.labels.last() == Some(&"client")
@@ -56,18 +77,25 @@ impl Family {
 }
 
 macro_rules! family {
-    ($id:ident, $name:literal, [$($label:literal),*], $unit:literal, $dir:ident, $prom:literal, $help:literal) => {
+    ($id:ident, $name:literal, [$($label:literal),*], $unit:literal, $dir:ident, $section:ident, $prom:literal, $scale:expr, $help:literal) => {
         /// One family of figures (see [`FAMILIES`]).
         pub static $id: Family = Family {
             name: $name,
             labels: &[$($label),*],
             unit: $unit,
             direction: Direction::$dir,
+            section: Section::$section,
             prometheus: $prom,
+            prometheus_scale: $scale,
             help: $help,
         };
     };
 }
+
+/// Bytes per second in one Gbit/s, MiB/s and GiB/s; seconds in one ms, us and ns.
+const GBIT_S: f64 = 1e9 / 8.0;
+const MIB: f64 = (1u64 << 20) as f64;
+const GIB: f64 = (1u64 << 30) as f64;
 
 family!(
     PING_LATENCY,
@@ -75,7 +103,9 @@ family!(
     ["client"],
     "ms",
     Lower,
-    "ping_latency_ms",
+    Network,
+    "ping_rtt_seconds",
+    1e-3,
     "average ping RTT to the client"
 );
 family!(
@@ -84,7 +114,9 @@ family!(
     ["client"],
     "%",
     Lower,
-    "ping_loss_percent",
+    Network,
+    "ping_loss_ratio",
+    0.01,
     "ping requests lost"
 );
 family!(
@@ -93,7 +125,9 @@ family!(
     ["client"],
     "Gbit/s",
     Higher,
-    "network_bandwidth_gbps",
+    Network,
+    "network_bandwidth_bytes_per_second",
+    GBIT_S,
     "TCP receiver goodput from this machine to the client"
 );
 family!(
@@ -102,7 +136,9 @@ family!(
     ["client"],
     "Gbit/s",
     Higher,
-    "network_reverse_bandwidth_gbps",
+    Network,
+    "network_reverse_bandwidth_bytes_per_second",
+    GBIT_S,
     "TCP receiver goodput from the client to this machine"
 );
 family!(
@@ -111,7 +147,9 @@ family!(
     ["client"],
     "%",
     Higher,
-    "network_link_efficiency_percent",
+    Network,
+    "network_link_efficiency_ratio",
+    0.01,
     "goodput as a share of what the link can carry as TCP payload"
 );
 family!(
@@ -120,7 +158,9 @@ family!(
     ["client"],
     "segments",
     Lower,
-    "network_retransmits",
+    Network,
+    "network_retransmitted_segments",
+    1.0,
     "TCP retransmits of the sender"
 );
 family!(
@@ -129,7 +169,9 @@ family!(
     [],
     "Gbit/s",
     Higher,
-    "network_aggregate_bandwidth_gbps",
+    Network,
+    "network_aggregate_bandwidth_bytes_per_second",
+    GBIT_S,
     "TCP goodput to all clients at once"
 );
 family!(
@@ -138,7 +180,9 @@ family!(
     [],
     "calls/s",
     Higher,
+    Sleep,
     "sleepbench_calls_per_second",
+    1.0,
     "nanosleep calls per second, all threads"
 );
 family!(
@@ -147,7 +191,9 @@ family!(
     [],
     "calls/s",
     Higher,
-    "sleepbench_calls_per_second_per_thread",
+    Sleep,
+    "sleepbench_thread_calls_per_second",
+    1.0,
     "nanosleep calls per second per thread"
 );
 family!(
@@ -156,7 +202,9 @@ family!(
     [],
     "%",
     Lower,
-    "sleepbench_total_cpu_percent",
+    Sleep,
+    "sleepbench_busy_cpu_ratio",
+    0.01,
     "busy CPU during the nanosleep benchmark"
 );
 family!(
@@ -165,7 +213,9 @@ family!(
     [],
     "%",
     Lower,
-    "sleepbench_irq_percent",
+    Sleep,
+    "sleepbench_irq_cpu_ratio",
+    0.01,
     "hardware-interrupt time during the nanosleep benchmark"
 );
 family!(
@@ -174,7 +224,9 @@ family!(
     [],
     "%",
     Lower,
-    "sleepbench_sys_percent",
+    Sleep,
+    "sleepbench_sys_cpu_ratio",
+    0.01,
     "kernel time during the nanosleep benchmark"
 );
 family!(
@@ -183,7 +235,9 @@ family!(
     ["pattern", "cpu_node", "mem_node"],
     "ns",
     Lower,
-    "memory_idle_latency_ns",
+    Memory,
+    "memory_idle_latency_seconds",
+    1e-9,
     "idle memory latency from a CPU node to a memory node"
 );
 family!(
@@ -192,7 +246,9 @@ family!(
     ["pattern", "delay"],
     "ns",
     Lower,
-    "memory_loaded_latency_ns",
+    Memory,
+    "memory_loaded_latency_seconds",
+    1e-9,
     "memory latency under the sweep's load"
 );
 family!(
@@ -201,7 +257,9 @@ family!(
     ["pattern", "delay"],
     "GiB/s",
     Higher,
-    "memory_loaded_bandwidth_gibps",
+    Memory,
+    "memory_loaded_bandwidth_bytes_per_second",
+    GIB,
     "bandwidth of the sweep's load"
 );
 family!(
@@ -210,7 +268,9 @@ family!(
     ["mix"],
     "MiB/s",
     Higher,
-    "memory_peak_bandwidth_mibps",
+    Memory,
+    "memory_peak_bandwidth_bytes_per_second",
+    MIB,
     "peak memory bandwidth per read/write mix"
 );
 family!(
@@ -219,7 +279,9 @@ family!(
     [],
     "MiB/s",
     Higher,
-    "memory_peak_read_simd_mibps",
+    Memory,
+    "memory_peak_read_simd_bytes_per_second",
+    MIB,
     "read bandwidth with wide vector loads"
 );
 family!(
@@ -228,7 +290,9 @@ family!(
     [],
     "MiB/s",
     Higher,
-    "memory_memcpy_medium_mibps",
+    Memory,
+    "memory_memcpy_medium_bytes_per_second",
+    MIB,
     "memcpy of 16 KiB pieces"
 );
 family!(
@@ -237,7 +301,9 @@ family!(
     [],
     "MiB/s",
     Higher,
-    "memory_memcpy_large_mibps",
+    Memory,
+    "memory_memcpy_large_bytes_per_second",
+    MIB,
     "memcpy of 128 MiB pieces"
 );
 family!(
@@ -246,7 +312,9 @@ family!(
     ["bytes"],
     "ns",
     Lower,
-    "memory_cache_latency_ns",
+    Memory,
+    "memory_cache_latency_seconds",
+    1e-9,
     "latency of a working set of this size"
 );
 family!(
@@ -255,7 +323,9 @@ family!(
     [],
     "IOPS",
     Higher,
-    "storage_read_iops_4k",
+    Storage,
+    "storage_read_4k_operations_per_second",
+    1.0,
     "4 KiB random reads per second"
 );
 family!(
@@ -264,7 +334,9 @@ family!(
     [],
     "IOPS",
     Higher,
-    "storage_write_iops_4k",
+    Storage,
+    "storage_write_4k_operations_per_second",
+    1.0,
     "4 KiB random writes per second"
 );
 family!(
@@ -273,7 +345,9 @@ family!(
     [],
     "MB/s",
     Higher,
-    "storage_write_mbps_1m",
+    Storage,
+    "storage_write_1m_bytes_per_second",
+    1e6,
     "1 MiB sequential writes, 10^6 bytes/s"
 );
 family!(
@@ -282,7 +356,9 @@ family!(
     ["percentile"],
     "us",
     Lower,
-    "storage_read_clat_us",
+    Storage,
+    "storage_read_4k_latency_seconds",
+    1e-6,
     "4 KiB random read completion latency"
 );
 family!(
@@ -291,12 +367,39 @@ family!(
     ["percentile"],
     "us",
     Lower,
-    "storage_write_clat_us",
+    Storage,
+    "storage_write_4k_latency_seconds",
+    1e-6,
     "4 KiB random write completion latency"
+);
+
+family!(
+    MEM_TOTAL,
+    "machine.mem_total_gib",
+    [],
+    "GiB",
+    Higher,
+    System,
+    "machine_memory_bytes",
+    GIB,
+    "memory the kernel manages (MemTotal): less than its siblings means a lost DIMM or memory taken"
+);
+family!(
+    LOGICAL_CPUS,
+    "machine.logical_cpus",
+    [],
+    "CPUs",
+    Higher,
+    System,
+    "machine_logical_cpus",
+    1.0,
+    "logical CPUs online: fewer than its siblings means CPUs offline or disabled"
 );
 
 /// Every family, in document order.
 pub static FAMILIES: &[&Family] = &[
+    &MEM_TOTAL,
+    &LOGICAL_CPUS,
     &PING_LATENCY,
     &PING_LOSS,
     &BANDWIDTH,
@@ -324,7 +427,7 @@ pub static FAMILIES: &[&Family] = &[
     &WRITE_CLAT,
 ];
 
-/// One figure: a family, its label values and the number.
+/// One figure: a family, its label values, the number, and how it was measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
     /// Its family.
@@ -333,15 +436,28 @@ pub struct Figure {
     pub labels: Vec<String>,
     /// The number, in the family's unit.
     pub value: f64,
+    /// What the figure depends on besides the machine, as `key=value` pairs joined by `, `
+    /// (`profile=standard, pages=1 GiB`): only figures measured alike are compared.
+    pub basis: Basis,
 }
 
+/// What a figure depends on besides the machine; shared by the figures of one document.
+pub type Basis = Arc<str>;
+
 impl Figure {
-    fn new(family: &'static Family, labels: Vec<String>, value: f64) -> Option<Figure> {
+    /// A figure; `None` for a value no figure can have (not finite, or negative).
+    pub fn new(
+        family: &'static Family,
+        labels: Vec<String>,
+        value: f64,
+        basis: Basis,
+    ) -> Option<Figure> {
         debug_assert_eq!(labels.len(), family.labels.len(), "{}", family.name);
-        value.is_finite().then_some(Figure {
+        (value.is_finite() && value >= 0.0).then_some(Figure {
             family,
             labels,
             value,
+            basis,
         })
     }
 
@@ -389,36 +505,111 @@ pub fn family_of_key(key: &str) -> Option<&'static Family> {
         .copied()
 }
 
-/// Collects figures, skipping missing and non-finite values.
-#[derive(Default)]
-struct Figures(Vec<Figure>);
+/// A document's figures, and the values no figure can have (not finite, or negative), which a
+/// reader must not take: a document holding one is not to be trusted.
+#[derive(Debug, Default)]
+pub struct Extracted {
+    /// The figures.
+    pub figures: Vec<Figure>,
+    /// `name: value` of each value refused.
+    pub rejected: Vec<String>,
+}
+
+/// Collects figures under one basis per section, skipping missing values and refusing
+/// impossible ones.
+struct Figures {
+    out: Extracted,
+    bases: HashMap<String, Basis>,
+    common: String,
+}
 
 impl Figures {
-    fn add(&mut self, family: &'static Family, labels: &[&str], value: Option<f64>) {
-        if let Some(f) = value
-            .and_then(|v| Figure::new(family, labels.iter().map(|s| s.to_string()).collect(), v))
-        {
-            self.0.push(f);
+    fn new(common: String) -> Figures {
+        Figures {
+            out: Extracted::default(),
+            bases: HashMap::new(),
+            common,
         }
+    }
+
+    /// The basis of the common part plus `extra` (`key=value` pairs), shared.
+    fn basis(&mut self, extra: &[(&str, String)]) -> Basis {
+        let mut text = self.common.clone();
+        for (k, v) in extra {
+            text.push_str(&format!(", {k}={v}"));
+        }
+        self.bases
+            .entry(text)
+            .or_insert_with_key(|t| Arc::from(t.as_str()))
+            .clone()
+    }
+
+    fn add_with(
+        &mut self,
+        family: &'static Family,
+        labels: &[&str],
+        value: Option<f64>,
+        extra: &[(&str, String)],
+    ) {
+        let Some(v) = value else { return };
+        let labels: Vec<String> = labels.iter().map(|s| s.to_string()).collect();
+        let basis = self.basis(extra);
+        match Figure::new(family, labels.clone(), v, basis) {
+            Some(f) => self.out.figures.push(f),
+            None => self
+                .out
+                .rejected
+                .push(format!("{}: {v}", dotted(family.name, &labels))),
+        }
+    }
+
+    fn add(&mut self, family: &'static Family, labels: &[&str], value: Option<f64>) {
+        self.add_with(family, labels, value, &[]);
     }
 }
 
+/// What the machine has (memory, CPUs online) as figures judged among its siblings; they depend
+/// on nothing but the machine, so every run of it compares.
+pub fn of_identity(id: &MachineIdentity) -> Extracted {
+    let mut f = Figures::new("inventory".into());
+    let gib = id.mem_total_kib.map(|k| k as f64 / f64::from(1u32 << 20));
+    f.add(&MEM_TOTAL, &[], gib.map(|g| crate::units::round_to(g, 3)));
+    f.add(
+        &LOGICAL_CPUS,
+        &[],
+        (id.logical_cpus > 0).then_some(id.logical_cpus as f64),
+    );
+    f.out
+}
+
 /// Every figure of one of our documents.
-pub fn of_document(doc: &Document) -> Vec<Figure> {
-    let mut f = Figures::default();
+pub fn of_document(doc: &Document) -> Extracted {
+    of_document_as(doc, doc.health_check.machine.as_ref())
+}
+
+/// Every figure of one of our documents, with `identity` for the machine figures (older
+/// documents have none of their own: readers take it from the system section).
+pub fn of_document_as(doc: &Document, identity: Option<&MachineIdentity>) -> Extracted {
+    let mut f = Figures::new(format!("profile={}", doc.health_check.profile.name()));
+    if let Some(id) = identity {
+        f.out = of_identity(id);
+    }
     for p in doc.ping.iter().flatten() {
         f.add(&PING_LATENCY, &[&p.hostname], p.latency);
         f.add(&PING_LOSS, &[&p.hostname], p.loss_pct);
     }
     for b in doc.iperf3_bandwidth.iter().flatten() {
         let c = [b.hostname.as_str()];
-        f.add(&BANDWIDTH, &c, b.bandwidth);
-        f.add(&REVERSE_BANDWIDTH, &c, b.reverse_gbps);
+        let streams = [("streams", b.streams.to_string())];
+        f.add_with(&BANDWIDTH, &c, b.bandwidth, &streams);
+        f.add_with(&REVERSE_BANDWIDTH, &c, b.reverse_gbps, &streams);
         f.add(&LINK_EFFICIENCY, &c, b.link_efficiency_pct);
-        f.add(&RETRANSMITS, &c, b.retransmits.map(|r| r as f64));
+        f.add_with(&RETRANSMITS, &c, b.retransmits.map(|r| r as f64), &streams);
     }
     if let Some(a) = &doc.network_aggregate {
-        f.add(&AGGREGATE, &[], a.bandwidth);
+        // All clients at once: only aggregates of as many clients compare.
+        let clients = [("clients", a.clients.len().to_string())];
+        f.add_with(&AGGREGATE, &[], a.bandwidth, &clients);
     }
     if let Some(s) = doc.sleep() {
         f.add(&CALLS, &[], Some(s.calls_per_second));
@@ -428,34 +619,46 @@ pub fn of_document(doc: &Document) -> Vec<Figure> {
         f.add(&SLEEP_SYS, &[], s.sys_pct);
     }
     if let Some(m) = doc.memory() {
+        let ours = ("method", "health_check".to_string());
+        let chain = ("chain", format!("{} MiB", m.region_mib));
         for (pattern, matrix) in &m.idle_latency.patterns {
+            let pages = m.page_size.idle_latency.get(pattern).cloned();
+            let extra = [
+                ours.clone(),
+                chain.clone(),
+                ("pages", pages.unwrap_or_else(|| "?".into())),
+            ];
             for (cpu, row) in matrix {
                 for (mem, &ns) in row {
-                    f.add(&IDLE_LATENCY, &[pattern, cpu, mem], Some(ns));
+                    f.add_with(&IDLE_LATENCY, &[pattern, cpu, mem], Some(ns), &extra);
                 }
             }
         }
         for (pattern, rows) in &m.delay_latency_bandwidth {
+            let pages = m.page_size.delay_latency_bandwidth.get(pattern).cloned();
+            let extra = [ours.clone(), ("pages", pages.unwrap_or_else(|| "?".into()))];
             for &(delay, gib_s, ns) in rows {
                 let d = delay.to_string();
-                f.add(&LOADED_LATENCY, &[pattern, &d], Some(ns));
-                f.add(&LOADED_BANDWIDTH, &[pattern, &d], Some(gib_s));
+                f.add_with(&LOADED_LATENCY, &[pattern, &d], Some(ns), &extra);
+                f.add_with(&LOADED_BANDWIDTH, &[pattern, &d], Some(gib_s), &extra);
             }
         }
+        let ours = [ours];
         for (mix, &v) in &m.peak_bandwidth_mb_s {
-            f.add(&PEAK_BANDWIDTH, &[mix], Some(v));
+            f.add_with(&PEAK_BANDWIDTH, &[mix], Some(v), &ours);
         }
-        f.add(&PEAK_SIMD, &[], m.peak_read_simd_mb_s);
-        f.add(&MEMCPY_MEDIUM, &[], m.memcpy_medium_mb_s);
-        f.add(&MEMCPY_LARGE, &[], m.memcpy_large_mb_s);
+        f.add_with(&PEAK_SIMD, &[], m.peak_read_simd_mb_s, &ours);
+        f.add_with(&MEMCPY_MEDIUM, &[], m.memcpy_medium_mb_s, &ours);
+        f.add_with(&MEMCPY_LARGE, &[], m.memcpy_large_mb_s, &ours);
         for &(bytes, ns) in &m.cache_latency_ns {
-            f.add(&CACHE_LATENCY, &[&bytes.to_string()], Some(ns));
+            f.add_with(&CACHE_LATENCY, &[&bytes.to_string()], Some(ns), &ours);
         }
     }
     if let Some(s) = doc.storage() {
-        f.add(&READ_IOPS, &[], s.read_iops_4k);
-        f.add(&WRITE_IOPS, &[], s.write_iops_4k);
-        f.add(&WRITE_MB_S, &[], s.write_mb_s_1m);
+        let target = [("storage", super::document::word(&s.kind))];
+        f.add_with(&READ_IOPS, &[], s.read_iops_4k, &target);
+        f.add_with(&WRITE_IOPS, &[], s.write_iops_4k, &target);
+        f.add_with(&WRITE_MB_S, &[], s.write_mb_s_1m, &target);
         for (family, lat) in [
             (&READ_CLAT, &s.read_clat_us),
             (&WRITE_CLAT, &s.write_clat_us),
@@ -467,22 +670,24 @@ pub fn of_document(doc: &Document) -> Vec<Figure> {
                     ("p999", l.p999),
                     ("max", l.max),
                 ] {
-                    f.add(family, &[p], Some(v));
+                    f.add_with(family, &[p], Some(v), &target);
                 }
             }
         }
     }
-    f.0
+    f.out
 }
 
-/// Every figure of an upstream DCPerf document (what its parser writes), under our names.
-pub fn of_upstream(m: &UpstreamMetrics) -> Vec<Figure> {
-    let mut f = Figures::default();
+/// Every figure of an upstream DCPerf document (what its parser writes), under our names. Its
+/// runs use DCPerf's parameters (our `standard` profile); its memory figures are mm-mem's.
+pub fn of_upstream(m: &UpstreamMetrics) -> Extracted {
+    let mut f = Figures::new(format!("profile={}", Profile::Standard.name()));
     for p in &m.ping {
         f.add(&PING_LATENCY, &[p.hostname.trim()], p.latency.0);
     }
+    let streams = [("streams", "4".to_string())];
     for b in &m.iperf3_bandwidth {
-        f.add(&BANDWIDTH, &[b.hostname.trim()], b.bandwidth.0);
+        f.add_with(&BANDWIDTH, &[b.hostname.trim()], b.bandwidth.0, &streams);
     }
     let s = &m.sleepbench;
     f.add(&CALLS, &[], s.calls_per_second.0);
@@ -493,20 +698,24 @@ pub fn of_upstream(m: &UpstreamMetrics) -> Vec<Figure> {
     );
     f.add(&SLEEP_IRQ, &[], s.irq_pct.0);
     f.add(&SLEEP_SYS, &[], s.sys_pct.0);
+    let mm_mem = [("method", "mm-mem".to_string())];
     let mem = &m.memory;
     for (pattern, entry) in &mem.idle_latency {
         match entry {
             super::dcperf::IdleEntry::Matrix(matrix) => {
                 for (cpu, row) in matrix {
                     for (mem_node, ns) in row {
-                        f.add(&IDLE_LATENCY, &[pattern, cpu, mem_node], ns.0);
+                        f.add_with(&IDLE_LATENCY, &[pattern, cpu, mem_node], ns.0, &mm_mem);
                     }
                 }
             }
             // aarch64: one figure for the first node's local latency of a random chase.
-            super::dcperf::IdleEntry::Average(ns) => {
-                f.add(&IDLE_LATENCY, &["FullRandom", "Node-0", "Node-0"], ns.0)
-            }
+            super::dcperf::IdleEntry::Average(ns) => f.add_with(
+                &IDLE_LATENCY,
+                &["FullRandom", "Node-0", "Node-0"],
+                ns.0,
+                &mm_mem,
+            ),
         }
     }
     for (pattern, rows) in &mem.delay_bandwidth_latency {
@@ -519,16 +728,36 @@ pub fn of_upstream(m: &UpstreamMetrics) -> Vec<Figure> {
             let Some(d) = row.delay().map(|d| d.to_string()) else {
                 continue;
             };
-            f.add(&LOADED_LATENCY, &[pattern, &d], row.2.0);
-            f.add(&LOADED_BANDWIDTH, &[pattern, &d], row.1.0);
+            f.add_with(&LOADED_LATENCY, &[pattern, &d], row.2.0, &mm_mem);
+            f.add_with(&LOADED_BANDWIDTH, &[pattern, &d], row.1.0, &mm_mem);
         }
     }
     for (mix, v) in &mem.peak_bandwidth_mb_s {
-        f.add(&PEAK_BANDWIDTH, &[mix], v.0);
+        f.add_with(&PEAK_BANDWIDTH, &[mix], v.0, &mm_mem);
     }
-    f.add(&MEMCPY_MEDIUM, &[], mem.memcpy_medium_mb_s.0);
-    f.add(&MEMCPY_LARGE, &[], mem.memcpy_large_mb_s.0);
-    f.0
+    f.add_with(&MEMCPY_MEDIUM, &[], mem.memcpy_medium_mb_s.0, &mm_mem);
+    f.add_with(&MEMCPY_LARGE, &[], mem.memcpy_large_mb_s.0, &mm_mem);
+    f.out
+}
+
+/// How two bases differ, for people: `pages=4 KiB where its group used pages=1 GiB`.
+pub fn basis_difference(mine: &str, theirs: &str) -> String {
+    let parts = |b: &str| -> Vec<String> { b.split(", ").map(str::to_string).collect() };
+    let (m, t) = (parts(mine), parts(theirs));
+    let only_mine: Vec<&String> = m.iter().filter(|p| !t.contains(p)).collect();
+    let only_theirs: Vec<&String> = t.iter().filter(|p| !m.contains(p)).collect();
+    let list = |v: &[&String]| {
+        if v.is_empty() {
+            "nothing".to_string()
+        } else {
+            v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        }
+    };
+    format!(
+        "measured with {} where its group used {}",
+        list(&only_mine),
+        list(&only_theirs)
+    )
 }
 
 #[cfg(test)]
@@ -559,7 +788,8 @@ mod tests {
 
     #[test]
     fn keys_drop_the_client_and_find_their_family() {
-        let f = Figure::new(&BANDWIDTH, vec!["host.example.com".into()], 9.4).unwrap();
+        let b: Basis = Arc::from("profile=standard");
+        let f = Figure::new(&BANDWIDTH, vec!["host.example.com".into()], 9.4, b.clone()).unwrap();
         assert_eq!(f.name(), "network.bandwidth.host.example.com");
         assert_eq!(f.key(), "network.bandwidth");
         assert_eq!(f.client(), Some("host.example.com"));
@@ -567,6 +797,7 @@ mod tests {
             &IDLE_LATENCY,
             vec!["FullRandom".into(), "Node-0".into(), "Node-1".into()],
             120.0,
+            b.clone(),
         )
         .unwrap();
         assert_eq!(m.key(), "memory.idle_latency.FullRandom.Node-0.Node-1");
@@ -578,6 +809,14 @@ mod tests {
             Some(&REVERSE_BANDWIDTH)
         );
         assert_eq!(family_of_key("nothing.here"), None);
-        assert!(Figure::new(&CALLS, vec![], f64::NAN).is_none());
+        assert!(Figure::new(&CALLS, vec![], f64::NAN, b.clone()).is_none());
+        assert!(Figure::new(&CALLS, vec![], -1.0, b.clone()).is_none());
+        assert_eq!(
+            basis_difference(
+                "profile=standard, pages=4 KiB",
+                "profile=standard, pages=1 GiB"
+            ),
+            "measured with pages=4 KiB where its group used pages=1 GiB"
+        );
     }
 }

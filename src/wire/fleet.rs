@@ -2,13 +2,16 @@
 //! Schema (`benchpress/fleet_report.schema.json`) is generated from these types by
 //! `health_check schema --fleet`, and the HTML report reads it back through them.
 
+use super::identity::MachineIdentity;
 use super::rule::{RuleSpec, Severity};
 use crate::wire::document::{Check, nullable};
 use crate::wire::figures::Direction;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The machine model machines are grouped by: what they are, not how they are set up.
+/// The model machines are grouped by: what they were bought as (CPU model, sockets, cores per
+/// socket, NUMA nodes), never how much of it works today: memory and CPUs online are figures
+/// judged within the group, so a machine that lost a DIMM is compared with its siblings.
 #[derive(
     Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
@@ -17,58 +20,66 @@ pub struct Sku {
     /// CPU model name.
     #[schemars(required, transform = nullable)]
     pub cpu_model: Option<String>,
-    /// Online logical CPUs.
-    #[schemars(required, transform = nullable)]
-    pub logical_cpus: Option<usize>,
     /// Sockets (unknown for DCPerf's documents).
     #[schemars(required, transform = nullable)]
     pub sockets: Option<usize>,
+    /// Physical cores per socket (unknown for DCPerf's documents).
+    #[schemars(required, transform = nullable)]
+    pub cores_per_socket: Option<usize>,
     /// NUMA nodes (unknown for DCPerf's documents).
     #[schemars(required, transform = nullable)]
     pub numa_nodes: Option<usize>,
-    /// Memory, rounded to whole GiB.
-    #[schemars(required, transform = nullable)]
-    pub mem_gib: Option<u64>,
 }
 
 impl Sku {
-    /// One line for people: `AMD EPYC 9654, 384 CPUs, 2 sockets, 8 nodes, 1512 GiB`.
+    /// One line for people: `AMD EPYC 9654, 2 sockets x 96 cores, 8 nodes`.
     pub fn label(&self) -> String {
-        let n =
-            |v: Option<usize>, what: &str| v.map_or(format!("? {what}"), |v| format!("{v} {what}"));
+        let n = |v: Option<usize>| v.map_or("?".to_string(), |v| v.to_string());
         format!(
-            "{}, {}, {}, {}, {}",
+            "{}, {} sockets x {} cores, {} nodes",
             self.cpu_model.as_deref().unwrap_or("unknown CPU"),
-            n(self.logical_cpus, "CPUs"),
-            n(self.sockets, "sockets"),
-            n(self.numa_nodes, "nodes"),
-            self.mem_gib
-                .map_or("? GiB".to_string(), |g| format!("{g} GiB")),
+            n(self.sockets),
+            n(self.cores_per_socket),
+            n(self.numa_nodes),
         )
     }
 
-    /// The model a system section describes.
-    pub fn of_system(sys: &crate::wire::system::SystemPart) -> Sku {
+    /// The model a machine identity describes.
+    pub fn of_identity(id: &MachineIdentity) -> Sku {
         Sku {
-            cpu_model: sys.cpu_model.clone(),
-            logical_cpus: Some(sys.logical_cpus),
-            sockets: Some(sys.sockets),
-            numa_nodes: Some(sys.numa_nodes.len().max(1)),
-            mem_gib: sys.mem_gib(),
+            cpu_model: id.cpu_model.clone(),
+            sockets: Some(id.sockets),
+            cores_per_socket: Some(id.cores_per_socket),
+            numa_nodes: Some(id.numa_nodes),
         }
     }
 
-    /// Whether `other` may be the same model with fewer facts known: every field both know is
-    /// equal, and the model, CPU count and memory are known to both.
+    /// The model a system section describes (documents written before `health_check.machine`).
+    pub fn of_system(sys: &crate::wire::system::SystemPart) -> Sku {
+        Sku {
+            cpu_model: sys.cpu_model.clone(),
+            sockets: Some(sys.sockets),
+            cores_per_socket: Some((sys.cores / sys.sockets.max(1)).max(1)),
+            numa_nodes: Some(sys.numa_nodes.len().max(1)),
+        }
+    }
+
+    /// Whether every part of the model is known.
+    pub fn complete(&self) -> bool {
+        self.cpu_model.is_some()
+            && self.sockets.is_some()
+            && self.cores_per_socket.is_some()
+            && self.numa_nodes.is_some()
+    }
+
+    /// Whether `other` may be the same model with fewer facts known: the CPU model is known to
+    /// both and equal, and every other part both know is equal.
     pub fn compatible(&self, other: &Sku) -> bool {
         let same = |a: &Option<usize>, b: &Option<usize>| a.is_none() || b.is_none() || a == b;
         self.cpu_model.is_some()
             && self.cpu_model == other.cpu_model
-            && self.logical_cpus.is_some()
-            && self.logical_cpus == other.logical_cpus
-            && self.mem_gib.is_some()
-            && self.mem_gib == other.mem_gib
             && same(&self.sockets, &other.sockets)
+            && same(&self.cores_per_socket, &other.cores_per_socket)
             && same(&self.numa_nodes, &other.numa_nodes)
     }
 }
@@ -111,21 +122,27 @@ pub struct FleetInfo {
     pub labels: String,
 }
 
-/// A machine's verdict in the fleet.
+/// A machine's verdict in the fleet, from best to worst; a machine takes the worst that applies.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum MachineStatus {
-    /// No finding, no failed section.
+    /// Compared with its siblings and as good as they are; its own checks pass.
     Ok,
-    /// Findings of severity warn, or a section that did not run to the end.
+    /// Nothing to compare it with: the only machine of its model (or its model is unknown).
+    Alone,
+    /// Its figures were measured under interference (steal, other load, a CPU quota, heat):
+    /// neither fine nor at fault; measure it again on a quiet machine.
+    Inconclusive,
+    /// Findings of severity warn, or a section interrupted.
     Warn,
-    /// A finding of severity fail, or a failed baseline check.
+    /// A finding of severity fail, a failed check of its own or a failed baseline check.
     Fail,
-    /// The run failed: no section produced figures.
+    /// Its own run failed: a section failed (its reasons kept), or it holds no figure.
     Failed,
-    /// The file is not a document this version reads.
+    /// Its file cannot be trusted: not a document this version reads, a section that does not
+    /// parse, or an impossible figure.
     Unreadable,
 }
 
@@ -134,12 +151,25 @@ impl MachineStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             MachineStatus::Ok => "ok",
+            MachineStatus::Alone => "alone",
+            MachineStatus::Inconclusive => "inconclusive",
             MachineStatus::Warn => "warn",
             MachineStatus::Fail => "fail",
             MachineStatus::Failed => "failed",
             MachineStatus::Unreadable => "unreadable",
         }
     }
+
+    /// Every status, best first.
+    pub const ALL: [MachineStatus; 7] = [
+        MachineStatus::Ok,
+        MachineStatus::Alone,
+        MachineStatus::Inconclusive,
+        MachineStatus::Warn,
+        MachineStatus::Fail,
+        MachineStatus::Failed,
+        MachineStatus::Unreadable,
+    ];
 }
 
 /// Where a document came from.
@@ -151,17 +181,20 @@ pub enum DocumentKind {
     HealthCheck,
     /// DCPerf's own health_check.
     Dcperf,
+    /// No document: a machine known only from others' measurements of it (a client in DCPerf's
+    /// star layout), judged on that evidence.
+    None,
     /// Not readable.
     Unknown,
 }
 
-/// One machine (one input document).
+/// One machine (one input document, or a client others measured).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct MachineEntry {
     /// Its name in this report: the host name, or the file name where host names repeat.
     pub label: String,
-    /// The file it was read from.
+    /// The file it was read from (empty for a machine with no document).
     pub source: String,
     /// The host name the document gives.
     #[schemars(required, transform = nullable)]
@@ -176,7 +209,8 @@ pub struct MachineEntry {
     pub group: Option<usize>,
     /// The verdict.
     pub status: MachineStatus,
-    /// Why it is not `ok` beyond its findings: failed or interrupted sections, unreadable file.
+    /// Why it has its status: failed or interrupted sections, an unreadable file, its own failed
+    /// checks, being alone, interference, others' evidence about it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reasons: Vec<String>,
     /// Figures it has.
@@ -184,6 +218,9 @@ pub struct MachineEntry {
     /// Figures its group's other machines have and it lacks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_figures: Vec<String>,
+    /// Figures not compared because it measured them differently from its group, and how.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_compared: Vec<String>,
     /// Its own checks that failed, by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks_failed: Vec<String>,
@@ -193,6 +230,12 @@ pub struct MachineEntry {
     /// When the run started, seconds since the Unix epoch.
     #[schemars(required, transform = nullable)]
     pub started_unix: Option<u64>,
+    /// The machine's id (an application-specific hash of /etc/machine-id), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_id: Option<String>,
+    /// The boot the document was written in, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_id: Option<String>,
 }
 
 /// Machines of one SKU and the reference figures they were compared with.
@@ -221,6 +264,10 @@ pub struct FigureStats {
     pub direction: Direction,
     /// Values (machines, or machine-client pairs).
     pub count: usize,
+    /// Machines behind them.
+    pub machines: usize,
+    /// What these figures were measured with (`profile=standard, ...`).
+    pub basis: String,
     /// Median.
     pub median: f64,
     /// Median absolute deviation from the median.
@@ -231,38 +278,46 @@ pub struct FigureStats {
     pub max: f64,
 }
 
-/// What a finding is about.
+/// What a finding blames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
-    /// One figure of one machine (with one client, for per-client figures).
-    Figure,
-    /// Every client of this machine was slow: the machine's side is the likely cause.
+    /// The machine itself: a figure of its own, or every path through it (as the one that
+    /// measured and as the one measured).
+    Machine,
+    /// The machine as the one that measured: all of its clients were poor from it.
     Server,
-    /// Every machine that measured this one found it slow: its side is the likely cause.
+    /// The machine as the one measured: every machine that measured it found it poor.
     Client,
+    /// The path between two machines (`link`): poor while both ends are fine elsewhere, or the
+    /// only measurement of both, which cannot tell its ends apart. Neither end fails for it.
+    Link,
 }
 
 /// A figure worse than its reference.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Finding {
-    /// The machine it names (by label).
+    /// The machine it blames (by label); for a link, its first end.
     pub machine: String,
     /// The figure's dotted name (`network.bandwidth.*` when it is about all clients).
     pub figure: String,
     /// The client, for a per-client figure about one client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
-    /// What it is about.
+    /// What it blames.
     pub scope: Scope,
-    /// The figure (the median of the machine's values for a server or client finding).
+    /// The two ends of the path, for a link finding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<Vec<String>>,
+    /// The figure (the median of the machine's values for a server, client or machine finding
+    /// over measurements).
     pub value: f64,
     /// The reference: the group's median.
     pub median: f64,
     /// Unit.
     pub unit: String,
-    /// How far from the median, % of the median (negative: below).
+    /// How far from the median, % of the median (negative: below); null for a zero median.
     #[schemars(required, transform = nullable)]
     pub deviation_pct: Option<f64>,
     /// 0.6745 x (value - median) / MAD; null where MAD is 0.
@@ -270,7 +325,11 @@ pub struct Finding {
     pub robust_z: Option<f64>,
     /// `warn` or `fail`.
     pub severity: Severity,
-    /// One line a person can act on.
+    /// Set when the figure was measured under interference: what interfered. Such a finding
+    /// neither fails nor warns its machine; it makes it `inconclusive`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inconclusive: Option<String>,
+    /// One line a person can act on, with the evidence.
     pub message: String,
 }
 

@@ -85,42 +85,134 @@ struct InnerProbe {
     health_check: Option<IgnoredAny>,
 }
 
-/// Why a path yields no document, or the files it names.
-pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    let mut files = Vec::new();
+/// The largest document a reader takes, bytes (`HEALTH_CHECK_MAX_DOCUMENT` raises it): a run's
+/// document is a few hundred KiB; anything far larger is not one.
+pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
+
+fn max_document_bytes() -> u64 {
+    std::env::var("HEALTH_CHECK_MAX_DOCUMENT")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(MAX_DOCUMENT_BYTES)
+}
+
+/// The files the inputs name: files as given, and every `*.json` regular file below a
+/// directory. What cannot be read (a directory that cannot be listed, a FIFO or device found in
+/// a directory) is kept with the reason, as an input that failed; the rest go on. `Err` only
+/// when a path given on the command line does not exist.
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
+    let mut out = Vec::new();
     for p in paths {
         let meta = std::fs::metadata(p).map_err(|e| format!("'{}': {e}", p.display()))?;
         if meta.is_dir() {
-            let before = files.len();
-            walk(p, &mut files).map_err(|e| format!("'{}': {e}", p.display()))?;
-            files[before..].sort();
+            let before = out.len();
+            walk(p, &mut out);
+            out[before..].sort_by(|a: &Input, b: &Input| a.path().cmp(b.path()));
         } else {
-            files.push(p.clone());
+            out.push(Input::File(p.clone()));
         }
     }
-    Ok(files)
+    Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let path = entry.path();
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            walk(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "json") {
-            out.push(path);
+/// One input: a file to read, or one already known not to be readable.
+#[derive(Debug, Clone)]
+pub enum Input {
+    /// A file to read.
+    File(PathBuf),
+    /// Not readable, and why.
+    Failed(PathBuf, String),
+}
+
+impl Input {
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        match self {
+            Input::File(p) | Input::Failed(p, _) => p,
         }
     }
-    Ok(())
+}
+
+/// Lists `dir` depth first. Each directory's entries are read and its handle closed before
+/// descending, so a deep tree holds one descriptor at a time (a low `ulimit -n` is no limit to
+/// depth); what cannot be listed is an input that failed, and the walk goes on.
+fn walk(dir: &Path, out: &mut Vec<Input>) {
+    let listed: Result<Vec<(PathBuf, std::io::Result<std::fs::FileType>)>, std::io::Error> =
+        std::fs::read_dir(dir).and_then(|entries| {
+            entries
+                .map(|e| e.map(|e| (e.path(), e.file_type())))
+                .collect()
+        });
+    let entries = match listed {
+        Ok(e) => e,
+        Err(e) => {
+            out.push(Input::Failed(
+                dir.to_path_buf(),
+                format!("cannot list this directory: {e}"),
+            ));
+            return;
+        }
+    };
+    for (path, kind) in entries {
+        let Ok(kind) = kind else {
+            out.push(Input::Failed(path, "cannot tell what it is".into()));
+            continue;
+        };
+        if kind.is_dir() {
+            walk(&path, out);
+        } else if path.extension().is_some_and(|e| e == "json") {
+            if kind.is_file() || kind.is_symlink() {
+                out.push(Input::File(path));
+            } else {
+                out.push(Input::Failed(
+                    path,
+                    "not a regular file (a FIFO, socket or device): not read".into(),
+                ));
+            }
+        }
+    }
+}
+
+/// The file's text: a regular file (opened without blocking, so a FIFO cannot hang the reader)
+/// of at most [`MAX_DOCUMENT_BYTES`].
+fn read_text(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if !meta.is_file() {
+        return Err("not a regular file (a FIFO, socket or device): not read".into());
+    }
+    let cap = max_document_bytes();
+    if meta.len() > cap {
+        return Err(format!(
+            "{} bytes is larger than a document can be ({cap} bytes; \
+             HEALTH_CHECK_MAX_DOCUMENT raises the limit)",
+            meta.len()
+        ));
+    }
+    let mut text = String::with_capacity(meta.len() as usize);
+    file.take(cap + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if text.len() as u64 > cap {
+        return Err(format!("larger than a document can be ({cap} bytes)"));
+    }
+    Ok(text)
 }
 
 /// Reads one file. `Ok(None)` for a file that is one of our fleet reports (a reader's output,
 /// not a run: skipped so a results directory can be compared again).
 pub fn load(path: &Path) -> Option<Loaded> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match read_text(path) {
         Ok(t) => t,
-        Err(e) => return Some(failed(path, format!("cannot read it: {e}"))),
+        Err(why) => return Some(failed(path, why)),
     };
     let probe: Probe = match serde_json::from_str(&text) {
         Ok(p) => p,
@@ -153,14 +245,31 @@ pub fn load(path: &Path) -> Option<Loaded> {
     })
 }
 
+/// Reads `text` as `T`, naming where it does not: `section 'memory' does not read: ...`.
+fn strictly<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        match path
+            .split('.')
+            .next()
+            .filter(|p| !p.is_empty() && *p != "?")
+        {
+            Some(section) => format!("section '{section}' does not read ({path}): {inner}"),
+            None => inner.to_string(),
+        }
+    })
+}
+
 fn read_ours(text: &str) -> Result<Content, String> {
-    serde_json::from_str::<Document>(text)
+    strictly::<Document>(text)
         .map(|d| Content::Ours(Box::new(d)))
         .map_err(|e| format!("not a health_check document this version reads: {e}"))
 }
 
 fn read_upstream(text: &str) -> Result<Content, String> {
-    serde_json::from_str::<UpstreamMetrics>(text)
+    strictly::<UpstreamMetrics>(text)
         .map(|m| Content::Upstream(Box::new(m)))
         .map_err(|e| format!("not DCPerf health_check metrics: {e}"))
 }
@@ -174,16 +283,21 @@ fn failed(path: &Path, why: String) -> Loaded {
     }
 }
 
-/// Reads every file, on all CPUs, in the order given.
-pub fn load_all(files: &[PathBuf]) -> Vec<Loaded> {
+/// Reads every input [`expand`] found, on all CPUs, in the order given; the ones it already
+/// failed stay as they are.
+pub fn load_all(inputs: &[Input]) -> Vec<Loaded> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 16);
-    let chunk = files.len().div_ceil(workers).max(1);
+    let chunk = inputs.len().div_ceil(workers).max(1);
+    let one = |input: &Input| match input {
+        Input::File(p) => load(p),
+        Input::Failed(p, why) => Some(failed(p, why.clone())),
+    };
     std::thread::scope(|s| {
-        let handles: Vec<_> = files
+        let handles: Vec<_> = inputs
             .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().filter_map(|p| load(p)).collect::<Vec<_>>()))
+            .map(|part| s.spawn(move || part.iter().filter_map(one).collect::<Vec<_>>()))
             .collect();
         handles
             .into_iter()
@@ -244,7 +358,8 @@ mod tests {
                 r#"{"fleet_host_error": "unreachable: no route"}"#,
             ),
         ];
-        let loaded = load_all(&files);
+        let inputs: Vec<Input> = files.iter().cloned().map(Input::File).collect();
+        let loaded = load_all(&inputs);
         assert_eq!(loaded.len(), 7, "the fleet report is skipped");
         assert!(matches!(&loaded[6].content, Ok(Content::HostError(w)) if w.contains("no route")));
         assert!(matches!(loaded[0].content, Ok(Content::Ours(_))));

@@ -18,6 +18,16 @@ pub enum Severity {
     Fail,
 }
 
+impl Severity {
+    /// The word as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warn => "warn",
+            Severity::Fail => "fail",
+        }
+    }
+}
+
 fn warn() -> Severity {
     Severity::Warn
 }

@@ -7,7 +7,9 @@
 //! - `json_contract`: every document validates against the schema and reads back into test types.
 //! - `fleet`: compare and baseline over every document form and real runs (`fleet_util`: helpers;
 //!   runs degraded by real means are in tests/fleet_degraded.rs, alone in its binary).
+//! - `fleet_verdicts`: verdicts a fleet can act on, on documents built from real runs (issue 17).
 //! - `hostile`: inputs a hostile tester tried (issue 14), each fixed and held here.
+//! - `hostile_fleet`: the hostile fleet's attacks (issue 21).
 //! - `interrupt`: SIGINT/SIGTERM mid-run still give a valid document.
 //! - `jobs_yaml`: our jobs/ files hold DCPerf's exact entries.
 //! - `layers`: every `crate::` import points down the layers of docs/architecture.md.
@@ -25,6 +27,7 @@ mod argv;
 mod cli;
 mod fleet;
 mod fleet_util;
+mod fleet_verdicts;
 mod hostile;
 mod hostile_fleet;
 mod interrupt;

@@ -51,29 +51,42 @@ pub struct Thresholds {
     pub timer_slack_ns: f64,
     /// storage: p99.9 latency above this multiple of the median warns.
     pub storage_tail_ratio: f64,
+    /// Steal time in a section's window above this makes its figures inconclusive, %.
+    pub interference_steal_pct: f64,
+    /// Other processes' CPU time in a section's window above this makes its figures
+    /// inconclusive, % of all CPU time.
+    pub interference_other_cpu_pct: f64,
+    /// Time a CPU quota held the run back above this makes its figures inconclusive, %.
+    pub interference_throttled_pct: f64,
+    /// Thermal-throttle events in a section's window above this make its figures inconclusive.
+    pub interference_thermal_events: f64,
 }
 
 impl Default for Thresholds {
     fn default() -> Self {
         let mut t = Thresholds {
-            sleep_total_cpu_pct: 0.0,
-            sleep_irq_pct: 0.0,
-            sleep_calls_per_thread: 0.0,
-            ping_loss_pct: 0.0,
-            ping_rtt_ms: 0.0,
-            min_bandwidth_gbps: 0.0,
-            min_bandwidth_gbps_large: 0.0,
-            link_efficiency_pct: 0.0,
-            reverse_asymmetry_pct: 0.0,
-            repeat_spread: 0.0,
-            cache_step: 0.0,
-            peak_vs_theoretical_pct: 0.0,
-            numa_ratio: 0.0,
-            working_set_factor: 0.0,
-            numa_ratio_memory_only: 0.0,
-            steal_pct: 0.0,
-            timer_slack_ns: 0.0,
-            storage_tail_ratio: 0.0,
+            sleep_total_cpu_pct: f64::NAN,
+            sleep_irq_pct: f64::NAN,
+            sleep_calls_per_thread: f64::NAN,
+            ping_loss_pct: f64::NAN,
+            ping_rtt_ms: f64::NAN,
+            min_bandwidth_gbps: f64::NAN,
+            min_bandwidth_gbps_large: f64::NAN,
+            link_efficiency_pct: f64::NAN,
+            reverse_asymmetry_pct: f64::NAN,
+            repeat_spread: f64::NAN,
+            cache_step: f64::NAN,
+            peak_vs_theoretical_pct: f64::NAN,
+            numa_ratio: f64::NAN,
+            working_set_factor: f64::NAN,
+            numa_ratio_memory_only: f64::NAN,
+            steal_pct: f64::NAN,
+            timer_slack_ns: f64::NAN,
+            storage_tail_ratio: f64::NAN,
+            interference_steal_pct: f64::NAN,
+            interference_other_cpu_pct: f64::NAN,
+            interference_throttled_pct: f64::NAN,
+            interference_thermal_events: f64::NAN,
         };
         for limit in LIMITS {
             *(limit.field)(&mut t) = limit.default;
@@ -223,6 +236,34 @@ pub const LIMITS: &[Limit] = &[
         meaning: "timer slack above this (the kernel default) warns",
         field: |t| &mut t.timer_slack_ns,
     },
+    Limit {
+        name: "interference.steal_pct",
+        default: 5.0,
+        unit: "%",
+        meaning: "steal time in a section's window above: its slow figures are inconclusive",
+        field: |t| &mut t.interference_steal_pct,
+    },
+    Limit {
+        name: "interference.other_cpu_pct",
+        default: 10.0,
+        unit: "%",
+        meaning: "other processes' CPU time in a section's window above: its slow figures are inconclusive",
+        field: |t| &mut t.interference_other_cpu_pct,
+    },
+    Limit {
+        name: "interference.throttled_pct",
+        default: 1.0,
+        unit: "%",
+        meaning: "time a cgroup CPU quota held the run back above: its slow figures are inconclusive",
+        field: |t| &mut t.interference_throttled_pct,
+    },
+    Limit {
+        name: "interference.thermal_events",
+        default: 0.0,
+        unit: "events",
+        meaning: "thermal-throttle events in a section's window above: its slow figures are inconclusive",
+        field: |t| &mut t.interference_thermal_events,
+    },
 ];
 
 /// A `--threshold` setting that cannot be applied.
@@ -333,6 +374,7 @@ pub fn evaluate(doc: &Document, t: &Thresholds) -> Vec<Check> {
         checks.extend(memory::repeat_spreads(m, t));
         checks.extend(memory::cache_steps(m, t));
     }
+    super::noise::mark_inconclusive(&mut checks, &doc.health_check.interference, t);
     checks
 }
 
@@ -395,97 +437,343 @@ mod tests {
         serde_json::from_value(v).expect("the patched fixture is still a document")
     }
 
-    #[test]
-    fn every_limit_can_warn_or_fail() {
-        use serde_json::json;
-        let t = Thresholds::default();
-        for limit in LIMITS {
-            let doc = match limit.name {
-                "sleepbench.total_cpu_pct" => patched(|v| v["sleepbench"]["total"] = json!(75.0)),
-                "sleepbench.irq_pct" => patched(|v| v["sleepbench"]["irq%"] = json!(45.0)),
-                "sleepbench.calls_per_thread" => {
-                    patched(|v| v["sleepbench"]["calls_per_second_per_thread"] = json!(900.0))
+    /// The fixture with the figures it fails on this small VM put right, so every rule passes
+    /// (or has nothing to judge) before a test breaks the one figure it is about.
+    fn healthy(patch: impl Fn(&mut serde_json::Value)) -> Document {
+        patched(|v| {
+            v["sleepbench"]["calls_per_second_per_thread"] = serde_json::json!(20_000.0);
+            for p in v["memory"]["cache_latency_ns"].as_array_mut().unwrap() {
+                if p[0].as_u64().unwrap() < 32 << 20 {
+                    p[1] = serde_json::json!(p[1].as_f64().unwrap().min(40.0));
                 }
-                "network.ping_loss_pct" => patched(|v| v["ping"][0]["loss_pct"] = json!(20.0)),
-                "network.ping_rtt_ms" => patched(|v| v["ping"][0]["latency"] = json!(0.9)),
-                "network.min_bandwidth_gbps" => patched(|v| {
-                    v["iperf3 bandwidth"][0]["hostname"] = json!("peer");
-                    v["iperf3 bandwidth"][0]["address"] = json!("10.0.0.2:5201");
-                    v["iperf3 bandwidth"][0]["bandwidth"] = json!(2.0);
-                }),
-                "network.min_bandwidth_gbps_large" => patched(|v| {
+            }
+            patch(v)
+        })
+    }
+
+    fn status_of(checks: &[Check], name: &str) -> Option<Status> {
+        checks.iter().find(|c| c.name == name).map(|c| c.status)
+    }
+
+    /// One case per limit: the rule it drives, a setting that shows it, the figure it judges at
+    /// a good and at a bad value, and the verdicts before and after.
+    struct Case {
+        check: &'static str,
+        setup: fn(&mut serde_json::Value),
+        figure: fn(&mut serde_json::Value, f64),
+        good: f64,
+        bad: f64,
+        before: Status,
+        after: Status,
+        judged_by_this_limit: bool,
+    }
+
+    fn case(limit: &str) -> Case {
+        use serde_json::json;
+        let none: fn(&mut serde_json::Value) = |_| {};
+        let peer: fn(&mut serde_json::Value) = |v| {
+            v["iperf3 bandwidth"][0]["hostname"] = json!("peer");
+            v["iperf3 bandwidth"][0]["address"] = json!("10.0.0.2:5201");
+        };
+        let c = |check, setup, figure, good, bad, after| Case {
+            check,
+            setup,
+            figure,
+            good,
+            bad,
+            before: Status::Pass,
+            after,
+            judged_by_this_limit: true,
+        };
+        match limit {
+            "sleepbench.total_cpu_pct" => c(
+                "sleepbench.total_cpu",
+                none,
+                |v, x| v["sleepbench"]["total"] = json!(x),
+                10.0,
+                75.0,
+                Status::Fail,
+            ),
+            "sleepbench.irq_pct" => c(
+                "sleepbench.irq",
+                none,
+                |v, x| v["sleepbench"]["irq%"] = json!(x),
+                1.0,
+                45.0,
+                Status::Fail,
+            ),
+            "sleepbench.calls_per_thread" => c(
+                "sleepbench.calls_per_thread",
+                none,
+                |v, x| v["sleepbench"]["calls_per_second_per_thread"] = json!(x),
+                20_000.0,
+                900.0,
+                Status::Fail,
+            ),
+            "network.ping_loss_pct" => c(
+                "network.ping_loss:localhost",
+                none,
+                |v, x| v["ping"][0]["loss_pct"] = json!(x),
+                0.0,
+                20.0,
+                Status::Fail,
+            ),
+            "network.ping_rtt_ms" => c(
+                "network.ping_rtt:localhost",
+                none,
+                |v, x| v["ping"][0]["latency"] = json!(x),
+                0.05,
+                0.9,
+                Status::Warn,
+            ),
+            // Both directions, so that the forward-reverse symmetry holds.
+            "network.min_bandwidth_gbps" => c(
+                "network.bandwidth:peer",
+                peer,
+                |v, x| {
+                    v["iperf3 bandwidth"][0]["bandwidth"] = json!(x);
+                    v["iperf3 bandwidth"][0]["reverse_gbps"] = json!(x);
+                },
+                30.0,
+                2.0,
+                Status::Fail,
+            ),
+            // 15 Gbit/s passes the small machines' 10 and fails the large machines' 20.
+            "network.min_bandwidth_gbps_large" => c(
+                "network.bandwidth:peer",
+                |v| {
                     v["iperf3 bandwidth"][0]["hostname"] = json!("peer");
                     v["iperf3 bandwidth"][0]["address"] = json!("10.0.0.2:5201");
                     v["iperf3 bandwidth"][0]["bandwidth"] = json!(15.0);
-                    v["system"]["logical_cpus"] = json!(384);
-                }),
-                "network.link_efficiency_pct" => patched(|v| {
-                    v["iperf3 bandwidth"][0]["link_efficiency_pct"] = json!(40.0);
-                    v["iperf3 bandwidth"][0]["link_speed_gbps"] = json!(25.0);
-                }),
-                "network.reverse_asymmetry_pct" => patched(|v| {
-                    v["iperf3 bandwidth"][0]["bandwidth"] = json!(10.0);
-                    v["iperf3 bandwidth"][0]["reverse_gbps"] = json!(4.0);
-                }),
-                "memory.repeat_spread" => patched(|v| {
-                    v["memory"]["repeats"]["count"] = json!(3);
+                    v["iperf3 bandwidth"][0]["reverse_gbps"] = json!(15.0);
+                },
+                |v, x| v["system"]["logical_cpus"] = json!(x as u64),
+                8.0,
+                384.0,
+                Status::Fail,
+            ),
+            "network.link_efficiency_pct" => c(
+                "network.link_efficiency:localhost",
+                |v| v["iperf3 bandwidth"][0]["link_speed_gbps"] = json!(25.0),
+                |v, x| v["iperf3 bandwidth"][0]["link_efficiency_pct"] = json!(x),
+                95.0,
+                40.0,
+                Status::Warn,
+            ),
+            "network.reverse_asymmetry_pct" => c(
+                "network.reverse_symmetry:localhost",
+                |v| v["iperf3 bandwidth"][0]["bandwidth"] = json!(10.0),
+                |v, x| v["iperf3 bandwidth"][0]["reverse_gbps"] = json!(x),
+                9.5,
+                4.0,
+                Status::Warn,
+            ),
+            "memory.repeat_spread" => c(
+                "memory.repeat_spread:memcpy_large",
+                |v| v["memory"]["repeats"]["count"] = json!(3),
+                |v, x| {
                     v["memory"]["repeats"]["memcpy_large_mb_s"] =
-                        json!({"min": 1000.0, "avg": 1500.0, "max": 2000.0});
-                }),
-                "memory.cache_step" => patched(|v| {
-                    let flat: Vec<serde_json::Value> = v["memory"]["cache_latency_ns"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|p| json!([p[0], 5.0]))
-                        .collect();
-                    v["memory"]["cache_latency_ns"] = json!(flat);
-                }),
-                "memory.peak_vs_theoretical_pct" => patched(|v| {
+                        json!({"min": x, "avg": 1950.0, "max": 2000.0})
+                },
+                1950.0,
+                1000.0,
+                Status::Warn,
+            ),
+            "memory.cache_step" => c(
+                "memory.cache_step:L3",
+                none,
+                |v, x| v["memory"]["cache_latency_ns"][10][1] = json!(x),
+                40.0,
+                150.0,
+                Status::Warn,
+            ),
+            "memory.peak_vs_theoretical_pct" => c(
+                "memory.peak_vs_theoretical",
+                none,
+                |v, x| {
                     v["system"]["dram"] = json!({"dimms": 8, "channels": 8, "kind": "DDR5",
-                        "speed_mts": 4800, "data_width_bits": 64, "theoretical_peak_mb_s": 292968.0});
-                }),
-                "memory.numa_ratio" | "memory.numa_ratio_memory_only" => patched(|v| {
-                    v["memory"]["idle_latency"]["FullRandom"]["Node-0"]["Node-1"] = json!(1000.0);
-                    let mut second = v["system"]["numa_nodes"][0].clone();
-                    second["id"] = json!(1);
-                    if limit.name.ends_with("memory_only") {
-                        second["cpu_count"] = json!(0);
-                        second["cpus"] = json!("");
-                    }
-                    v["system"]["numa_nodes"] =
-                        json!([v["system"]["numa_nodes"][0].clone(), second]);
-                }),
-                "system.steal_pct" => {
-                    patched(|v| v["system"]["during_run"]["steal_pct"] = json!(12.0))
-                }
-                "system.timer_slack_ns" => {
-                    patched(|v| v["system"]["timer_slack_ns"] = json!(1_000_000))
-                }
-                "memory.working_set_factor" => patched(|v| {
+                "speed_mts": 4800, "data_width_bits": 64, "theoretical_peak_mb_s": x})
+                },
+                30_000.0,
+                292_968.0,
+                Status::Warn,
+            ),
+            "memory.working_set_factor" => c(
+                "memory.working_set:idle_latency",
+                |v| {
                     v["memory"]["llc_bytes"] = json!(32u64 << 20);
                     v["memory"]["llc_total_bytes"] = json!(32u64 << 20);
-                    v["memory"]["region_mib"] = json!(64);
-                }),
-                "storage.tail_ratio" => patched(|v| {
-                    v["storage"]["read_clat_us"]["p999"] = json!(100_000.0);
-                }),
-                other => panic!("add a case to this test for the new limit '{other}'"),
+                },
+                |v, x| v["memory"]["region_mib"] = json!(x as u64),
+                512.0,
+                64.0,
+                Status::Warn,
+            ),
+            "memory.numa_ratio" | "memory.numa_ratio_memory_only" => Case {
+                judged_by_this_limit: true,
+                ..c(
+                    "memory.numa_ratio:Node-0>Node-1",
+                    if limit.ends_with("memory_only") {
+                        |v: &mut serde_json::Value| two_nodes(v, true)
+                    } else {
+                        |v: &mut serde_json::Value| two_nodes(v, false)
+                    },
+                    |v, x| v["memory"]["idle_latency"]["FullRandom"]["Node-0"]["Node-1"] = json!(x),
+                    150.0,
+                    1000.0,
+                    Status::Fail,
+                )
+            },
+            "system.steal_pct" => c(
+                "system.steal",
+                none,
+                |v, x| v["system"]["during_run"]["steal_pct"] = json!(x),
+                0.0,
+                12.0,
+                Status::Warn,
+            ),
+            "system.timer_slack_ns" => c(
+                "system.timer_slack",
+                none,
+                |v, x| v["system"]["timer_slack_ns"] = json!(x as u64),
+                50_000.0,
+                1_000_000.0,
+                Status::Warn,
+            ),
+            "storage.tail_ratio" => c(
+                "storage.read_tail_latency",
+                none,
+                |v, x| v["storage"]["read_clat_us"]["p999"] = json!(x),
+                5_000.0,
+                100_000.0,
+                Status::Warn,
+            ),
+            // The interference limits turn a failing speed figure inconclusive.
+            "interference.other_cpu_pct" => Case {
+                before: Status::Fail,
+                judged_by_this_limit: false,
+                ..c(
+                    "sleepbench.calls_per_thread",
+                    none,
+                    slow_sleep,
+                    2.0,
+                    60.0,
+                    Status::Inconclusive,
+                )
+            },
+            "interference.steal_pct" => Case {
+                before: Status::Fail,
+                judged_by_this_limit: false,
+                ..c(
+                    "sleepbench.calls_per_thread",
+                    none,
+                    |v, x| {
+                        slow_sleep(v, 0.0);
+                        v["health_check"]["interference"]["sleep"]["steal_pct"] = json!(x);
+                    },
+                    1.0,
+                    30.0,
+                    Status::Inconclusive,
+                )
+            },
+            "interference.throttled_pct" => Case {
+                before: Status::Fail,
+                judged_by_this_limit: false,
+                ..c(
+                    "sleepbench.calls_per_thread",
+                    none,
+                    |v, x| {
+                        slow_sleep(v, 0.0);
+                        v["health_check"]["interference"]["sleep"]["throttled_pct"] = json!(x);
+                    },
+                    0.0,
+                    40.0,
+                    Status::Inconclusive,
+                )
+            },
+            "interference.thermal_events" => Case {
+                before: Status::Fail,
+                judged_by_this_limit: false,
+                ..c(
+                    "sleepbench.calls_per_thread",
+                    none,
+                    |v, x| {
+                        slow_sleep(v, 0.0);
+                        v["health_check"]["interference"]["sleep"]["thermal_events"] =
+                            json!(x as u64);
+                    },
+                    0.0,
+                    3.0,
+                    Status::Inconclusive,
+                )
+            },
+            other => panic!("add a case to this test for the new limit '{other}'"),
+        }
+    }
+
+    /// A slow nanosleep run, measured while other processes took `other` % of the CPU time.
+    fn slow_sleep(v: &mut serde_json::Value, other: f64) {
+        use serde_json::json;
+        v["sleepbench"]["calls_per_second_per_thread"] = json!(900.0);
+        v["health_check"]["interference"]["sleep"] = json!({"seconds": 3.0, "steal_pct": 0.0,
+            "other_cpu_pct": other, "throttled_pct": 0.0, "thermal_events": 0});
+    }
+
+    /// A second NUMA node (memory-only: a CXL or HBM node) and the local latencies of both.
+    fn two_nodes(v: &mut serde_json::Value, memory_only: bool) {
+        use serde_json::json;
+        let mut second = v["system"]["numa_nodes"][0].clone();
+        second["id"] = json!(1);
+        if memory_only {
+            second["cpu_count"] = json!(0);
+            second["cpus"] = json!("");
+        }
+        v["system"]["numa_nodes"] = json!([v["system"]["numa_nodes"][0].clone(), second]);
+    }
+
+    #[test]
+    fn every_limit_can_warn_or_fail() {
+        let t = Thresholds::default();
+        for limit in LIMITS {
+            let c = case(limit.name);
+            let with = |x: f64| {
+                evaluate(
+                    &healthy(|v| {
+                        (c.setup)(v);
+                        (c.figure)(v, x)
+                    }),
+                    &t,
+                )
             };
-            let checks = evaluate(&doc, &t);
-            assert!(
-                checks
-                    .iter()
-                    .any(|c| matches!(c.status, Status::Warn | Status::Fail)
-                        && c.limit == Some(limit.default)),
-                "nothing warns or fails on '{}' at its default {}: {:#?}",
+            let (good, bad) = (with(c.good), with(c.bad));
+            assert_eq!(
+                status_of(&good, c.check),
+                Some(c.before),
+                "'{}' before '{}' is broken: {:#?}",
+                c.check,
                 limit.name,
-                limit.default,
-                checks
-                    .iter()
-                    .filter(|c| c.status != Status::Pass)
-                    .collect::<Vec<_>>()
+                good.iter().find(|x| x.name == c.check)
             );
+            let judged = bad
+                .iter()
+                .find(|x| x.name == c.check)
+                .unwrap_or_else(|| panic!("no '{}' once '{}' is broken", c.check, limit.name));
+            assert_eq!(judged.status, c.after, "'{}': {judged:#?}", limit.name);
+            if c.judged_by_this_limit {
+                assert_eq!(judged.limit, Some(limit.default), "'{}'", limit.name);
+            }
+            // Nothing else changed its verdict: the case is about this rule alone.
+            for other in &bad {
+                if other.name != c.check {
+                    assert_eq!(
+                        Some(other.status),
+                        status_of(&good, &other.name.to_string()),
+                        "breaking '{}' changed '{}' too",
+                        limit.name,
+                        other.name
+                    );
+                }
+            }
         }
     }
 
@@ -499,10 +787,10 @@ mod tests {
         assert_eq!(t.sleep_total_cpu_pct, 50.0);
         assert_eq!(t.timer_slack_ns, 50_000.0);
         assert_eq!(t.storage_tail_ratio, 20.0);
-        // Every field has a limit entry: none keeps the placeholder zero.
+        // Every field has a limit entry: none keeps the placeholder NaN.
         let debug = format!("{t:?}");
         assert!(
-            !debug.contains(": 0.0"),
+            !debug.contains("NaN"),
             "a threshold has no LIMITS entry: {debug}"
         );
     }

@@ -8,14 +8,18 @@ use crate::wire::document::{BandwidthEntry, Check, CheckId, PingEntry, PingMetho
 pub fn ping_loss(p: &PingEntry, t: &Thresholds) -> Check {
     let name = CheckId::new("network", "ping_loss").on(p.hostname.as_str());
     let limit = t.ping_loss_pct;
-    // A local error is this machine's, not the path's: reported as such, never as loss.
+    // A local error is this machine's, not the path's: no request was lost, so there is no
+    // loss to judge (the error stays in the ping entry and its section).
     if let Some(why) = &p.error {
         return check(
             &name,
-            Status::Fail,
+            Status::Skip,
             p.loss_pct,
             limit,
-            format!("'{}' cannot be pinged: {why}", p.hostname),
+            format!(
+                "'{}': no loss to judge: the requests could not be sent here: {why}",
+                p.hostname
+            ),
         );
     }
     let Some(loss) = p.loss_pct else {
@@ -332,9 +336,11 @@ mod tests {
             "1 % is not above the limit"
         );
         assert_eq!(ping_loss(&ping(100, 98), &t).status, Status::Fail);
+        // An error before any request was sent is no loss: not judged here (the entry and the
+        // bandwidth check carry it).
         let dns = ping_error_entry("nosuch", "cannot resolve 'nosuch'");
         let c = ping_loss(&dns, &t);
-        assert_eq!(c.status, Status::Fail);
+        assert_eq!(c.status, Status::Skip);
         assert!(c.message.contains("cannot resolve"));
         assert_eq!(c.name, "network.ping_loss:nosuch");
     }

@@ -5,8 +5,8 @@
 use super::plots::{StripPoint, strip_plot};
 use super::{escape, heat, missing, num, page as wrap};
 use crate::judge::machine::Machine;
-use crate::judge::rules::Severity;
 use crate::stats::median;
+use crate::wire::document::word;
 use crate::wire::figures;
 use crate::wire::fleet::{FleetReport, MachineStatus, Matrix};
 use std::collections::{BTreeMap, BTreeSet};
@@ -59,17 +59,22 @@ fn findings(r: &FleetReport) -> String {
         );
         return out;
     }
-    out.push_str("<table class=\"checks\"><tr><th>status</th><th>machine</th><th>figure</th><th>value</th><th>median</th><th>%</th><th>message</th></tr>\n");
+    out.push_str("<table class=\"checks\"><tr><th>status</th><th>scope</th><th>machine</th><th>figure</th><th>value</th><th>median</th><th>%</th><th>message</th></tr>\n");
     for f in &r.findings {
-        let class = match f.severity {
-            Severity::Fail => "fail",
-            Severity::Warn => "warn",
+        let class = match (&f.inconclusive, f.severity) {
+            (Some(_), _) => "inconclusive",
+            (None, s) => s.as_str(),
+        };
+        let who = match &f.link {
+            Some(ends) => ends.join(" <-> "),
+            None => f.machine.clone(),
         };
         let _ = writeln!(
             out,
-            "<tr class=\"{class}\"><td class=\"status\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{} {}</td><td class=\"num\">{} {}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            "<tr class=\"{class}\"><td class=\"status\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{} {}</td><td class=\"num\">{} {}</td><td class=\"num\">{}</td><td>{}</td></tr>",
             class.to_uppercase(),
-            escape(&f.machine),
+            word(&f.scope),
+            escape(&who),
             escape(&f.figure),
             num(Some(f.value)),
             escape(&f.unit),
@@ -86,6 +91,8 @@ fn findings(r: &FleetReport) -> String {
 fn status_class(s: MachineStatus) -> &'static str {
     match s {
         MachineStatus::Ok => "pass",
+        MachineStatus::Alone => "skip",
+        MachineStatus::Inconclusive => "inconclusive",
         MachineStatus::Warn => "warn",
         MachineStatus::Fail | MachineStatus::Failed | MachineStatus::Unreadable => "fail",
     }
@@ -105,6 +112,7 @@ fn machines_table(r: &FleetReport) -> String {
                 by_family(&m.missing_figures)
             ));
         }
+        notes.extend(m.not_compared.iter().map(|n| format!("not compared: {n}")));
         let failed_baseline = m
             .baseline_checks
             .iter()

@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 
 /// Escapes text for HTML (element content and quoted attributes).
 pub fn escape(text: &str) -> String {
+    let text = super::text::terminal_safe(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -30,16 +31,7 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// At most `n` characters, with `~` where it was cut.
-pub fn short(text: &str, n: usize) -> String {
-    if text.chars().count() <= n {
-        text.to_string()
-    } else {
-        let mut s: String = text.chars().take(n.saturating_sub(1)).collect();
-        s.push('~');
-        s
-    }
-}
+pub use super::text::shorten as short;
 
 const STYLE: &str = "
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 0 auto; max-width: 1240px; padding: 16px 20px; color: #111; background: #fff; }
@@ -55,7 +47,8 @@ tr.fail td.status, span.fail { background: #f6c6c0; color: #7a1500; }
 tr.warn td.status, span.warn { background: #fbe3b0; color: #6b4300; }
 tr.pass td.status, span.pass { background: #d5ecd5; color: #1d4d1d; }
 tr.skip td.status, span.skip { background: #e4e4e4; color: #333; }
-span.fail, span.warn, span.pass, span.skip { padding: 0 4px; font-weight: bold; }
+tr.inconclusive td.status, span.inconclusive { background: #d9e8f5; color: #1b3d5c; }
+span.fail, span.warn, span.pass, span.skip, span.inconclusive { padding: 0 4px; font-weight: bold; }
 .plots { display: flex; flex-wrap: wrap; gap: 12px; }
 figure.plot { margin: 0; border: 1px solid #ddd; padding: 4px; width: 600px; }
 figure.plot svg { display: block; }

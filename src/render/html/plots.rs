@@ -74,10 +74,20 @@ pub struct Plot {
     pub html: String,
 }
 
+/// The largest magnitude a plot places. Beyond it (a broken or hostile document: 1.7e308 ms of
+/// ping) the axis arithmetic overflows to infinity and the tick loop never ends, so such values
+/// are left off the axes and listed as text instead.
+pub const PLOTTABLE: f64 = 1e15;
+
+/// Whether a plot can place `v`.
+pub fn plottable(v: f64) -> bool {
+    v.is_finite() && v.abs() <= PLOTTABLE
+}
+
 fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     let mut lo = f64::INFINITY;
     let mut hi = f64::NEG_INFINITY;
-    for v in values.filter(|v| v.is_finite()) {
+    for v in values.filter(|&v| plottable(v)) {
         lo = lo.min(v);
         hi = hi.max(v);
     }
@@ -503,8 +513,19 @@ pub fn strip_plot(
     let (lo, hi) = bounds(points.iter().map(|p| p.value).chain(median))?;
     let (x0, x1) = padded(lo, hi, false);
     let mut svg = String::new();
-    let normal: Vec<&StripPoint> = points.iter().filter(|p| !p.flagged).collect();
-    let flagged: Vec<&StripPoint> = points.iter().filter(|p| p.flagged).collect();
+    let placed = |p: &&StripPoint| plottable(p.value);
+    let normal: Vec<&StripPoint> = points
+        .iter()
+        .filter(|p| !p.flagged)
+        .filter(placed)
+        .collect();
+    let flagged: Vec<&StripPoint> = points.iter().filter(|p| p.flagged).filter(placed).collect();
+    let off_axis: Vec<String> = points
+        .iter()
+        .filter(|p| !plottable(p.value))
+        .map(|p| format!("{}: {:e}", super::short(&p.label, 24), p.value))
+        .collect();
+    let median = median.filter(|&m| plottable(m));
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, 200)).into_drawing_area();
         root.fill(&WHITE).ok()?;
@@ -574,5 +595,40 @@ pub fn strip_plot(
         ("machines".to_string(), PALETTE[2].0, normal.len()),
         ("flagged".to_string(), ALERT.0, flagged.len()),
     ];
-    Some(figure(id, title, &svg, &series, ""))
+    let note = if off_axis.is_empty() {
+        String::new()
+    } else {
+        format!("beyond any axis, not drawn: {}", off_axis.join(", "))
+    };
+    Some(figure(id, title, &svg, &series, &note))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_value_no_axis_can_hold_is_listed_not_drawn() {
+        let point = |label: &str, value: f64| StripPoint {
+            label: label.into(),
+            value,
+            flagged: false,
+        };
+        let points = [
+            point("a", 0.05),
+            point("b", 0.06),
+            point("huge", 1.7e308),
+            point("inf", f64::INFINITY),
+        ];
+        let started = std::time::Instant::now();
+        let plot = strip_plot("p", "ping", "ms", &points, Some(0.055)).unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        assert!(
+            plot.html
+                .contains("beyond any axis, not drawn: huge: 1.7e308"),
+            "{}",
+            plot.html
+        );
+        assert!(strip_plot("q", "ping", "ms", &[point("only", 1e300)], None).is_none());
+    }
 }

@@ -1,0 +1,493 @@
+//! Who is to blame for poor per-client figures (bandwidth, ping), from every document together,
+//! whatever the layout: DCPerf's star (only servers write documents), pairs, or a mesh.
+//!
+//! Each figure of one machine about one client is a measurement of a path between two machines.
+//! A machine's value is the median of the measurements it took part in (as the one that
+//! measured, or as the one measured); the median of those over the machines of one model is the
+//! reference, and each measurement and each machine is judged against it. The worst machine flagged, with two or more measurements, is
+//! blamed: as `server` when all its own measurements are poor, as `client` when every machine
+//! that measured it found it poor, as `machine` when both. Its measurements are then explained,
+//! and the next worst is looked for. A poor measurement nobody explains is the path's: a `link`
+//! finding naming both ends, which fails neither. A client with no document of its own (the
+//! star's clients) is a machine of the report, judged on this evidence.
+
+use super::compare::{RuleCache, client_index};
+use super::machine::Machine;
+use super::reference::Reference;
+use crate::units::number;
+use crate::wire::figures::{Family, Figure};
+use crate::wire::fleet::{Finding, Scope};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One measurement of a path.
+#[derive(Debug, Clone, Copy)]
+struct Measurement {
+    server: usize,
+    figure: usize,
+    client: usize,
+}
+
+impl Measurement {
+    fn involves(&self, m: usize) -> bool {
+        self.server == m || self.client == m
+    }
+}
+
+/// Names of a machine's own loopback: a test against them measures the kernel, not a path.
+fn loopback(name: &str) -> bool {
+    matches!(name, "localhost" | "127.0.0.1" | "::1" | "ip6-localhost") || name.starts_with("127.")
+}
+
+/// The machine each figure's client is, per machine and figure: one of the inputs, or a machine
+/// known only from these measurements (added to `machines`). Loopback clients, and a machine's
+/// own name, are no other machine.
+fn resolve_clients(machines: &mut Vec<Machine>) -> Vec<Vec<Option<usize>>> {
+    let known = client_index(machines);
+    let mut seen = BTreeSet::new();
+    let mut unknown = Vec::new();
+    for machine in machines.iter() {
+        for c in machine.figures.iter().filter_map(Figure::client) {
+            if !loopback(c) && !known.contains_key(c) && seen.insert(c.to_string()) {
+                unknown.push(c.to_string());
+            }
+        }
+    }
+    machines.extend(unknown.iter().map(|name| Machine::measured_only(name)));
+    let index = client_index(machines);
+    machines
+        .iter()
+        .enumerate()
+        .map(|(m, machine)| {
+            machine
+                .figures
+                .iter()
+                .map(|fig| {
+                    fig.client()
+                        .filter(|c| !loopback(c))
+                        .and_then(|c| index.get(c).copied())
+                        .filter(|&c| c != m)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// What the blame found: findings, and which measurements each finding explains.
+pub struct Blamed {
+    /// Findings about machines and links, worst first within each figure.
+    pub findings: Vec<Finding>,
+    /// (server, client, figure key) of every poor measurement a finding explains.
+    pub explained: BTreeSet<(usize, usize, String)>,
+}
+
+/// Finds the machines and links behind poor per-client figures. Adds the clients that have no
+/// document of their own to `machines`, and sets the status of every machine it blames.
+pub fn blame(machines: &mut Vec<Machine>, cache: &mut RuleCache) -> Blamed {
+    let clients = resolve_clients(machines);
+    // Per figure key and group of the measuring machine, and per basis.
+    let mut parts: BTreeMap<(String, Option<usize>, String), Vec<Measurement>> = BTreeMap::new();
+    for (m, machine) in machines.iter().enumerate() {
+        for (f, fig) in machine.figures.iter().enumerate() {
+            let Some(client) = clients.get(m).and_then(|r| r.get(f)).copied().flatten() else {
+                continue;
+            };
+            let key = (fig.key(), machine.entry.group, fig.basis.to_string());
+            parts.entry(key).or_default().push(Measurement {
+                server: m,
+                figure: f,
+                client,
+            });
+        }
+    }
+    let mut out = Blamed {
+        findings: Vec::new(),
+        explained: BTreeSet::new(),
+    };
+    for ((key, _, _), all) in parts {
+        judge_key(machines, &key, &all, cache, &mut out);
+    }
+    record_evidence(machines, &out);
+    out
+}
+
+/// The measurement's figure.
+fn figure<'a>(machines: &'a [Machine], x: &Measurement) -> &'a Figure {
+    &machines[x.server].figures[x.figure]
+}
+
+fn judge_key(
+    machines: &mut [Machine],
+    key: &str,
+    all: &[Measurement],
+    cache: &mut RuleCache,
+    out: &mut Blamed,
+) {
+    let family = figure(machines, &all[0]).family;
+    let Some(rule) = cache.get(format!("{key}.*")) else {
+        return;
+    };
+    let direction = rule.direction(family.direction);
+    // The reference is the typical machine's: the median, over machines, of the median of the
+    // measurements each took part in (a path's two slow ends must not make slow the norm).
+    let mut quiet: Vec<&Measurement> = all
+        .iter()
+        .filter(|x| !machines[x.server].interfered.contains_key(&family.section))
+        .collect();
+    if quiet.is_empty() {
+        // Every machine was disturbed: all of them make the reference; findings are inconclusive.
+        quiet = all.iter().collect();
+    }
+    let ends: BTreeSet<usize> = quiet.iter().flat_map(|x| [x.server, x.client]).collect();
+    let typical: Vec<f64> = ends
+        .iter()
+        .filter_map(|&m| {
+            let mine: Vec<f64> = quiet
+                .iter()
+                .filter(|x| x.involves(m))
+                .map(|x| figure(machines, x).value)
+                .collect();
+            crate::stats::median(&mine)
+        })
+        .collect();
+    let Some(reference) = Reference::of(&typical, ends.len()) else {
+        return;
+    };
+    let poor: Vec<&Measurement> = all
+        .iter()
+        .filter(|x| {
+            reference
+                .judge(figure(machines, x).value, direction, &rule.spec)
+                .flagged
+        })
+        .collect();
+    if poor.is_empty() {
+        return;
+    }
+    // Blame machines, worst first, until no machine stands out.
+    let mut left: Vec<&Measurement> = all.iter().collect();
+    loop {
+        let candidates: BTreeSet<usize> = left.iter().flat_map(|x| [x.server, x.client]).collect();
+        let mut worst: Option<(usize, f64, f64)> = None;
+        for m in candidates {
+            let mine: Vec<f64> = left
+                .iter()
+                .filter(|x| x.involves(m))
+                .map(|x| figure(machines, x).value)
+                .collect();
+            // One measurement alone cannot tell its two ends apart.
+            if mine.len() < 2 {
+                continue;
+            }
+            let Some(value) = crate::stats::median(&mine) else {
+                continue;
+            };
+            let v = reference.judge(value, direction, &rule.spec);
+            let how_bad = (value - reference.median).abs();
+            if v.flagged && worst.is_none_or(|w| how_bad > w.2) {
+                worst = Some((m, value, how_bad));
+            }
+        }
+        let Some((m, value, _)) = worst else { break };
+        let theirs: Vec<&Measurement> = left.iter().copied().filter(|x| x.involves(m)).collect();
+        out.findings.push(blame_finding(
+            machines, m, value, key, family, &theirs, &poor, &reference, rule,
+        ));
+        for x in &theirs {
+            out.explained.insert((x.server, x.client, key.to_string()));
+        }
+        left.retain(|x| !x.involves(m));
+    }
+    // What no machine explains is the path's.
+    for x in poor {
+        if out.explained.insert((x.server, x.client, key.to_string())) {
+            out.findings
+                .push(link_finding(machines, x, key, all, &reference, rule));
+        }
+    }
+}
+
+/// How a machine took part in a set of measurements: as server, as client, both.
+fn scope_of(m: usize, xs: &[&Measurement]) -> Scope {
+    let served = xs.iter().any(|x| x.server == m);
+    let measured = xs.iter().any(|x| x.client == m);
+    match (served, measured) {
+        (true, true) => Scope::Machine,
+        (true, false) => Scope::Server,
+        _ => Scope::Client,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn blame_finding(
+    machines: &[Machine],
+    m: usize,
+    value: f64,
+    key: &str,
+    family: &'static Family,
+    theirs: &[&Measurement],
+    poor: &[&Measurement],
+    reference: &Reference,
+    rule: &super::rules::Rule,
+) -> Finding {
+    let scope = scope_of(m, theirs);
+    let bad = theirs
+        .iter()
+        .filter(|x| {
+            poor.iter()
+                .any(|p| p.server == x.server && p.client == x.client)
+        })
+        .count();
+    let n = theirs.len();
+    let evidence = match scope {
+        Scope::Server => format!("{bad} of its {n} clients are poor from it"),
+        Scope::Client => format!("poor from {bad} of the {n} machines that measured it"),
+        _ => format!("{bad} of the {n} paths through it are poor, both ways"),
+    };
+    let unit = family.unit;
+    let v = reference.judge(value, rule.direction(family.direction), &rule.spec);
+    let interfered = machines[m].interfered.get(&family.section).cloned();
+    Finding {
+        machine: machines[m].entry.label.clone(),
+        figure: format!("{key}.*"),
+        client: None,
+        scope,
+        link: None,
+        value,
+        median: reference.median,
+        unit: unit.to_string(),
+        deviation_pct: v.deviation_pct.map(|d| crate::units::round_to(d, 4)),
+        robust_z: v.robust_z.map(|z| crate::units::round_to(z, 4)),
+        severity: rule.spec.severity,
+        inconclusive: interfered,
+        message: format!(
+            "{key}: {evidence} (median {} {unit} against {} {unit} for its model, tolerance \
+             {}%), while the machines on the other ends do well elsewhere: the cause is on this \
+             machine's side; look at its NIC, driver settings, cable and switch port",
+            number(value),
+            number(reference.median),
+            rule.spec.tolerance_pct
+        ),
+    }
+}
+
+fn link_finding(
+    machines: &[Machine],
+    x: &Measurement,
+    key: &str,
+    all: &[Measurement],
+    reference: &Reference,
+    rule: &super::rules::Rule,
+) -> Finding {
+    let fig = figure(machines, x);
+    let (a, b) = (
+        &machines[x.server].entry.label,
+        &machines[x.client].entry.label,
+    );
+    let others = |m: usize| {
+        all.iter()
+            .filter(|y| y.involves(m))
+            .count()
+            .saturating_sub(1)
+    };
+    let (oa, ob) = (others(x.server), others(x.client));
+    let evidence = if oa > 0 && ob > 0 {
+        format!(
+            "poor only between {a} and {b}: {a}'s {oa} other measurement(s) and {b}'s {ob} are \
+             fine; look at the path between them (cables, switch ports, routing, a congested \
+             uplink)"
+        )
+    } else {
+        format!(
+            "the only measurement of this path cannot tell {a}, {b} and the path between them \
+             apart ({a} has {oa} other measurement(s), {b} {ob}); measure {b} from another \
+             machine (a mesh run) to find which"
+        )
+    };
+    let unit = fig.family.unit;
+    let v = reference.judge(fig.value, rule.direction(fig.family.direction), &rule.spec);
+    Finding {
+        machine: a.clone(),
+        figure: fig.name(),
+        client: fig.client().map(str::to_string),
+        scope: Scope::Link,
+        link: Some(vec![a.clone(), b.clone()]),
+        value: fig.value,
+        median: reference.median,
+        unit: unit.to_string(),
+        deviation_pct: v.deviation_pct.map(|d| crate::units::round_to(d, 4)),
+        robust_z: v.robust_z.map(|z| crate::units::round_to(z, 4)),
+        severity: rule.spec.severity,
+        inconclusive: machines[x.server]
+            .interfered
+            .get(&fig.family.section)
+            .cloned(),
+        message: format!(
+            "{key} {a} -> {b}: {} {unit} against {} {unit} for the model (tolerance {}%): {evidence}",
+            number(fig.value),
+            number(reference.median),
+            rule.spec.tolerance_pct
+        ),
+    }
+}
+
+/// Says on every machine what others' measurements found: a machine with no document of its own
+/// is judged on them; the ends of a poor link are told so (it fails neither).
+fn record_evidence(machines: &mut [Machine], out: &Blamed) {
+    for f in &out.findings {
+        if let Some(ends) = &f.link {
+            for end in ends {
+                if let Some(m) = machines.iter_mut().find(|m| &m.entry.label == end) {
+                    m.entry.reasons.push(format!(
+                        "one end of a poor path ({} <-> {}): see the link finding",
+                        ends[0], ends[1]
+                    ));
+                }
+            }
+        }
+    }
+    for m in machines
+        .iter_mut()
+        .filter(|m| m.entry.kind == crate::wire::fleet::DocumentKind::None)
+    {
+        if !out
+            .findings
+            .iter()
+            .any(|f| f.machine == m.entry.label && f.link.is_none())
+        {
+            m.entry.reasons.push(
+                "no document of its own: judged on the measurements others took of it".into(),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::compare::tests::{fig, machine};
+    use crate::judge::compare::{RuleCache, group};
+    use crate::judge::rules::Rules;
+    use crate::wire::figures::{BANDWIDTH, REVERSE_BANDWIDTH};
+
+    fn run(ms: &mut Vec<Machine>) -> Vec<Finding> {
+        let rules = Rules::builtin();
+        group(ms);
+        blame(ms, &mut RuleCache::new(&rules)).findings
+    }
+
+    fn bw(pairs: &[(&str, f64)]) -> Vec<Figure> {
+        pairs
+            .iter()
+            .map(|(c, v)| fig(&BANDWIDTH, &[c], *v))
+            .collect()
+    }
+
+    #[test]
+    fn a_server_all_of_whose_clients_are_slow_is_blamed_as_the_server() {
+        let mut ms = vec![
+            machine("s1", bw(&[("c1", 2.0), ("c2", 2.1), ("c3", 1.9)])),
+            machine("s2", bw(&[("c1", 9.4), ("c2", 9.3), ("c3", 9.5)])),
+            machine("s3", bw(&[("c1", 9.4), ("c2", 9.4), ("c3", 9.2)])),
+        ];
+        let f = run(&mut ms);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!((f[0].machine.as_str(), f[0].scope), ("s1", Scope::Server));
+        assert!(
+            f[0].message.contains("3 of its 3 clients"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn a_client_every_server_found_slow_is_blamed_though_it_wrote_nothing() {
+        // DCPerf's star: four servers measure c1..c4; only the servers have documents.
+        let row = || bw(&[("c1", 9.4), ("c2", 9.3), ("c3", 1.2), ("c4", 9.5)]);
+        let mut ms: Vec<Machine> = (1..=4).map(|i| machine(&format!("s{i}"), row())).collect();
+        let f = run(&mut ms);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!((f[0].machine.as_str(), f[0].scope), ("c3", Scope::Client));
+        assert!(
+            f[0].message.contains("poor from 4 of the 4"),
+            "{}",
+            f[0].message
+        );
+        let c3 = ms.iter().find(|m| m.entry.label == "c3").unwrap();
+        assert_eq!(c3.entry.kind, crate::wire::fleet::DocumentKind::None);
+        assert_eq!(ms.len(), 8, "every client is a machine of the report");
+    }
+
+    /// A mesh: every pair measured once each way (forward and reverse figures).
+    fn mesh(names: &[&str], slow: impl Fn(&str, &str) -> bool) -> Vec<Machine> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, &me)| {
+                let figures = names[i + 1..]
+                    .iter()
+                    .flat_map(|&other| {
+                        let v = if slow(me, other) { 0.19 } else { 0.95 };
+                        [
+                            fig(&BANDWIDTH, &[other], v),
+                            fig(&REVERSE_BANDWIDTH, &[other], v),
+                        ]
+                    })
+                    .collect();
+                machine(me, figures)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn in_a_mesh_a_slow_host_is_blamed_alone() {
+        let names = ["h1", "h2", "h3", "h4", "h5", "h6"];
+        for slow in [&["h3"][..], &["h1"], &["h6"], &["h2", "h5"]] {
+            let mut ms = mesh(&names, |a, b| slow.contains(&a) || slow.contains(&b));
+            let f = run(&mut ms);
+            let blamed: BTreeSet<&str> = f.iter().map(|f| f.machine.as_str()).collect();
+            assert_eq!(blamed, slow.iter().copied().collect(), "{f:#?}");
+            assert!(f.iter().all(|f| f.scope != Scope::Link), "{f:#?}");
+        }
+    }
+
+    #[test]
+    fn in_a_mesh_a_slow_path_is_a_link_and_neither_end_is_blamed() {
+        let names = ["h1", "h2", "h3", "h4", "h5", "h6"];
+        let mut ms = mesh(&names, |a, b| (a, b) == ("h2", "h5"));
+        let f = run(&mut ms);
+        assert!(!f.is_empty());
+        assert!(f.iter().all(|f| f.scope == Scope::Link), "{f:#?}");
+        assert!(
+            f.iter()
+                .all(|f| f.link.as_deref() == Some(&["h2".to_string(), "h5".to_string()][..]))
+        );
+        assert!(
+            f[0].message.contains("poor only between h2 and h5"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn one_measurement_alone_is_a_link_naming_both_ends() {
+        // Pairs: a measures b, c measures d (slow), e measures f; followers write no figures.
+        let mut ms = vec![
+            machine("a", bw(&[("b", 0.95)])),
+            machine("c", bw(&[("d", 0.19)])),
+            machine("e", bw(&[("f", 0.94)])),
+            machine("g", bw(&[("h", 0.96)])),
+        ];
+        let f = run(&mut ms);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].scope, Scope::Link);
+        assert_eq!(
+            f[0].link.as_deref(),
+            Some(&["c".to_string(), "d".to_string()][..])
+        );
+        assert!(
+            f[0].message.contains("cannot tell c, d and the path"),
+            "{}",
+            f[0].message
+        );
+    }
+}

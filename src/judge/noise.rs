@@ -1,0 +1,203 @@
+//! Noise is not a fault. A figure measured while the hypervisor stole time, other processes
+//! took the CPUs, our cgroup's CPU quota held us back or the CPUs throttled for heat says little
+//! about the machine: a check that would warn or fail on it is `inconclusive` instead, with what
+//! interfered in its message, and readers leave such figures out of their references. A check
+//! that passes under interference still passes: interference only makes figures worse.
+//!
+//! DCPerf's own CPU-split verdicts (busy CPU and IRQ during the nanosleep benchmark) stay as
+//! DCPerf defines them, and checks of configuration rather than performance are not affected.
+
+use super::checks::Thresholds;
+use crate::wire::document::{Check, CheckId, Section, Status};
+use crate::wire::identity::InterferenceEntry;
+use std::collections::BTreeMap;
+
+/// Why a section's window is too disturbed to judge its figures, or `None` when it is not.
+pub fn interfered(i: &InterferenceEntry, t: &Thresholds) -> Option<String> {
+    let mut why = Vec::new();
+    if let Some(p) = i.steal_pct.filter(|&p| p > t.interference_steal_pct) {
+        why.push(format!(
+            "the hypervisor stole {p:.1}% of the CPU time (limit {}%)",
+            t.interference_steal_pct
+        ));
+    }
+    if let Some(p) = i
+        .other_cpu_pct
+        .filter(|&p| p > t.interference_other_cpu_pct)
+    {
+        why.push(format!(
+            "other processes used {p:.1}% of the CPU time (limit {}%)",
+            t.interference_other_cpu_pct
+        ));
+    }
+    if let Some(p) = i
+        .throttled_pct
+        .filter(|&p| p > t.interference_throttled_pct)
+    {
+        why.push(format!(
+            "the cgroup's CPU quota held the run back {p:.1}% of the time (limit {}%)",
+            t.interference_throttled_pct
+        ));
+    }
+    if let Some(n) = i
+        .thermal_events
+        .filter(|&n| n as f64 > t.interference_thermal_events)
+    {
+        why.push(format!("the CPUs throttled for heat {n} time(s)"));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+/// The section a check's figure was measured in: its own section's, or for a `baseline.` or
+/// `history.` check the section its figure's name starts with.
+pub fn section_of(id: &CheckId) -> Option<Section> {
+    let by_name = |name: &str| match name {
+        "sleepbench" => Some(Section::Sleep),
+        "network" | "ping" => Some(Section::Network),
+        "memory" => Some(Section::Memory),
+        "storage" => Some(Section::Storage),
+        _ => None,
+    };
+    match id.section.as_str() {
+        "baseline" | "history" => by_name(id.rule.split('.').next().unwrap_or_default()),
+        other => by_name(other),
+    }
+}
+
+/// Whether a check judges how fast the machine is (which load can spoil), rather than its
+/// configuration, a loss of packets, or DCPerf's CPU-split rules.
+pub fn judges_speed(id: &CheckId) -> bool {
+    match id.section.as_str() {
+        "baseline" | "history" => true,
+        "sleepbench" => id.rule == "calls_per_thread",
+        "network" => matches!(
+            id.rule.as_str(),
+            "bandwidth" | "link_efficiency" | "reverse_symmetry" | "ping_rtt"
+        ),
+        "memory" => matches!(
+            id.rule.as_str(),
+            "peak_vs_theoretical" | "numa_ratio" | "repeat_spread" | "cache_step"
+        ),
+        "storage" => matches!(
+            id.rule.as_str(),
+            "read_iops" | "write_mb_s" | "read_tail_latency" | "write_tail_latency"
+        ),
+        _ => false,
+    }
+}
+
+/// Turns the warn and fail verdicts on figures measured under interference into `inconclusive`.
+pub fn mark_inconclusive(
+    checks: &mut [Check],
+    interference: &BTreeMap<Section, InterferenceEntry>,
+    t: &Thresholds,
+) {
+    let why: BTreeMap<Section, String> = interference
+        .iter()
+        .filter_map(|(s, i)| interfered(i, t).map(|w| (*s, w)))
+        .collect();
+    if why.is_empty() {
+        return;
+    }
+    for c in checks.iter_mut() {
+        if !matches!(c.status, Status::Warn | Status::Fail) || !judges_speed(&c.name) {
+            continue;
+        }
+        if let Some(w) = section_of(&c.name).and_then(|s| why.get(&s)) {
+            c.message = format!(
+                "inconclusive, measured under interference ({w}): {}; run it again on a quiet \
+                 machine (or with --retry-inconclusive)",
+                c.message
+            );
+            c.status = Status::Inconclusive;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(name: &str, status: Status) -> Check {
+        Check {
+            name: CheckId::parse(name),
+            status,
+            value: Some(1.0),
+            limit: Some(2.0),
+            message: "m".into(),
+        }
+    }
+
+    fn busy(other: f64) -> InterferenceEntry {
+        InterferenceEntry {
+            seconds: 3.0,
+            steal_pct: Some(0.5),
+            other_cpu_pct: Some(other),
+            throttled_pct: Some(0.0),
+            thermal_events: Some(0),
+        }
+    }
+
+    #[test]
+    fn a_slow_figure_under_load_is_inconclusive_not_a_fault() {
+        let t = Thresholds::default();
+        let mut checks = vec![
+            check("sleepbench.calls_per_thread", Status::Fail),
+            check("sleepbench.total_cpu", Status::Fail),
+            check("sleepbench.calls_per_thread", Status::Pass),
+            check("baseline.sleepbench.calls_per_second", Status::Warn),
+            check("memory.cache_step:L2", Status::Warn),
+            check("network.ping_loss:h", Status::Fail),
+        ];
+        let load = BTreeMap::from([(Section::Sleep, busy(60.0))]);
+        mark_inconclusive(&mut checks, &load, &t);
+        let statuses: Vec<Status> = checks.iter().map(|c| c.status).collect();
+        assert_eq!(
+            statuses,
+            [
+                Status::Inconclusive,
+                Status::Fail,
+                Status::Pass,
+                Status::Inconclusive,
+                Status::Warn,
+                Status::Fail
+            ]
+        );
+        assert!(checks[0].message.contains("other processes used 60.0%"));
+        // The same run on a quiet machine stands as judged.
+        let mut quiet = vec![check("sleepbench.calls_per_thread", Status::Fail)];
+        mark_inconclusive(
+            &mut quiet,
+            &BTreeMap::from([(Section::Sleep, busy(2.0))]),
+            &t,
+        );
+        assert_eq!(quiet[0].status, Status::Fail);
+    }
+
+    #[test]
+    fn each_kind_of_interference_has_its_limit() {
+        let t = Thresholds::default();
+        let quiet = busy(0.0);
+        assert_eq!(interfered(&quiet, &t), None);
+        let steal = InterferenceEntry {
+            steal_pct: Some(20.0),
+            ..quiet
+        };
+        assert!(interfered(&steal, &t).unwrap().contains("stole 20.0%"));
+        let quota = InterferenceEntry {
+            throttled_pct: Some(40.0),
+            ..quiet
+        };
+        assert!(interfered(&quota, &t).unwrap().contains("CPU quota"));
+        let hot = InterferenceEntry {
+            thermal_events: Some(3),
+            ..quiet
+        };
+        assert!(interfered(&hot, &t).unwrap().contains("heat 3"));
+        assert_eq!(
+            section_of(&CheckId::parse("baseline.network.bandwidth.h1")),
+            Some(Section::Network)
+        );
+        assert_eq!(section_of(&CheckId::parse("system.thp")), None);
+    }
+}

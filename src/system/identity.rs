@@ -1,0 +1,106 @@
+//! Who a machine is, for readers that must never mix two machines up nor compare unlike ones:
+//! what it was bought as (CPU model, sockets, cores per socket, NUMA nodes), what it has now
+//! (logical CPUs online, memory), and which machine and boot it is. The machine id is an
+//! application-specific hash of /etc/machine-id (never the id itself, which other software uses
+//! as a secret-ish key); the boot id separates the counters of one boot from the next.
+
+use super::SystemInfo;
+use super::source::Source;
+use sha2::{Digest, Sha256};
+
+/// A machine's identity, read from /proc, /sys and /etc.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Identity {
+    /// Host name.
+    pub hostname: Option<String>,
+    /// [`app_specific_id`] of /etc/machine-id.
+    pub machine_id: Option<String>,
+    /// /proc/sys/kernel/random/boot_id.
+    pub boot_id: Option<String>,
+    /// `x86_64`, `aarch64`.
+    pub architecture: String,
+    /// CPU model name.
+    pub cpu_model: Option<String>,
+    /// Sockets.
+    pub sockets: usize,
+    /// Physical cores per socket (of the CPUs online).
+    pub cores_per_socket: usize,
+    /// Hardware threads per core.
+    pub threads_per_core: usize,
+    /// Logical CPUs online.
+    pub logical_cpus: usize,
+    /// NUMA nodes.
+    pub numa_nodes: usize,
+    /// MemTotal, KiB.
+    pub mem_total_kib: Option<u64>,
+}
+
+/// A hash of the machine id that is ours alone: SHA-256 over a fixed prefix and the id, 32 hex
+/// digits. It tells machines apart without exposing the id itself.
+pub fn app_specific_id(machine_id: &str) -> Option<String> {
+    let id = machine_id.trim();
+    if id.len() < 16 || !id.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let digest = Sha256::digest(format!("health_check machine id v1\n{id}").as_bytes());
+    Some(digest.iter().take(16).map(|b| format!("{b:02x}")).collect())
+}
+
+/// The identity of the machine `sys` describes; machine and boot ids come from `src`.
+pub fn identity(src: &dyn Source, sys: &SystemInfo) -> Identity {
+    let trimmed = |p: &str| {
+        src.read(p)
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+    };
+    let machine_id = trimmed("/etc/machine-id")
+        .or_else(|| trimmed("/var/lib/dbus/machine-id"))
+        .and_then(|id| app_specific_id(&id));
+    Identity {
+        hostname: sys.hostname.clone(),
+        machine_id,
+        boot_id: trimmed("/proc/sys/kernel/random/boot_id"),
+        architecture: sys.architecture.clone(),
+        cpu_model: sys.cpu_model.clone(),
+        sockets: sys.sockets,
+        cores_per_socket: (sys.cores / sys.sockets.max(1)).max(1),
+        threads_per_core: sys.threads_per_core,
+        logical_cpus: sys.logical_cpus,
+        numa_nodes: sys.numa_nodes.len().max(1),
+        mem_total_kib: sys.mem_total_kib,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::{collect, fake};
+
+    #[test]
+    fn the_machine_id_is_hashed_never_copied() {
+        let id = "0123456789abcdef0123456789abcdef";
+        let hashed = app_specific_id(id).unwrap();
+        assert_eq!(hashed.len(), 32);
+        assert_ne!(hashed, id);
+        assert_eq!(app_specific_id(&format!("{id}\n")), Some(hashed.clone()));
+        assert_ne!(
+            app_specific_id("fedcba9876543210fedcba9876543210"),
+            Some(hashed)
+        );
+        assert_eq!(app_specific_id("not an id"), None);
+        assert_eq!(app_specific_id(""), None);
+    }
+
+    #[test]
+    fn a_two_socket_fixture_is_what_it_was_bought_as() {
+        let mut fs = fake::two_socket_384();
+        fs.insert("/etc/machine-id", "0123456789abcdef0123456789abcdef\n")
+            .insert("/proc/sys/kernel/random/boot_id", "b007-1d\n");
+        let sys = collect(&fs, None);
+        let id = identity(&fs, &sys);
+        assert_eq!((id.sockets, id.cores_per_socket), (2, 96));
+        assert_eq!((id.logical_cpus, id.threads_per_core), (384, 2));
+        assert_eq!(id.boot_id.as_deref(), Some("b007-1d"));
+        assert!(id.machine_id.is_some());
+    }
+}

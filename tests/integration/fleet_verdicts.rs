@@ -1,0 +1,555 @@
+//! Issue 17, verdicts a fleet can act on, on documents built from real runs: the right machine
+//! blamed (a slow client in DCPerf's star, a slow host and a slow link in a mesh), every machine
+//! accounted for (a failed follower stays failed, a machine that lost memory fails among its
+//! siblings, a document without identity is alone, a malformed one unreadable), zero medians
+//! judged, and noise (other processes, a CPU quota) inconclusive, never a fault.
+
+use crate::fleet_util::compare;
+use crate::netns::{ADDR_B, NetPair, Side};
+use crate::util::{TestCgroup, bin_str, exclusive, json_of, run};
+use health_check::wire::fleet::{DocumentKind, FleetReport, MachineEntry, MachineStatus, Scope};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// This 2-CPU VM fails DCPerf's absolute sleep limits; these tests are about comparison.
+const VM_LIMITS: [&str; 6] = [
+    "--threshold",
+    "sleepbench.calls_per_thread=100",
+    "--threshold",
+    "sleepbench.total_cpu_pct=101",
+    "--threshold",
+    "network.min_bandwidth_gbps=0.01",
+];
+
+/// A quick local run of this machine (system and sleep), as a JSON value.
+fn local_run(extra: &[&str]) -> Value {
+    let mut args = vec![
+        "-r",
+        "server",
+        "-c",
+        "--only",
+        "system,sleep",
+        "--sleep-time",
+        "0.3",
+    ];
+    args.extend_from_slice(&VM_LIMITS);
+    args.extend_from_slice(extra);
+    run(&args).json()
+}
+
+/// `doc` as another machine: its own host name and machine id.
+fn as_machine(doc: &Value, name: &str) -> Value {
+    let mut d = doc.clone();
+    d["health_check"]["machine"]["hostname"] = json!(name);
+    d["health_check"]["machine"]["machine_id"] = json!(format!("{name:0>32}"));
+    if d["system"].is_object() {
+        d["system"]["hostname"] = json!(name);
+    }
+    d
+}
+
+fn write(dir: &Path, name: &str, doc: &Value) {
+    std::fs::write(dir.join(format!("{name}.json")), doc.to_string()).unwrap();
+}
+
+fn machine<'a>(r: &'a FleetReport, label: &str) -> &'a MachineEntry {
+    r.machines
+        .iter()
+        .find(|m| m.label == label)
+        .unwrap_or_else(|| panic!("{label} is not listed: {:#?}", r.machines))
+}
+
+/// One real network run from A to B's responder with A's and B's links shaped to `rate`.
+fn network_run(pair: &NetPair, rate: &str) -> Value {
+    pair.shape(Side::A, rate);
+    pair.shape(Side::B, rate);
+    let mut args = vec![
+        "-r",
+        "server",
+        "-c",
+        ADDR_B,
+        "--only",
+        "system,network",
+        "--iperf-time",
+        "1",
+        "--ping-count",
+        "2",
+        "--ping-interval",
+        "0.05",
+    ];
+    args.extend_from_slice(&VM_LIMITS);
+    let out = pair
+        .command(Side::A, &bin_str())
+        .args(&args)
+        .output()
+        .unwrap();
+    json_of(&out)
+}
+
+/// The responder runs on this same VM, so its CPU time is "other processes" in the network
+/// sections of these runs (a fleet's peers are other machines): compare lifts that limit.
+const LOCAL_PEER: [&str; 2] = ["--threshold", "interference.other_cpu_pct=100"];
+
+/// The fast and the slow path, each measured for real between two namespaces.
+fn fast_and_slow(test: &str) -> Option<(Value, Value)> {
+    let mut pair = NetPair::new(test)?;
+    pair.spawn(
+        Side::B,
+        &bin_str(),
+        &["-r", "client", "--idle-timeout", "60"],
+    );
+    pair.wait_listening(Side::B, 5201);
+    let fast = network_run(&pair, "1gbit");
+    let slow = network_run(&pair, "200mbit");
+    let gbps = |d: &Value| d["iperf3 bandwidth"][0]["bandwidth"].as_f64().unwrap();
+    assert!(
+        gbps(&fast) > 3.0 * gbps(&slow),
+        "{} vs {}",
+        gbps(&fast),
+        gbps(&slow)
+    );
+    Some((fast, slow))
+}
+
+/// A document of `server` measuring `peers`, each path's entries copied from the real fast or
+/// slow run (`slow(server, peer)`).
+fn server_doc(
+    fast: &Value,
+    slow: &Value,
+    server: &str,
+    peers: &[&str],
+    is_slow: impl Fn(&str, &str) -> bool,
+) -> Value {
+    let mut d = as_machine(fast, server);
+    let entry = |key: &str, peer: &str| {
+        let src = if is_slow(server, peer) { slow } else { fast };
+        let mut e = src[key][0].clone();
+        e["hostname"] = json!(peer);
+        e
+    };
+    d["ping"] = peers.iter().map(|p| entry("ping", p)).collect();
+    d["iperf3 bandwidth"] = peers.iter().map(|p| entry("iperf3 bandwidth", p)).collect();
+    d["iperf3_bandwidth"] = json!([]);
+    d["health_check"]["clients"] = json!(peers);
+    // Its own checks named the real client; the composed document's are not under test.
+    d["checks"] = json!([]);
+    d
+}
+
+#[test]
+fn in_dcperfs_star_the_client_every_server_found_slow_is_blamed() {
+    let _cpus = exclusive();
+    let Some((fast, slow)) = fast_and_slow("star_slow_client") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let clients = ["c1", "c2", "c3", "c4"];
+    for s in ["s1", "s2", "s3", "s4"] {
+        let d = server_doc(&fast, &slow, s, &clients, |_, c| c == "c3");
+        write(dir.path(), s, &d);
+    }
+    let (code, r, stderr) = compare(&[
+        LOCAL_PEER[0],
+        LOCAL_PEER[1],
+        "--strict",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 3, "the slow client fails the fleet:\n{stderr}");
+    let blamed: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|f| f.scope != Scope::Link)
+        .collect();
+    assert!(!blamed.is_empty(), "{stderr}");
+    for f in &blamed {
+        assert_eq!(
+            (f.machine.as_str(), f.scope),
+            ("c3", Scope::Client),
+            "{f:#?}"
+        );
+    }
+    assert!(
+        blamed[0].message.contains("poor from 4 of the 4"),
+        "{}",
+        blamed[0].message
+    );
+    let c3 = machine(&r, "c3");
+    assert_eq!(
+        (c3.kind, c3.status),
+        (DocumentKind::None, MachineStatus::Fail)
+    );
+    for s in ["s1", "s2", "s3", "s4", "c1", "c2", "c4"] {
+        assert_eq!(machine(&r, s).status, MachineStatus::Ok, "{s}:\n{stderr}");
+    }
+}
+
+/// Six hosts, every pair measured once (both ways: forward and reverse figures).
+fn mesh(fast: &Value, slow: &Value, dir: &Path, is_slow: impl Fn(&str, &str) -> bool) {
+    let hosts = ["h1", "h2", "h3", "h4", "h5", "h6"];
+    for (i, h) in hosts.iter().enumerate() {
+        let d = server_doc(fast, slow, h, &hosts[i + 1..], &is_slow);
+        write(dir, h, &d);
+    }
+}
+
+#[test]
+fn in_a_mesh_a_slow_host_is_blamed_and_a_slow_path_is_a_link() {
+    let _cpus = exclusive();
+    let Some((fast, slow)) = fast_and_slow("mesh_slow_host_and_link") else {
+        return;
+    };
+    let host = tempfile::tempdir().unwrap();
+    mesh(&fast, &slow, host.path(), |a, b| a == "h3" || b == "h3");
+    let (_, r, stderr) = compare(&[LOCAL_PEER[0], LOCAL_PEER[1], host.path().to_str().unwrap()]);
+    assert!(!r.findings.is_empty(), "{stderr}");
+    assert!(
+        r.findings
+            .iter()
+            .all(|f| f.machine == "h3" && f.scope == Scope::Machine),
+        "{stderr}"
+    );
+    assert_eq!(machine(&r, "h3").status, MachineStatus::Fail);
+    let link = tempfile::tempdir().unwrap();
+    mesh(&fast, &slow, link.path(), |a, b| (a, b) == ("h2", "h5"));
+    let (_, r, stderr) = compare(&[LOCAL_PEER[0], LOCAL_PEER[1], link.path().to_str().unwrap()]);
+    assert!(!r.findings.is_empty(), "{stderr}");
+    for f in &r.findings {
+        assert_eq!(f.scope, Scope::Link, "{f:#?}");
+        assert_eq!(
+            f.link.as_deref(),
+            Some(&["h2".to_string(), "h5".to_string()][..])
+        );
+    }
+    assert!(
+        r.findings[0]
+            .message
+            .contains("poor only between h2 and h5"),
+        "{stderr}"
+    );
+    for h in ["h1", "h2", "h3", "h4", "h5", "h6"] {
+        assert_eq!(
+            machine(&r, h).status,
+            MachineStatus::Ok,
+            "{h} is not to blame:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_follower_whose_run_failed_stays_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = local_run(&[]);
+    // The follower's own run: its sleep section fails (a panic injected, debug builds only).
+    let out = crate::util::bin()
+        .args([
+            "-r",
+            "server",
+            "-c",
+            "--only",
+            "system,sleep",
+            "--sleep-time",
+            "0.2",
+        ])
+        .env("HEALTH_CHECK_INJECT_PANIC", "sleep")
+        .output()
+        .unwrap();
+    let failed = as_machine(&json_of(&out), "follower");
+    assert!(
+        failed["health_check"]["sections"]["sleep"]
+            .as_str()
+            .unwrap()
+            .starts_with("failed")
+    );
+    write(dir.path(), "follower", &failed);
+    // The leader measured it, and found it fine.
+    let mut leader = as_machine(&ok, "leader");
+    leader["ping"] = json!([{"hostname": "follower", "latency": 0.05, "unit": "ms", "min": 0.04,
+        "max": 0.06, "mdev": 0.01, "sent": 3, "received": 3, "loss_pct": 0.0, "method": "icmp",
+        "address": "10.0.0.9"}]);
+    write(dir.path(), "leader", &leader);
+    write(dir.path(), "other", &as_machine(&ok, "other"));
+    let (code, r, stderr) = compare(&["--strict", dir.path().to_str().unwrap()]);
+    let f = machine(&r, "follower");
+    assert_eq!(f.status, MachineStatus::Failed, "{stderr}");
+    assert!(
+        f.reasons
+            .iter()
+            .any(|x| x.contains("sleep failed") && x.contains("injected panic")),
+        "{:?}",
+        f.reasons
+    );
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("failed") && stderr.contains("follower"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_machine_that_lost_memory_is_judged_among_its_siblings() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = local_run(&[]);
+    for m in ["m1", "m2", "m3"] {
+        write(dir.path(), m, &as_machine(&doc, m));
+    }
+    let mut lost = as_machine(&doc, "lost");
+    let kib = lost["health_check"]["machine"]["mem_total_kib"]
+        .as_u64()
+        .unwrap();
+    lost["health_check"]["machine"]["mem_total_kib"] = json!(kib - 600 * 1024);
+    write(dir.path(), "lost", &lost);
+    let (_, r, stderr) = compare(&[dir.path().to_str().unwrap()]);
+    assert_eq!(r.groups.len(), 1, "one model: {stderr}");
+    let f: Vec<_> = r
+        .findings
+        .iter()
+        .map(|f| (f.machine.as_str(), f.figure.as_str()))
+        .collect();
+    assert_eq!(f, [("lost", "machine.mem_total_gib")], "{stderr}");
+    assert_eq!(machine(&r, "lost").status, MachineStatus::Fail);
+}
+
+#[test]
+fn documents_that_do_not_say_what_machine_they_are_are_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..3 {
+        let out = run(&[
+            "sleep",
+            "--sleep-time",
+            "0.2",
+            VM_LIMITS[0],
+            VM_LIMITS[1],
+            VM_LIMITS[2],
+            VM_LIMITS[3],
+        ]);
+        let mut d = out.json();
+        // As DCPerf's bare metrics or an older run: no identity, no system section.
+        d["health_check"].as_object_mut().unwrap().remove("machine");
+        write(dir.path(), &format!("anon{i}"), &d);
+    }
+    let (_, r, stderr) = compare(&[dir.path().to_str().unwrap()]);
+    assert!(r.findings.is_empty(), "{stderr}");
+    for m in &r.machines {
+        assert_eq!(m.status, MachineStatus::Alone, "{stderr}");
+        assert!(m.reasons[0].contains("model unknown"), "{:?}", m.reasons);
+        assert_eq!(m.group, None);
+    }
+    let out = dir.path().join("baseline.yaml");
+    let learned = run(&[
+        "baseline",
+        dir.path().to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(learned.code, 1, "{}", learned.stderr);
+    assert!(
+        learned.stderr.contains("says what machine it is"),
+        "{}",
+        learned.stderr
+    );
+    assert!(!out.exists());
+    let empty = tempfile::tempdir().unwrap();
+    let none = run(&["compare", "--strict", empty.path().to_str().unwrap()]);
+    assert_eq!(none.code, 1, "{}", none.stderr);
+    assert!(none.stderr.contains("no document"), "{}", none.stderr);
+}
+
+#[test]
+fn a_malformed_or_impossible_document_is_unreadable_naming_what() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = local_run(&[]);
+    write(dir.path(), "good", &as_machine(&doc, "good"));
+    write(dir.path(), "good2", &as_machine(&doc, "good2"));
+    let mut string = as_machine(&doc, "string");
+    string["sleepbench"]["calls per second"] = json!("fast");
+    write(dir.path(), "string", &string);
+    let mut negative = as_machine(&doc, "negative");
+    negative["sleepbench"]["calls per second"] = json!(-5.0);
+    write(dir.path(), "negative", &negative);
+    // A system section with a key twice.
+    let twice = as_machine(&doc, "twice");
+    let system = twice["system"].to_string();
+    let doubled = system.replacen(
+        "\"logical_cpus\":",
+        "\"logical_cpus\":2,\"logical_cpus\":",
+        1,
+    );
+    let text = twice.to_string().replace(&system, &doubled);
+    std::fs::write(dir.path().join("twice.json"), text).unwrap();
+    let (code, r, stderr) = compare(&["--strict", dir.path().to_str().unwrap()]);
+    assert_eq!(code, 3, "{stderr}");
+    let why = |m: &str| {
+        let e = machine(&r, m);
+        assert_eq!(e.status, MachineStatus::Unreadable, "{m}: {e:#?}");
+        e.reasons.join(" ")
+    };
+    assert!(
+        why("string").contains("section 'sleepbench'"),
+        "{}",
+        why("string")
+    );
+    assert!(
+        why("negative").contains("sleepbench.calls_per_second: -5"),
+        "{}",
+        why("negative")
+    );
+    assert!(
+        why("twice").contains("section 'system'") && why("twice").contains("duplicate"),
+        "{}",
+        why("twice")
+    );
+    assert_eq!(machine(&r, "good").status, MachineStatus::Ok);
+}
+
+#[test]
+fn a_zero_median_does_not_hide_a_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc = local_run(&[]);
+    doc["sleepbench"]["irq%"] = json!(0.0);
+    for m in ["a", "b", "c", "d"] {
+        write(dir.path(), m, &as_machine(&doc, m));
+    }
+    let mut storm = as_machine(&doc, "storm");
+    storm["sleepbench"]["irq%"] = json!(40.0);
+    write(dir.path(), "storm", &storm);
+    let (_, r, stderr) = compare(&[dir.path().to_str().unwrap()]);
+    let f = r.findings.iter().find(|f| f.figure == "sleepbench.irq_pct");
+    let f = f.unwrap_or_else(|| panic!("irq 40 % against a median of 0 is flagged:\n{stderr}"));
+    assert_eq!(
+        (f.machine.as_str(), f.median, f.deviation_pct),
+        ("storm", 0.0, None)
+    );
+}
+
+/// Two processes that keep both CPUs busy while they live.
+struct Burners(Vec<std::process::Child>);
+
+impl Burners {
+    fn start() -> Burners {
+        Burners(
+            (0..2)
+                .map(|_| {
+                    std::process::Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .spawn()
+                        .unwrap()
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Burners {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// The calls-per-thread check and the sleep section's interference of a document.
+fn sleep_verdict(doc: &Value) -> (String, Value) {
+    let check = doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "sleepbench.calls_per_thread")
+        .unwrap();
+    (
+        check["status"].as_str().unwrap().to_string(),
+        doc["health_check"]["interference"]["sleep"].clone(),
+    )
+}
+
+#[test]
+fn a_run_beside_cpu_burning_processes_is_inconclusive_not_a_fault() {
+    let _cpus = exclusive();
+    let burners = Burners::start();
+    // A limit no run meets: without the load it fails (other tests show it), with it, it is
+    // inconclusive and --strict does not fail the run. (DCPerf's busy-CPU rule stays DCPerf's:
+    // it fails under this load, so it is lifted here.)
+    let r = run(&[
+        "sleep",
+        "--sleep-time",
+        "1",
+        "--threshold",
+        "sleepbench.calls_per_thread=1e9",
+        "--threshold",
+        "sleepbench.total_cpu_pct=101",
+        "--strict",
+        "--retry-inconclusive",
+        "1",
+    ]);
+    drop(burners);
+    let doc = r.json();
+    let (status, interference) = sleep_verdict(&doc);
+    assert_eq!(status, "inconclusive", "{interference}\n{}", r.stderr);
+    assert!(
+        interference["other_cpu_pct"].as_f64().unwrap() > 10.0,
+        "{interference}"
+    );
+    assert_eq!(
+        r.code, 0,
+        "inconclusive alone does not fail --strict: {}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("measuring it again (1 of 1)"),
+        "{}",
+        r.stderr
+    );
+    // Among siblings measured quietly, its slow figures are inconclusive findings.
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["sleep", "--sleep-time", "1"];
+    args.extend_from_slice(&VM_LIMITS);
+    let quiet = run(&args).json();
+    let (_, calm) = sleep_verdict(&quiet);
+    if calm["other_cpu_pct"].as_f64().unwrap() > 10.0 {
+        crate::util::skip_line("cpu_burners (compare part): the machine is not quiet enough");
+        return;
+    }
+    for m in ["q1", "q2", "q3"] {
+        write(dir.path(), m, &as_machine(&quiet, m));
+    }
+    write(dir.path(), "busy", &as_machine(&doc, "busy"));
+    let (code, r, stderr) = compare(&["--strict", dir.path().to_str().unwrap()]);
+    for f in r.findings.iter().filter(|f| f.machine == "busy") {
+        assert!(f.inconclusive.is_some(), "{f:#?}");
+    }
+    assert_eq!(
+        machine(&r, "busy").status,
+        MachineStatus::Inconclusive,
+        "{stderr}"
+    );
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn a_run_held_back_by_its_cgroups_cpu_quota_is_inconclusive() {
+    let _cpus = exclusive();
+    let Some(cgroup) = TestCgroup::cpu("cpu_quota_inconclusive", 20) else {
+        return;
+    };
+    let out = cgroup
+        .command(&[
+            "sleep",
+            "--sleep-time",
+            "1",
+            "--threshold",
+            "sleepbench.calls_per_thread=1e9",
+            "--threshold",
+            "sleepbench.total_cpu_pct=101",
+            "--strict",
+        ])
+        .output()
+        .unwrap();
+    let doc = json_of(&out);
+    let (status, interference) = sleep_verdict(&doc);
+    assert_eq!(status, "inconclusive", "{interference}");
+    assert!(
+        interference["throttled_pct"].as_f64().unwrap() > 1.0,
+        "{interference}"
+    );
+    assert_eq!(out.status.code(), Some(0));
+}
