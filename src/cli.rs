@@ -57,9 +57,12 @@ pub struct Cli {
     /// Debug subcommands: run one section and print its part of the document.
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// Role and client list.
+    /// Role: `server` measures, `client` answers the server's network tests.
+    #[arg(short = 'r', long, value_enum)]
+    pub role: Option<RoleArg>,
+    /// Clients and sections.
     #[command(flatten)]
-    pub role: RoleArgs,
+    pub plan: PlanArgs,
     /// Options shared by every mode.
     #[command(flatten)]
     pub common: CommonArgs,
@@ -115,12 +118,9 @@ pub enum RoleArg {
     Client,
 }
 
-/// `-r`, `-c`, `--only`, `--skip`.
+/// `-c`, `--only`, `--skip`: what a measuring run covers.
 #[derive(Debug, Args)]
-pub struct RoleArgs {
-    /// Role: `server` measures, `client` answers the server's network tests.
-    #[arg(short = 'r', long, value_enum)]
-    pub role: Option<RoleArg>,
+pub struct PlanArgs {
     /// Clients to test the network against, comma-separated; empty means none. Every token after
     /// `-c` up to the next option is part of the list.
     #[arg(short = 'c', long, value_name = "LIST", action = ArgAction::Append, num_args = 0..=1, default_missing_value = "")]
@@ -136,9 +136,9 @@ pub struct RoleArgs {
 /// Options every mode takes.
 #[derive(Debug, Args)]
 pub struct CommonArgs {
-    /// Run length preset.
-    #[arg(long, value_enum, default_value = "standard")]
-    pub profile: Profile,
+    /// Run length preset (default: standard; for `slurm`, check).
+    #[arg(long, value_enum)]
+    pub profile: Option<Profile>,
     /// Also write the output to FILE (atomically: readers never see half of it).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -265,6 +265,39 @@ pub struct ResponderArgs {
     pub pid_file: Option<PathBuf>,
 }
 
+/// `slurm`: the node, the damping, the cap, the state and the commands.
+#[derive(Debug, Args)]
+pub struct SlurmArgs {
+    /// This node's name in Slurm (default: $SLURMD_NODENAME, which slurmd sets, else the short
+    /// host name).
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
+    /// Drain after this many failing runs in a row (a shared hiccup must not drain a cluster).
+    #[arg(long, value_name = "N", default_value = "2", value_parser = whole_number::<u32>)]
+    pub drain_after: u32,
+    /// Resume our own drain after this many passing runs in a row.
+    #[arg(long, value_name = "N", default_value = "1", value_parser = whole_number::<u32>)]
+    pub resume_after: u32,
+    /// Never drain when more than this share of the node's partition is already drained by
+    /// health_check (one node may always be), %.
+    #[arg(long, value_name = "PCT", default_value = "10")]
+    pub max_drained_pct: f64,
+    /// Where the run streaks are kept (default: slurm-state.json in /var/lib/health_check as
+    /// root, else in the runtime directory).
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// The scontrol to call.
+    #[arg(long, value_name = "PATH", default_value = "scontrol")]
+    pub scontrol: PathBuf,
+    /// The sinfo to call.
+    #[arg(long, value_name = "PATH", default_value = "sinfo")]
+    pub sinfo: PathBuf,
+    /// Longest wait for each scontrol or sinfo call: seconds, or with a unit (slurmd runs the
+    /// program before it registers, when the controller may not answer).
+    #[arg(long, value_name = "SECONDS", default_value = "10")]
+    pub slurm_timeout: String,
+}
+
 /// Sleep-section knobs.
 #[derive(Debug, Args)]
 pub struct SleepArgs {
@@ -278,6 +311,7 @@ pub struct SleepArgs {
 
 /// Debug subcommands.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process
 pub enum Command {
     /// Describe the machine (system section only).
     System {
@@ -406,6 +440,35 @@ network.bandwidth.HOST, sleepbench.calls_per_second); rules match these names. E
         /// Shared options (accepted so $HEALTH_CHECK_OPTS applies to every subcommand).
         #[command(flatten)]
         common: CommonArgs,
+    },
+    /// Slurm's HealthCheckProgram (and Prolog): run the check level (or what the options say),
+    /// drain this node on failing checks and resume it on passing ones, only ever lifting its
+    /// own drains. Exit 0 healthy, 1 unhealthy.
+    Slurm {
+        /// What Slurm is told and when.
+        #[command(flatten)]
+        slurm: SlurmArgs,
+        /// Clients and sections.
+        #[command(flatten)]
+        plan: PlanArgs,
+        /// Shared options.
+        #[command(flatten)]
+        common: CommonArgs,
+        /// Sleep knobs.
+        #[command(flatten)]
+        sleep: SleepArgs,
+        /// Network knobs.
+        #[command(flatten)]
+        net: NetArgs,
+        /// Memory knobs.
+        #[command(flatten)]
+        memory: MemoryArgs,
+        /// Storage target (opt-in section).
+        #[arg(long, value_name = "PATH")]
+        storage: Option<PathBuf>,
+        /// Storage knobs.
+        #[command(flatten)]
+        storage_args: StorageArgs,
     },
     /// Serve iperf3 tests in the foreground (the client role).
     Serve {

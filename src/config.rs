@@ -2,8 +2,8 @@
 //! profile defaults settled. Measurement code takes these types, never clap's.
 
 use crate::cli::{
-    Cli, Command, CommonArgs, MemoryArgs, NetArgs, ReaderArgs, ResponderArgs, RoleArg, SleepArgs,
-    untyped,
+    Cli, Command, CommonArgs, MemoryArgs, NetArgs, PlanArgs, ReaderArgs, ResponderArgs, RoleArg,
+    SleepArgs, SlurmArgs, StorageArgs, untyped,
 };
 use crate::error::ConfigError;
 use crate::judge::baseline::Baseline;
@@ -50,6 +50,43 @@ pub enum Mode {
     },
     /// A debug subcommand running one section.
     Debug(Debug),
+    /// `slurm`: a server run, then drain or resume this node in Slurm.
+    Slurm(SlurmConfig),
+}
+
+/// `health_check slurm`'s settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlurmConfig {
+    /// `--node`, else `$SLURMD_NODENAME`, else the short host name (resolved at run time).
+    pub node: Option<String>,
+    /// Failing runs in a row before a drain.
+    pub drain_after: u32,
+    /// Passing runs in a row before our drain is lifted.
+    pub resume_after: u32,
+    /// Most of a partition drained by us before we stop draining, %.
+    pub max_drained_pct: f64,
+    /// The streak state file, when given.
+    pub state: Option<PathBuf>,
+    /// scontrol.
+    pub scontrol: PathBuf,
+    /// sinfo.
+    pub sinfo: PathBuf,
+    /// Longest wait for each scontrol or sinfo call.
+    pub timeout: Duration,
+}
+
+// The share is checked finite when the settings are made.
+impl Eq for SlurmConfig {}
+
+/// The argument groups of a measuring run, borrowed from a subcommand.
+struct RunGroups<'a> {
+    plan: &'a PlanArgs,
+    common: &'a CommonArgs,
+    sleep: &'a SleepArgs,
+    net: &'a NetArgs,
+    memory: &'a MemoryArgs,
+    storage: Option<&'a std::path::Path>,
+    storage_args: &'a StorageArgs,
 }
 
 /// The debug subcommands: each runs one section (ping and iperf one half of the network's).
@@ -110,7 +147,10 @@ impl Config {
     /// Whether this invocation measures (and so polls the stop flag between steps): the roles
     /// and the debug subcommands, not the readers.
     pub fn measures(&self) -> bool {
-        matches!(self.mode, Mode::Server | Mode::Client | Mode::Debug(_))
+        matches!(
+            self.mode,
+            Mode::Server | Mode::Client | Mode::Debug(_) | Mode::Slurm(_)
+        )
     }
 }
 
@@ -127,6 +167,7 @@ impl Mode {
             | Mode::Baseline(_)
             | Mode::Report { .. }
             | Mode::Merge(_) => Role::Checks,
+            Mode::Slurm(_) => Role::Server,
         }
     }
 }
@@ -331,6 +372,28 @@ impl Config {
                 let mode = Mode::Schema { fleet: *fleet };
                 base(mode, common, &none.0, &none.1, &none.2)
             }
+            Some(Command::Slurm {
+                slurm,
+                plan,
+                common,
+                sleep,
+                net,
+                memory,
+                storage,
+                storage_args,
+            }) => Self::slurm(
+                slurm,
+                RunGroups {
+                    plan,
+                    common,
+                    sleep,
+                    net,
+                    memory,
+                    storage: storage.as_deref(),
+                    storage_args,
+                },
+                usable_cpus,
+            ),
             Some(Command::Serve { common, responder }) => {
                 base(Mode::Client, common, &none.0, &none.1, responder)
             }
@@ -350,7 +413,7 @@ impl Config {
     }
 
     fn role(cli: &Cli, usable_cpus: usize) -> Result<Config, ConfigError> {
-        let mode = match cli.role.role {
+        let mode = match cli.role {
             Some(RoleArg::Server) => Mode::Server,
             Some(RoleArg::Client) => Mode::Client,
             None => {
@@ -370,10 +433,8 @@ impl Config {
             &cli.memory,
             usable_cpus,
         )?;
-        config.clients = split_clients(&cli.role.clients);
-        config.clients_given = !cli.role.clients.is_empty();
-        config.network.clients = config.clients.clone();
         if config.mode == Mode::Client {
+            config.clients_given = !cli.plan.clients.is_empty();
             if config.clients_given {
                 config
                     .notes
@@ -383,16 +444,74 @@ impl Config {
             config.plan = Vec::new();
             return Ok(config);
         }
-        let (only, skip) = (&cli.role.only, &cli.role.skip);
-        if let Some(path) = &cli.storage {
-            config.storage = Some(storage_config(path, &cli.storage_args, config.profile)?);
+        config.plan_run(&cli.plan, cli.storage.as_deref(), &cli.storage_args)?;
+        Ok(config)
+    }
+
+    /// A measuring run's clients, storage target and sections.
+    fn plan_run(
+        &mut self,
+        plan: &PlanArgs,
+        storage: Option<&std::path::Path>,
+        storage_args: &StorageArgs,
+    ) -> Result<(), ConfigError> {
+        self.clients = split_clients(&plan.clients);
+        self.clients_given = !plan.clients.is_empty();
+        self.network.clients = self.clients.clone();
+        let (only, skip) = (&plan.only, &plan.skip);
+        if let Some(path) = storage {
+            self.storage = Some(storage_config(path, storage_args, self.profile)?);
         } else if only.contains(&Section::Storage) {
             return Err(ConfigError::new(
                 "--only",
                 "'storage' needs a target: add --storage PATH (a directory, file or block device)",
             ));
         }
-        (config.plan, config.excluded) = plan_sections(only, skip, config.storage.is_some());
+        (self.plan, self.excluded) = plan_sections(only, skip, self.storage.is_some());
+        Ok(())
+    }
+
+    fn slurm(slurm: &SlurmArgs, run: RunGroups, usable_cpus: usize) -> Result<Config, ConfigError> {
+        let timeout = parse_duration(&slurm.slurm_timeout)
+            .map_err(|m| ConfigError::new("--slurm-timeout", m.to_string()))?;
+        if !(slurm.max_drained_pct.is_finite() && (0.0..=100.0).contains(&slurm.max_drained_pct)) {
+            return Err(ConfigError::new(
+                "--max-drained-pct",
+                format!(
+                    "'{}' is not a share between 0 and 100",
+                    slurm.max_drained_pct
+                ),
+            ));
+        }
+        for (flag, n) in [
+            ("--drain-after", slurm.drain_after),
+            ("--resume-after", slurm.resume_after),
+        ] {
+            if n == 0 {
+                return Err(ConfigError::new(flag, "give at least 1 run"));
+            }
+        }
+        let settings = SlurmConfig {
+            node: slurm.node.clone(),
+            drain_after: slurm.drain_after,
+            resume_after: slurm.resume_after,
+            max_drained_pct: slurm.max_drained_pct,
+            state: slurm.state.clone(),
+            scontrol: slurm.scontrol.clone(),
+            sinfo: slurm.sinfo.clone(),
+            timeout,
+        };
+        let mut config = Self::base_with(
+            Mode::Slurm(settings),
+            run.common,
+            run.sleep,
+            run.net,
+            &untyped(),
+            run.memory,
+            usable_cpus,
+            Profile::Check,
+        )?;
+        config.plan_run(run.plan, run.storage, run.storage_args)?;
         Ok(config)
     }
 
@@ -405,7 +524,31 @@ impl Config {
         memory: &MemoryArgs,
         usable_cpus: usize,
     ) -> Result<Config, ConfigError> {
-        let profile = common.profile;
+        Self::base_with(
+            mode,
+            common,
+            sleep,
+            net,
+            responder,
+            memory,
+            usable_cpus,
+            Profile::Standard,
+        )
+    }
+
+    /// [`Config::base`] with another default profile.
+    #[allow(clippy::too_many_arguments)]
+    fn base_with(
+        mode: Mode,
+        common: &CommonArgs,
+        sleep: &SleepArgs,
+        net: &NetArgs,
+        responder: &ResponderArgs,
+        memory: &MemoryArgs,
+        usable_cpus: usize,
+        default_profile: Profile,
+    ) -> Result<Config, ConfigError> {
+        let profile = common.profile.unwrap_or(default_profile);
         Ok(Config {
             mode,
             profile,

@@ -29,6 +29,11 @@ pub struct Settings {
     pub memory: MemoryConfig,
     /// Length of each storage test (the vendors' procedure: 10 s).
     pub storage_time: Duration,
+    /// The level's time budget: the planner shortens the run (samples idle-latency node pairs)
+    /// until its estimate fits; `None` measures everything.
+    pub budget: Option<Duration>,
+    /// Whether the system section asks dmidecode for the DIMMs (up to 2 s).
+    pub dimms: bool,
 }
 
 /// iperf3 streams per bandwidth test (DCPerf: `-P4`).
@@ -54,6 +59,32 @@ pub fn settings(profile: Profile) -> Settings {
     let ms = Duration::from_millis;
     let s = Duration::from_secs;
     match profile {
+        // The scheduler level (Slurm's HealthCheckProgram, node-problem-detector, a timer): the
+        // cheap, telling part of every section, within 10 s.
+        Profile::Check => Settings {
+            summary: "the scheduler level, within 10 s: a short nanosleep window, one idle \
+                      chain and one bandwidth mix sized to the last-level cache, 3 pings and 1 s \
+                      each way to each client",
+            sleep_time: s(1),
+            ping_count: 3,
+            ping_interval: ms(100),
+            iperf_seconds: 1,
+            memory: MemoryConfig {
+                tests: Tests {
+                    idle: true,
+                    peak: true,
+                    memcpy: false,
+                    loaded: false,
+                    curve: false,
+                },
+                idle_full_random_only: true,
+                peak_all_reads_only: true,
+                ..memory(64, 32, 1, [150, 150, 40, 20, 30], false)
+            },
+            storage_time: s(1),
+            budget: Some(s(10)),
+            dimms: false,
+        },
         Profile::Quick => Settings {
             summary: "a few seconds per section",
             sleep_time: s(3),
@@ -62,6 +93,8 @@ pub fn settings(profile: Profile) -> Settings {
             iperf_seconds: 2,
             memory: memory(128, 64, 1, [200, 200, 40, 20, 50], false),
             storage_time: s(2),
+            budget: Some(s(30)),
+            dimms: true,
         },
         Profile::Standard => Settings {
             summary: "DCPerf's parameters",
@@ -73,6 +106,9 @@ pub fn settings(profile: Profile) -> Settings {
             // measurements, so the section takes under a minute on a small machine.
             memory: memory(512, 128, 3, [500, 400, 250, 50, 200], true),
             storage_time: s(10),
+            // DCPerf's own health_check took 182 s on a 2-CPU machine.
+            budget: Some(s(180)),
+            dimms: true,
         },
         Profile::Thorough => Settings {
             summary: "longer runs and more repeats than standard",
@@ -83,6 +119,8 @@ pub fn settings(profile: Profile) -> Settings {
             // Close to mm-mem's 2 s points.
             memory: memory(1024, 128, 5, [1000, 1000, 1000, 200, 500], true),
             storage_time: s(30),
+            budget: None,
+            dimms: true,
         },
     }
 }
@@ -110,6 +148,9 @@ fn memory(
         curve_fine,
         tests: Tests::ALL,
         working_set_factor: Thresholds::default().working_set_factor,
+        idle_full_random_only: false,
+        peak_all_reads_only: false,
+        max_idle_pairs: None,
     }
 }
 
@@ -195,6 +236,143 @@ pub mod help {
     }
 }
 
+/// What a run's length depends on besides its settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// NUMA nodes with CPUs this process may use.
+    pub cpu_nodes: usize,
+    /// NUMA nodes with memory (columns of the idle-latency matrix).
+    pub mem_nodes: usize,
+    /// CPUs this process may use.
+    pub cpus: usize,
+    /// One instance of the last-level cache, bytes.
+    pub llc_bytes: u64,
+    /// Clients of the network section.
+    pub clients: usize,
+}
+
+impl Shape {
+    /// The shape of a machine's topology, for a run with `clients` clients.
+    pub fn of(topo: &crate::system::topology::Topology, usable: &[usize], clients: usize) -> Shape {
+        let llc = crate::memory::plan::LastLevelCache::of(topo).map_or(0, |c| c.instance);
+        Shape {
+            cpu_nodes: topo
+                .nodes
+                .iter()
+                .filter(|n| n.cpu_ids.iter().any(|c| usable.contains(c)))
+                .count()
+                .max(1),
+            mem_nodes: topo
+                .nodes
+                .iter()
+                .filter(|n| n.mem_total_kib.is_none_or(|k| k > 0))
+                .count()
+                .max(1),
+            cpus: usable.len().max(1),
+            llc_bytes: llc,
+            clients,
+        }
+    }
+}
+
+/// How long each section of a run is expected to take, seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Estimate {
+    /// The system section (and dmidecode).
+    pub system: f64,
+    /// Ping and bandwidth to every client, then all at once.
+    pub network: f64,
+    /// The nanosleep benchmark.
+    pub sleep: f64,
+    /// The memory section.
+    pub memory: f64,
+}
+
+impl Estimate {
+    /// The whole run.
+    pub fn total(&self) -> f64 {
+        self.system + self.network + self.sleep + self.memory
+    }
+}
+
+/// First touch of fresh memory: about 1.5 s per GiB on the machines measured (docs/performance.md).
+const TOUCH_S_PER_GIB: f64 = 1.5;
+
+fn gib(bytes: usize) -> f64 {
+    bytes as f64 / f64::from(1u32 << 30)
+}
+
+/// What a run of `s` takes on a machine of `shape` (the model behind the budgets; the numbers
+/// are this VM's measured costs, rounded up).
+pub fn estimate(s: &Settings, shape: &Shape) -> Estimate {
+    let secs = |d: Duration| d.as_secs_f64();
+    let m = &s.memory;
+    let chain = m
+        .region_bytes
+        .max((shape.llc_bytes as f64 * m.working_set_factor) as usize);
+    let patterns = if m.idle_full_random_only { 1.0 } else { 2.0 };
+    let pairs = (shape.cpu_nodes * shape.mem_nodes).min(m.max_idle_pairs.unwrap_or(usize::MAX));
+    let cell = gib(chain) * TOUCH_S_PER_GIB + secs(m.warmup) + m.repeats as f64 * secs(m.idle_time);
+    let touch = gib(m.thread_region_bytes) * TOUCH_S_PER_GIB;
+    let phase = secs(m.bandwidth_time);
+    let mixes = if m.peak_all_reads_only { 1.0 } else { 5.0 };
+    let mut memory = 0.0;
+    if m.tests.idle {
+        memory += pairs as f64 * patterns * cell;
+    }
+    if m.tests.peak {
+        memory += touch + secs(m.warmup) + m.repeats as f64 * mixes * phase;
+    }
+    if m.tests.memcpy {
+        memory += 2.0 * touch + secs(m.warmup) + m.repeats as f64 * 2.0 * phase;
+    }
+    if m.tests.loaded {
+        memory += 2.0 * (gib(chain) * TOUCH_S_PER_GIB + 24.0 * secs(m.sweep_time)) + touch;
+    }
+    if m.tests.curve {
+        let points = if m.curve_fine { 24.0 } else { 14.0 };
+        memory += points * secs(m.curve_time) + gib(chain) * TOUCH_S_PER_GIB;
+    }
+    let network = if shape.clients == 0 {
+        0.0
+    } else {
+        let ping = s.ping_count as f64 * secs(s.ping_interval) + secs(s.ping_interval).max(1.0);
+        let each = 2.0 * f64::from(s.iperf_seconds) + 0.5;
+        let together = if shape.clients > 1 {
+            f64::from(s.iperf_seconds) + 1.0
+        } else {
+            0.0
+        };
+        ping + shape.clients as f64 * each + together
+    };
+    Estimate {
+        system: if s.dimms { 2.2 } else { 0.2 },
+        network,
+        // Starting 2.5 threads per CPU costs about 50 us each.
+        sleep: secs(s.sleep_time) + 0.2 + 2.5 * shape.cpus as f64 * 50e-6,
+        memory,
+    }
+}
+
+/// `s` fitted to its budget on a machine of `shape`: the idle-latency matrix is sampled (local
+/// pairs first) until the estimate fits, down to one pair. Returns the settings and their
+/// estimate.
+pub fn fit(mut s: Settings, shape: &Shape) -> (Settings, Estimate) {
+    let Some(budget) = s.budget.map(|b| b.as_secs_f64()) else {
+        let e = estimate(&s, shape);
+        return (s, e);
+    };
+    let all = shape.cpu_nodes * shape.mem_nodes;
+    let mut pairs = all;
+    let mut e = estimate(&s, shape);
+    while e.total() > budget && pairs > 1 {
+        pairs = (pairs * 3 / 4).max(1);
+        s.memory.max_idle_pairs = Some(pairs);
+        e = estimate(&s, shape);
+    }
+    (s, e)
+}
+
 impl clap::ValueEnum for Profile {
     fn value_variants<'a>() -> &'a [Self] {
         &Profile::ALL
@@ -218,6 +396,54 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_level_fits_its_budget_on_machines_small_and_large() {
+        for profile in [Profile::Check, Profile::Quick, Profile::Standard] {
+            let budget = settings(profile).budget.unwrap().as_secs_f64();
+            for nodes in [1, 2, 8, 16] {
+                for cpus in [8, 64, 384, 512] {
+                    let shape = Shape {
+                        cpu_nodes: nodes,
+                        mem_nodes: nodes,
+                        cpus,
+                        llc_bytes: 32 << 20,
+                        clients: if profile == Profile::Check { 1 } else { 2 },
+                    };
+                    let (s, e) = fit(settings(profile), &shape);
+                    assert!(
+                        e.total() <= budget,
+                        "{profile:?} on {nodes} nodes, {cpus} CPUs: {e:?} over {budget} s"
+                    );
+                    // What the budget left out is the idle matrix's, and only on big machines.
+                    if nodes == 1 {
+                        assert_eq!(s.memory.max_idle_pairs, None, "{profile:?}");
+                    }
+                }
+            }
+        }
+        // Sixteen nodes are 256 pairs: standard samples them, thorough measures all.
+        let big = Shape {
+            cpu_nodes: 16,
+            mem_nodes: 16,
+            cpus: 512,
+            llc_bytes: 32 << 20,
+            clients: 2,
+        };
+        let (s, _) = fit(settings(Profile::Standard), &big);
+        assert!(
+            s.memory
+                .max_idle_pairs
+                .is_some_and(|p| (1..256).contains(&p))
+        );
+        assert_eq!(
+            fit(settings(Profile::Thorough), &big)
+                .0
+                .memory
+                .max_idle_pairs,
+            None
+        );
+    }
+
+    #[test]
     fn standard_is_dcperfs_and_help_comes_from_the_table() {
         let s = settings(Profile::Standard);
         assert_eq!(s.sleep_time, Duration::from_secs(30));
@@ -226,7 +452,7 @@ mod tests {
         assert_eq!(
             help::sleep_time(),
             "How long the nanosleep benchmark runs: seconds, or with a unit (`500ms`, `1m`); \
-             default 30 s (quick: 3 s, thorough: 60 s)"
+             default 30 s (check: 1 s, quick: 3 s, thorough: 60 s)"
         );
         let pv = clap::ValueEnum::to_possible_value(&Profile::Quick).unwrap();
         assert_eq!(pv.get_name(), "quick");

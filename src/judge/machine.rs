@@ -175,8 +175,9 @@ fn machine_from(l: Loaded, keep_document: bool, t: &Thresholds) -> Machine {
     }
     match l.content {
         Err(why) => m.raise(MachineStatus::Unreadable, why),
-        Ok(Content::HostError(why)) => {
-            m.raise(MachineStatus::Failed, format!("no document: {why}"))
+        Ok(Content::HostError(why, addresses)) => {
+            m.addresses = addresses;
+            m.raise(MachineStatus::Failed, format!("no document: {why}"));
         }
         Ok(Content::Upstream(u)) => {
             m.entry.kind = DocumentKind::Dcperf;

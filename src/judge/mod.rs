@@ -10,6 +10,7 @@ pub mod blame;
 pub mod checks;
 pub mod compare;
 pub mod fleet;
+pub mod health;
 pub mod machine;
 pub mod noise;
 pub mod reference;

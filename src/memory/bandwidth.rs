@@ -30,6 +30,10 @@ pub struct BandwidthConfig {
     pub warmup: Duration,
     /// How many times each figure is measured.
     pub repeats: usize,
+    /// The read/write mixes of the peak test.
+    pub mixes: Vec<Mix>,
+    /// Whether the peak test measures the wide vector read too.
+    pub simd: bool,
 }
 
 /// Peak bandwidth per mix, MiB/s, one value per repeat.
@@ -55,8 +59,10 @@ pub fn measure_peak(
 ) -> Result<PeakResults> {
     let mut phases = vec![PeakPhase::Warmup];
     for _ in 0..cfg.repeats {
-        phases.extend(Mix::ALL.iter().map(|&m| PeakPhase::Mix(m)));
-        phases.push(PeakPhase::Simd);
+        phases.extend(cfg.mixes.iter().map(|&m| PeakPhase::Mix(m)));
+        if cfg.simd {
+            phases.push(PeakPhase::Simd);
+        }
     }
     let (simd_kernel, simd_name) = arch::read_wide_kernel();
     let setup = |_| -> Result<(Region, usize)> {
@@ -82,8 +88,8 @@ pub fn measure_peak(
     };
     let samples = crew::run(&cfg.cpus, &phases, setup, work, should_stop)?;
     let mut out = PeakResults {
-        mixes: Mix::ALL.iter().map(|&m| (m, Vec::new())).collect(),
-        simd: Some((simd_name, Vec::new())),
+        mixes: cfg.mixes.iter().map(|&m| (m, Vec::new())).collect(),
+        simd: cfg.simd.then(|| (simd_name, Vec::new())),
     };
     for (i, phase) in phases.iter().enumerate() {
         let Some(rate) = crew::aggregate_rate(&samples, i, cfg.phase_time / 2) else {
@@ -200,6 +206,8 @@ mod tests {
             phase_time: Duration::from_millis(30),
             warmup: Duration::from_millis(10),
             repeats: 2,
+            mixes: Mix::ALL.to_vec(),
+            simd: true,
         }
     }
 

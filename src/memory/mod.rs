@@ -54,6 +54,14 @@ pub struct MemoryConfig {
     /// Working sets grow to this multiple of the last-level cache where memory allows (the
     /// `memory.working_set_factor` threshold, which also judges them).
     pub working_set_factor: f64,
+    /// Idle latency of the FullRandom chain only (the check level); else both patterns.
+    pub idle_full_random_only: bool,
+    /// Peak bandwidth of the all-reads mix only (the check level); else every mix and the
+    /// vector read.
+    pub peak_all_reads_only: bool,
+    /// Most idle-latency node pairs to measure (a level's time budget): local pairs first, then
+    /// remote ones spread over the matrix; the rest are named in a note. `None`: all.
+    pub max_idle_pairs: Option<usize>,
 }
 
 /// Which parts of the section run.
@@ -280,15 +288,35 @@ impl RunPlan {
                 chaser_wanted >> 20
             ));
         }
+        let mut pairs = plan::latency_pairs(topo, usable, idle_region);
+        if let Some(max) = cfg.max_idle_pairs.filter(|&m| m < pairs.len()) {
+            let all = pairs.len();
+            pairs = plan::sample_pairs(pairs, max);
+            notes.push(format!(
+                "idle latency measured on {max} of {all} node pairs (the profile's time budget): \
+                 {}; the others are not measured (--profile thorough measures all)",
+                pairs
+                    .iter()
+                    .map(|p| format!("{}>{}", p.cpu_node, p.mem_node))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         RunPlan {
             idle_region,
-            pairs: plan::latency_pairs(topo, usable, idle_region),
+            pairs,
             bw: BandwidthConfig {
                 cpus: usable[..threads].to_vec(),
                 region_bytes: region,
                 phase_time: cfg.bandwidth_time,
                 warmup: cfg.warmup,
                 repeats: cfg.repeats,
+                mixes: if cfg.peak_all_reads_only {
+                    vec![arch::Mix::AllReads]
+                } else {
+                    arch::Mix::ALL.to_vec()
+                },
+                simd: !cfg.peak_all_reads_only,
             },
             loaded_chain,
             llc,
@@ -362,10 +390,14 @@ fn run_idle(
         point_time: cfg.idle_time,
         warmup: cfg.warmup,
         repeats: cfg.repeats,
-        patterns: vec![
-            Pattern::RandomInChunk(chase::IDLE_CHUNK),
-            Pattern::FullRandom,
-        ],
+        patterns: if cfg.idle_full_random_only {
+            vec![Pattern::FullRandom]
+        } else {
+            vec![
+                Pattern::RandomInChunk(chase::IDLE_CHUNK),
+                Pattern::FullRandom,
+            ]
+        },
     };
     let (figures, errors) = latency::measure(&idle, should_stop);
     out.idle = figures;
@@ -426,6 +458,9 @@ mod tests {
             curve_fine: false,
             tests: Tests::ALL,
             working_set_factor: 4.0,
+            idle_full_random_only: false,
+            peak_all_reads_only: false,
+            max_idle_pairs: None,
         };
         let r = run(&cfg, &Topology::default(), &[], None, &|| false, &|_| {});
         assert!(r.errors[0].contains("no usable CPU"), "{:?}", r.errors);

@@ -63,6 +63,26 @@ pub fn latency_pairs(topo: &Topology, usable: &[usize], region_bytes: usize) -> 
     pairs
 }
 
+/// At most `max` of `pairs`: the local ones (a node's CPUs to its own memory) first, spread over
+/// the nodes, then remote ones spread over the matrix, so a sample still shows every kind of
+/// path; `max` is at least 1.
+pub fn sample_pairs(pairs: Vec<LatencyPair>, max: usize) -> Vec<LatencyPair> {
+    let max = max.max(1);
+    let (local, remote): (Vec<LatencyPair>, Vec<LatencyPair>) =
+        pairs.into_iter().partition(|p| p.cpu_node == p.mem_node);
+    let spread = |v: Vec<LatencyPair>, n: usize| -> Vec<LatencyPair> {
+        if n >= v.len() {
+            return v;
+        }
+        (0..n).map(|i| v[i * v.len() / n]).collect()
+    };
+    let from_local = max.min(local.len());
+    let mut out = spread(local, from_local);
+    out.extend(spread(remote, max - from_local));
+    out.sort_by_key(|p| (p.cpu_node, p.mem_node));
+    out
+}
+
 /// Roles in the loaded-latency sweep: the first usable CPU chases, every other usable CPU
 /// (SMT siblings included) generates load, as mm-mem does.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! prints a document or a fleet report picks its exporter here, once, from `--format`.
 
 use super::envelope;
-use super::{junit, prometheus, render};
+use super::{junit, npd, prometheus, render};
 use crate::system::SystemInfo;
 use crate::wire::document::Document;
 use crate::wire::fleet::FleetReport;
@@ -17,6 +17,9 @@ pub enum Format {
     Junit,
     /// Prometheus text: figures and check statuses as gauges.
     Prometheus,
+    /// node-problem-detector's custom plugin line: at most 80 characters naming the first
+    /// failing check; exit 0 healthy, 1 failing, 2 inconclusive or could not run.
+    Npd,
 }
 
 /// Turns a run's document or a fleet report into text.
@@ -63,6 +66,18 @@ impl Exporter for Prometheus {
     }
 }
 
+struct Npd;
+
+impl Exporter for Npd {
+    fn document(&self, doc: &Document, _: bool) -> Result<String, serde_json::Error> {
+        Ok(npd::verdict(doc).line)
+    }
+
+    fn fleet(&self, report: &FleetReport, _: bool) -> Result<String, serde_json::Error> {
+        Ok(npd::fleet_line(report))
+    }
+}
+
 /// benchpress's envelope around the JSON document (`--envelope`).
 pub struct Envelope {
     /// The machine, for the envelope's `machines` record.
@@ -96,5 +111,6 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Json => Box::new(Json),
         Format::Junit => Box::new(Junit),
         Format::Prometheus => Box::new(Prometheus),
+        Format::Npd => Box::new(Npd),
     }
 }

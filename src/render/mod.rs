@@ -9,6 +9,7 @@ pub mod export;
 pub mod fleet_table;
 pub mod html;
 pub mod junit;
+pub mod npd;
 pub mod progress;
 pub mod prometheus;
 pub mod summary;

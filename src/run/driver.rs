@@ -7,6 +7,7 @@ use crate::config::{Config, Section};
 use crate::judge::checks;
 use crate::judge::noise;
 use crate::os;
+use crate::profile;
 use crate::render::progress::Progress;
 use crate::sched::sleepbench;
 use crate::system::SystemInfo;
@@ -35,11 +36,14 @@ enum StepEnd {
 /// Runs the plan of `config` and builds the document.
 pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
     let clock = RunInfoBuilder::start();
-    let mut system = if config.plan.contains(&Section::System) {
-        crate::system::collect_host_with_dram()
-    } else {
-        crate::system::collect_host()
-    };
+    let mut system =
+        if config.plan.contains(&Section::System) && profile::settings(config.profile).dimms {
+            crate::system::collect_host_with_dram()
+        } else {
+            crate::system::collect_host()
+        };
+    let fitted = fit_to_budget(config, &system);
+    let config = &fitted;
     let mut doc = Document::default();
     let mut interference = BTreeMap::new();
     let mut outcomes = run_plan(config, &system, &mut doc, &mut interference);
@@ -86,6 +90,43 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
         system,
         interrupted,
     }
+}
+
+/// The run fitted to its profile's time budget on this machine: the memory section's
+/// idle-latency matrix sampled where the machine has too many node pairs for the budget (the
+/// memory section's notes name the pairs measured). Says so on stderr when it cuts.
+fn fit_to_budget(config: &Config, system: &SystemInfo) -> Config {
+    let usable = crate::os::allowed_cpus()
+        .unwrap_or_else(|| system.topology.cpus.iter().map(|c| c.id).collect());
+    let shape = profile::Shape::of(&system.topology, &usable, config.clients.len());
+    let table = profile::settings(config.profile);
+    let planned = profile::Settings {
+        sleep_time: config.sleep.duration,
+        ping_count: config.network.ping.as_ref().map_or(0, |p| p.count),
+        ping_interval: config
+            .network
+            .ping
+            .as_ref()
+            .map_or(std::time::Duration::ZERO, |p| p.interval),
+        iperf_seconds: config.network.bandwidth.as_ref().map_or(0, |b| b.seconds),
+        memory: config.memory.clone(),
+        ..table
+    };
+    let (fitted, estimate) = profile::fit(planned, &shape);
+    let mut out = config.clone();
+    if fitted.memory.max_idle_pairs != config.memory.max_idle_pairs {
+        eprintln!(
+            "health_check: the {} profile's {} s budget: idle latency on {} of {} node pairs \
+             (estimated {:.0} s in all)",
+            config.profile.name(),
+            table.budget.map_or(0, |b| b.as_secs()),
+            fitted.memory.max_idle_pairs.unwrap_or(0),
+            shape.cpu_nodes * shape.mem_nodes,
+            estimate.total()
+        );
+        out.memory.max_idle_pairs = fitted.memory.max_idle_pairs;
+    }
+    out
 }
 
 /// Runs each planned section in order, recording what interfered in each one's window; after a
@@ -371,16 +412,15 @@ fn expected_time(section: Section, config: &Config, system: &SystemInfo) -> Opti
             Some(ping + bw)
         }
         Section::Memory => {
-            // Measured on one node; each further idle-latency cell adds its own time.
-            let one_node = Duration::from_secs(match config.profile {
-                crate::config::Profile::Quick => 9,
-                crate::config::Profile::Standard => 33,
-                crate::config::Profile::Thorough => 120,
-            });
-            let nodes = &system.topology.nodes;
-            let rows = nodes.iter().filter(|n| !n.cpu_ids.is_empty()).count();
-            let cells = (rows * nodes.len()).saturating_sub(1) as u32;
-            Some(one_node + cells * crate::memory::idle_cell_time(&config.memory))
+            let usable: Vec<usize> = system.topology.cpus.iter().map(|c| c.id).collect();
+            let shape = profile::Shape::of(&system.topology, &usable, 0);
+            let planned = profile::Settings {
+                memory: config.memory.clone(),
+                ..profile::settings(config.profile)
+            };
+            Some(Duration::from_secs_f64(
+                profile::estimate(&planned, &shape).memory,
+            ))
         }
         Section::Storage => config.storage.as_ref().map(|s| s.time * 3),
         Section::System => None,

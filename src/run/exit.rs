@@ -15,6 +15,10 @@ pub enum Exit {
     ChecksFailed,
     /// 130 or 143: SIGINT or SIGTERM cut the run short (the document was still written).
     Interrupted(Interrupt),
+    /// 1 under `--format npd` and `slurm`: the run is unhealthy (a check or section failed).
+    Unhealthy,
+    /// 2 under `--format npd`: inconclusive, or a section could not run (NPD's Unknown).
+    Unknown,
 }
 
 impl Exit {
@@ -26,6 +30,8 @@ impl Exit {
             Exit::Usage => 2,
             Exit::ChecksFailed => 3,
             Exit::Interrupted(i) => i.exit_code(),
+            Exit::Unhealthy => 1,
+            Exit::Unknown => 2,
         }
     }
 

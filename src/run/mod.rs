@@ -7,6 +7,7 @@ pub mod exit;
 pub mod pidfile;
 pub mod readers;
 pub mod responder;
+pub mod slurm;
 
 use crate::config::{Config, Mode, Section};
 use crate::judge::checks;
@@ -109,15 +110,27 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Exit {
             };
             return print_pretty(&schema);
         }
+        Mode::Slurm(cfg) => return slurm::run(config, cfg, options_from_env),
         Mode::Server | Mode::Debug(_) => {}
     }
     let outcome = driver::run(config, options_from_env);
-    let written = deliver(config, &outcome);
+    let written = if config.format == Format::Npd {
+        deliver_quietly(config, &outcome)
+    } else {
+        deliver(config, &outcome)
+    };
     if written != Exit::Ok {
         return written;
     }
     if let Some(signal) = outcome.interrupted {
         return Exit::Interrupted(signal);
+    }
+    if config.format == Format::Npd {
+        return match crate::render::npd::verdict(&outcome.doc).code {
+            0 => Exit::Ok,
+            1 => Exit::Unhealthy,
+            _ => Exit::Unknown,
+        };
     }
     if config.strict && checks::any_failed(&outcome.doc.checks) {
         return Exit::ChecksFailed;
@@ -190,6 +203,7 @@ fn benchmark_args(config: &Config) -> Vec<String> {
         Mode::Report { .. } => vec!["report".to_string()],
         Mode::Merge(_) => vec!["merge".to_string()],
         Mode::Debug(d) => vec![d.name().to_string()],
+        Mode::Slurm(_) => vec!["slurm".to_string()],
     }
 }
 
@@ -208,11 +222,17 @@ fn run_exporter(config: &Config, outcome: &Outcome) -> Box<dyn Exporter> {
 
 /// Writes the document (in `--format`) to `--output` and stdout and the summary to stderr.
 pub fn deliver(config: &Config, outcome: &Outcome) -> Exit {
-    let exporter = run_exporter(config, outcome);
-    let exit = export(config, &|pretty| exporter.document(&outcome.doc, pretty));
+    let exit = deliver_quietly(config, outcome);
     eprint!(
         "{}",
         summary::summary(&outcome.doc, summary::color_wanted())
     );
     exit
+}
+
+/// [`deliver`] without the summary on stderr: node-problem-detector logs a plugin's stderr and
+/// Slurm's HealthCheckProgram says what it did in its own lines.
+pub fn deliver_quietly(config: &Config, outcome: &Outcome) -> Exit {
+    let exporter = run_exporter(config, outcome);
+    export(config, &|pretty| exporter.document(&outcome.doc, pretty))
 }

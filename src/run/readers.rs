@@ -122,7 +122,7 @@ pub fn merge(config: &Config, paths: &[std::path::PathBuf]) -> Exit {
                 );
                 return Exit::Usage;
             }
-            Some(Err(why)) | Some(Ok(wire::read::Content::HostError(why))) => {
+            Some(Err(why)) | Some(Ok(wire::read::Content::HostError(why, _))) => {
                 eprintln!("health_check: error: '{}': {why}", p.display());
                 return Exit::Usage;
             }

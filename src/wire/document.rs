@@ -551,6 +551,8 @@ pub enum Profile {
     /// DCPerf's parameters.
     #[default]
     Standard,
+    /// The scheduler level: within 10 s.
+    Check,
     /// Seconds per section.
     Quick,
     /// Longer than standard.
@@ -559,12 +561,18 @@ pub enum Profile {
 
 impl Profile {
     /// Every profile, shortest first.
-    pub const ALL: [Profile; 3] = [Profile::Quick, Profile::Standard, Profile::Thorough];
+    pub const ALL: [Profile; 4] = [
+        Profile::Check,
+        Profile::Quick,
+        Profile::Standard,
+        Profile::Thorough,
+    ];
 
     /// The profile's name, as `--profile` takes it and the document writes it.
     pub fn name(self) -> &'static str {
         match self {
             Profile::Standard => "standard",
+            Profile::Check => "check",
             Profile::Quick => "quick",
             Profile::Thorough => "thorough",
         }

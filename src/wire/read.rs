@@ -39,8 +39,9 @@ pub enum Content {
     /// DCPerf's own metrics.
     Upstream(Box<UpstreamMetrics>),
     /// No document: a fleet run left this instead, saying why the host has none
-    /// (`{"fleet_host_error": "unreachable: ..."}`).
-    HostError(String),
+    /// (`{"fleet_host_error": "unreachable: ...", "addresses": ["10.0.0.3"]}`), and the
+    /// addresses others measured the host at.
+    HostError(String, Vec<String>),
 }
 
 /// One input file, read.
@@ -65,6 +66,8 @@ struct Probe<'a> {
     fleet_report: Option<IgnoredAny>,
     #[serde(default)]
     fleet_host_error: Option<String>,
+    #[serde(default)]
+    addresses: Vec<String>,
     #[serde(default, borrow)]
     metrics: Option<&'a RawValue>,
     #[serde(default)]
@@ -223,7 +226,7 @@ pub fn load(path: &Path) -> Option<Loaded> {
     }
     let machine = probe.machines.and_then(|m| m.into_iter().next());
     let content = if let Some(why) = probe.fleet_host_error {
-        Ok(Content::HostError(why))
+        Ok(Content::HostError(why, probe.addresses))
     } else if probe.health_check.is_some() {
         read_ours(&text)
     } else if let Some(metrics) = probe.metrics {
@@ -361,7 +364,9 @@ mod tests {
         let inputs: Vec<Input> = files.iter().cloned().map(Input::File).collect();
         let loaded = load_all(&inputs);
         assert_eq!(loaded.len(), 7, "the fleet report is skipped");
-        assert!(matches!(&loaded[6].content, Ok(Content::HostError(w)) if w.contains("no route")));
+        assert!(
+            matches!(&loaded[6].content, Ok(Content::HostError(w, _)) if w.contains("no route"))
+        );
         assert!(matches!(loaded[0].content, Ok(Content::Ours(_))));
         assert!(matches!(loaded[1].content, Ok(Content::Ours(_))));
         assert_eq!(
