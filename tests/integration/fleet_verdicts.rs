@@ -237,6 +237,10 @@ fn in_a_mesh_a_slow_host_is_blamed_and_a_slow_path_is_a_link() {
 
 #[test]
 fn a_follower_whose_run_failed_stays_failed() {
+    if !cfg!(debug_assertions) {
+        eprintln!("skipped: the panic is injected in debug builds only");
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let ok = local_run(&[]);
     // The follower's own run: its sleep section fails (a panic injected, debug builds only).
@@ -331,7 +335,11 @@ fn documents_that_do_not_say_what_machine_they_are_are_alone() {
     assert!(r.findings.is_empty(), "{stderr}");
     for m in &r.machines {
         assert_eq!(m.status, MachineStatus::Alone, "{stderr}");
-        assert!(m.reasons[0].contains("model unknown"), "{:?}", m.reasons);
+        assert!(
+            m.reasons.iter().any(|r| r.contains("model unknown")),
+            "{:?}",
+            m.reasons
+        );
         assert_eq!(m.group, None);
     }
     let out = dir.path().join("baseline.yaml");
