@@ -9,9 +9,13 @@ document flat; quadratic: it grows with N).
 
 Also times `health_check report DIR --html` (the fleet's page) and prints the page's size.
 
+Every machine also carries a configuration fingerprint (about twenty facts); one machine in 40
+has another kernel command line and one in 60 another BIOS version, so compare's drift finder
+runs over every fact of every group.
+
 Goals: 10,000 documents in under 5 s each here, memory growing with the figures (issue 9), with
-blame over every machine's per-client paths on (issue 17); the HTML page for 1,000 machines in
-under 3 s and under 5 MB (issue 11).
+blame over every machine's per-client paths on (issue 17) and drift on (issue 20); the HTML page
+for 1,000 machines in under 3 s and under 5 MB (issue 11).
 
 Usage: benchmarks/fleet.py [--sizes 1000,10000] [--rounds 3]
 Needs a release build (cargo build --release --locked)."""
@@ -46,6 +50,28 @@ def walk(node, rng):
 
 PEERS = 4
 
+FINGERPRINT = {
+    "bios.vendor": "Dell Inc.",
+    "bios.version": "2.19.1",
+    "bios.date": "03/12/2025",
+    "board.vendor": "Dell Inc.",
+    "board.name": "0X1X2X",
+    "system.product": "PowerEdge R6625",
+    "cpu.microcode": "0xa101148",
+    "kernel.release": "6.6.30-fb",
+    "kernel.cmdline": "ro quiet iommu=pt transparent_hugepage=always numa_balancing=disable",
+    "cpu.governor": "performance",
+    "cpu.smt": "on",
+    "cpu.idle_driver": "acpi_idle",
+    "cpu.idle_states": "POLL,C1,C2",
+    "memory.thp": "always",
+    "memory.thp_defrag": "madvise",
+    "kernel.numa_balancing": "off",
+    "memory.dimms": "24x Samsung M321R8GA0BB0-CQKEG 64 GB @ 4800 MT/s",
+    "nic.eth0.driver": "mlx5_core",
+    "nic.eth0.firmware": "28.39.1002",
+}
+
 
 def make_fleet(directory, n):
     """Each machine also measures the next PEERS machines by host name (a mesh's rounds), so
@@ -56,6 +82,12 @@ def make_fleet(directory, n):
     for i in range(n):
         doc = walk(base, rng)
         doc["system"]["hostname"] = f"host-{i:05d}"
+        facts = dict(FINGERPRINT)
+        if i % 40 == 7:
+            facts["kernel.cmdline"] += " mitigations=off"
+        if i % 60 == 11:
+            facts["bios.version"] = "2.17.0"
+        doc["system"]["fingerprint"] = facts
         bw = doc["iperf3 bandwidth"][0]
         ping = doc["ping"][0]
         entries, pings = [], []

@@ -171,6 +171,17 @@ pub struct CommonArgs {
     /// Change a check's limit (repeatable); 'health_check checks --list' shows the names.
     #[arg(long, value_name = "NAME=VALUE", action = ArgAction::Append)]
     pub threshold: Vec<String>,
+    /// Record the run in this history (SQLite; also $HEALTH_CHECK_HISTORY) and judge it against
+    /// the machine's past: history.<figure> checks from the 4th run of a profile on, error
+    /// counters since the last run. For 'report', draw the machine's trends from it.
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
+    /// How much history each machine keeps: runs, an age, or both ('1000', '90d', '1000,90d').
+    #[arg(long, value_name = "KEEP", default_value = "10000,730d")]
+    pub history_keep: String,
+    /// How many earlier runs the machine's own reference takes.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(3..=1000))]
+    pub history_window: u16,
 }
 
 /// Options of the readers (`compare`, `baseline`, `report`).
@@ -429,6 +440,30 @@ network.bandwidth.HOST, sleepbench.calls_per_second); rules match these names. E
         #[arg(value_name = "DOC", required = true)]
         paths: Vec<PathBuf>,
         /// Shared options (--output).
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// A machine's recorded runs (--history FILE): each figure's trend and the runs where its
+    /// configuration changed, as a table on stderr and JSON on stdout ({"runs", "figures",
+    /// "changes"}); --html FILE draws the trends.
+    History {
+        /// The history file.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Only this machine (host name or machine id).
+        #[arg(long, value_name = "HOST")]
+        host: Option<String>,
+        /// Only figures whose dotted name matches this regular expression.
+        #[arg(long, value_name = "REGEX")]
+        figure: Option<String>,
+        /// Only runs since then: an age ('7d', '12h', '4w'), a date ('2026-11-01') or Unix
+        /// seconds.
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+        /// Where to draw the trends as a self-contained HTML page.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// Shared options (--output, --profile: only runs of that profile).
         #[command(flatten)]
         common: CommonArgs,
     },

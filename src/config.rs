@@ -52,6 +52,26 @@ pub enum Mode {
     Debug(Debug),
     /// `slurm`: a server run, then drain or resume this node in Slurm.
     Slurm(SlurmConfig),
+    /// `history`: a machine's recorded runs and trends.
+    History {
+        /// The history file.
+        file: PathBuf,
+        /// Which runs and figures.
+        filter: crate::history::Filter,
+        /// Where the page goes.
+        html: Option<PathBuf>,
+    },
+}
+
+/// `--history`: where runs are recorded and how the past judges them.
+#[derive(Debug, Clone)]
+pub struct HistoryConfig {
+    /// The SQLite file.
+    pub path: PathBuf,
+    /// What each machine keeps.
+    pub keep: crate::history::Keep,
+    /// Earlier runs in the machine's own reference.
+    pub window: usize,
 }
 
 /// `health_check slurm`'s settings.
@@ -166,7 +186,8 @@ impl Mode {
             | Mode::Compare(_)
             | Mode::Baseline(_)
             | Mode::Report { .. }
-            | Mode::Merge(_) => Role::Checks,
+            | Mode::Merge(_)
+            | Mode::History { .. } => Role::Checks,
             Mode::Slurm(_) => Role::Server,
         }
     }
@@ -228,6 +249,8 @@ pub struct Config {
     pub notes: Vec<String>,
     /// `--retry-inconclusive`: how many times a section measured under interference runs again.
     pub retry_inconclusive: u32,
+    /// `--history` (or `$HEALTH_CHECK_HISTORY`): record the run and judge it against the past.
+    pub history: Option<HistoryConfig>,
 }
 
 /// Splits `-c` values into host names: commas separate, blanks are trimmed, empty items and
@@ -370,6 +393,37 @@ impl Config {
             ),
             Some(Command::Schema { fleet, common }) => {
                 let mode = Mode::Schema { fleet: *fleet };
+                base(mode, common, &none.0, &none.1, &none.2)
+            }
+            Some(Command::History {
+                file,
+                host,
+                figure,
+                since,
+                html,
+                common,
+            }) => {
+                if !matches!(common.format, Format::Json) {
+                    return Err(ConfigError::new(
+                        "--format",
+                        "history prints JSON (and a table on stderr); --html FILE draws it",
+                    ));
+                }
+                let filter = crate::history::Filter {
+                    host: host.clone(),
+                    figure: figure
+                        .as_deref()
+                        .map(regex::Regex::new)
+                        .transpose()
+                        .map_err(|e| ConfigError::new("--figure", e.to_string()))?,
+                    since: since.as_deref().map(parse_since).transpose()?,
+                    profile: common.profile.map(|p| p.name().to_string()),
+                };
+                let mode = Mode::History {
+                    file: file.clone(),
+                    filter,
+                    html: html.clone(),
+                };
                 base(mode, common, &none.0, &none.1, &none.2)
             }
             Some(Command::Slurm {
@@ -575,8 +629,76 @@ impl Config {
                 0..=10,
                 0,
             )?,
+            history: history_config(common)?,
         })
     }
+}
+
+/// `--history FILE`, else `$HEALTH_CHECK_HISTORY` (an empty value is none).
+fn history_config(common: &CommonArgs) -> Result<Option<HistoryConfig>, ConfigError> {
+    let keep: crate::history::Keep =
+        common
+            .history_keep
+            .parse()
+            .map_err(|e: crate::history::KeepError| {
+                ConfigError::new("--history-keep", e.to_string())
+            })?;
+    let path = common.history.clone().or_else(|| {
+        std::env::var_os(HISTORY_ENV)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
+    Ok(path.map(|path| HistoryConfig {
+        path,
+        keep,
+        window: usize::from(common.history_window),
+    }))
+}
+
+/// The environment variable `--history` defaults to.
+pub const HISTORY_ENV: &str = "HEALTH_CHECK_HISTORY";
+
+/// `--since`: an age back from now (`7d`, `12h`, `4w`), a date (`2026-11-01`, UTC midnight) or
+/// Unix seconds.
+pub fn parse_since(text: &str) -> Result<u64, ConfigError> {
+    let t = text.trim();
+    let bad = || {
+        ConfigError::new(
+            "--since",
+            format!(
+                "'{text}' is not a time: give an age (7d, 12h, 4w), a date (2026-11-01) or Unix seconds"
+            ),
+        )
+    };
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return t.parse().map_err(|_| bad());
+    }
+    if let Some((y, rest)) = t.split_once('-') {
+        let (m, d) = rest.split_once('-').ok_or_else(bad)?;
+        let (y, m, d): (i64, i64, i64) = (
+            y.parse().map_err(|_| bad())?,
+            m.parse().map_err(|_| bad())?,
+            d.parse().map_err(|_| bad())?,
+        );
+        if !(1..=12).contains(&m) || !(1..=31).contains(&d) || y < 1970 {
+            return Err(bad());
+        }
+        // Days since 1970-01-01 from a civil date (Howard Hinnant's algorithm).
+        let y = if m <= 2 { y - 1 } else { y };
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let mp = (m + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + d - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        let days = era * 146_097 + doe - 719_468;
+        return u64::try_from(days * 86_400).map_err(|_| bad());
+    }
+    let keep: crate::history::Keep = t.parse().map_err(|_| bad())?;
+    let age = keep.age.filter(|_| keep.runs.is_none()).ok_or_else(bad)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Ok(now.saturating_sub(age.as_secs()))
 }
 
 fn reader_config(

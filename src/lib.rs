@@ -24,6 +24,8 @@ pub mod storage;
 pub mod system;
 // Wire: the document and the fleet report, as written and as read back.
 pub mod wire;
+// History: a machine's past runs in SQLite, read and written as wire types.
+pub mod history;
 // Judge: every verdict.
 pub mod judge;
 // Render: JSON, the human summaries, HTML, JUnit, Prometheus, the envelope.

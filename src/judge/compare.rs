@@ -236,8 +236,9 @@ fn judge_part(
             client: None,
             scope: Scope::Machine,
             link: None,
-            value: fig.value,
-            median: reference.median,
+            value: Some(fig.value),
+            median: Some(reference.median),
+            fact: None,
             unit: unit.to_string(),
             deviation_pct: v.deviation_pct.map(|d| crate::units::round_to(d, 4)),
             robust_z: v.robust_z.map(|z| crate::units::round_to(z, 4)),
@@ -404,7 +405,7 @@ pub(crate) mod tests {
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!((f[0].machine.as_str(), f[0].scope), ("m6", Scope::Machine));
         assert_eq!(f[0].figure, "memory.peak_bandwidth.all reads");
-        assert_eq!(f[0].median, 30000.0);
+        assert_eq!(f[0].median, Some(30000.0));
         assert_eq!(f[0].deviation_pct, Some(-50.0));
         let z = f[0].robust_z.unwrap();
         assert!((z - 0.6745 * -15000.0 / 500.0).abs() < 0.01, "{z}");
@@ -550,6 +551,6 @@ pub(crate) mod tests {
         let f = run(&mut ms);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].inconclusive.as_deref(), Some("other processes"));
-        assert_eq!(f[0].median, 30_000.0);
+        assert_eq!(f[0].median, Some(30_000.0));
     }
 }

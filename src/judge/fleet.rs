@@ -101,6 +101,7 @@ pub fn build(
     let groups = compare::group(&mut machines);
     let mut cache = compare::RuleCache::new(&reader.rules);
     let (group_entries, mut findings) = compare::compare(&mut machines, &groups, &mut cache);
+    findings.extend(super::drift::findings(&machines, &groups, &reader.rules));
     let blamed = blame::blame(&mut machines, &mut cache);
     findings.extend(blamed.findings);
     account(&mut machines, &findings, &blamed.explained);

@@ -52,6 +52,8 @@ pub struct Machine {
     /// Its own failed checks about one client (`network.bandwidth:c3`): (client, check, message).
     /// Blame may explain them by the client or the path; the rest fail the machine.
     pub client_checks_failed: Vec<(String, String, String)>,
+    /// Its configuration as facts (`system.fingerprint`), for the drift among siblings.
+    pub facts: BTreeMap<String, String>,
 }
 
 impl Machine {
@@ -70,6 +72,7 @@ impl Machine {
             document: None,
             interfered: BTreeMap::new(),
             client_checks_failed: Vec::new(),
+            facts: BTreeMap::new(),
         }
         .labelled(label)
     }
@@ -166,6 +169,7 @@ fn machine_from(l: Loaded, keep_document: bool, t: &Thresholds) -> Machine {
         document: None,
         interfered: BTreeMap::new(),
         client_checks_failed: Vec::new(),
+        facts: BTreeMap::new(),
     };
     m.entry.started_unix = l.timestamp;
     let envelope = l.machine.as_ref().map(identity_of_envelope);
@@ -192,6 +196,9 @@ fn machine_from(l: Loaded, keep_document: bool, t: &Thresholds) -> Machine {
             let identity = identity_of_document(&doc).or(envelope);
             describe_ours(&doc, identity.as_ref(), &mut m, t);
             take(&mut m, figures::of_document_as(&doc, identity.as_ref()));
+            if let Some(sys) = doc.system() {
+                m.facts = sys.fingerprint.clone();
+            }
             if keep_document {
                 m.document = Some(doc);
             }

@@ -224,11 +224,29 @@ mod tests {
     fn phases_run_in_lockstep_on_pinned_threads() {
         let cpus = cpus();
         let phases = [1.0, 2.0, 3.0];
+        // Each thread notes, per phase, when it began and ended and the CPU it ran on:
+        // (thread, phase, began, ended, cpu).
+        type Seen = (usize, usize, Instant, Instant, Option<usize>);
+        let seen: Mutex<Vec<Seen>> = Mutex::new(Vec::new());
         let out = run(
             &cpus,
             &phases,
             Ok,
-            |_, _, p| timed(Duration::from_millis(5), &|| false, || *p),
+            |i, _, p| {
+                let began = Instant::now();
+                // SAFETY: sched_getcpu has no preconditions; -1 means it is unsupported.
+                let cpu = usize::try_from(unsafe { libc::sched_getcpu() }).ok();
+                let sample = timed(Duration::from_millis(5), &|| false, || *p);
+                let phase = phases.iter().position(|q| q == p).unwrap_or(usize::MAX);
+                seen.lock().unwrap_or_else(|e| e.into_inner()).push((
+                    i,
+                    phase,
+                    began,
+                    Instant::now(),
+                    cpu,
+                ));
+                sample
+            },
             &|| false,
         )
         .unwrap();
@@ -237,6 +255,36 @@ mod tests {
             out.iter()
                 .all(|t| t.len() == 3 && t.iter().all(Option::is_some))
         );
+        let seen = seen.into_inner().unwrap_or_else(|e| e.into_inner());
+        assert_eq!(seen.len(), cpus.len() * phases.len());
+        // Pinned: every thread ran on its own CPU, in every phase.
+        for (i, _, _, _, cpu) in &seen {
+            if let Some(cpu) = cpu {
+                assert_eq!(*cpu, cpus[*i], "thread {i} ran on CPU {cpu}");
+            }
+        }
+        // Lockstep: no thread began phase k+1 before every thread had ended phase k.
+        for k in 0..phases.len() - 1 {
+            let last_end = seen.iter().filter(|s| s.1 == k).map(|s| s.3).max().unwrap();
+            let first_next = seen
+                .iter()
+                .filter(|s| s.1 == k + 1)
+                .map(|s| s.2)
+                .min()
+                .unwrap();
+            assert!(
+                first_next >= last_end,
+                "phase {} began before phase {k} ended",
+                k + 1
+            );
+        }
+        // The work each phase asked for is what each thread reports.
+        for thread in &out {
+            for (sample, p) in thread.iter().zip(phases) {
+                let s = sample.as_ref().unwrap();
+                assert_eq!(s.work % p, 0.0, "{} is not a multiple of {p}", s.work);
+            }
+        }
         assert!(aggregate_rate(&out, 2, Duration::ZERO).unwrap() > 0.0);
         assert!(
             aggregate_rate(&out, 2, Duration::from_secs(1)).is_none(),

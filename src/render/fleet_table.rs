@@ -46,8 +46,7 @@ pub fn summary(r: &FleetReport) -> String {
                 (None, Severity::Fail) => "FAIL",
                 (None, Severity::Warn) => "WARN",
             };
-            let value = format!("{} {}", number(f.value), safe(&f.unit));
-            let median = format!("{} {}", number(f.median), safe(&f.unit));
+            let (value, median) = shown(f);
             let pct = f
                 .deviation_pct
                 .map_or("-".to_string(), |d| format!("{d:+.1}"));
@@ -97,4 +96,24 @@ pub fn summary(r: &FleetReport) -> String {
         let _ = writeln!(out, "  ... and {} more", troubled.len() - ROWS);
     }
     out
+}
+
+/// A finding's value and reference as the table shows them: numbers with their unit, or for a
+/// fact this machine's value and its siblings'.
+pub fn shown(f: &crate::wire::fleet::Finding) -> (String, String) {
+    if let Some(d) = &f.fact {
+        // A command line is long: its difference says more than its value.
+        if d.name == "kernel.cmdline" {
+            let diff = crate::wire::counters::fact_difference(&d.name, &d.value, &d.majority);
+            return (safe(&diff), format!("{} of {} agree", d.agree, d.of));
+        }
+        return (safe(&d.value), safe(&d.majority));
+    }
+    let with_unit = |v: Option<f64>| {
+        v.map_or_else(
+            || "-".to_string(),
+            |v| format!("{} {}", number(v), safe(&f.unit)),
+        )
+    };
+    (with_unit(f.value), with_unit(f.median))
 }

@@ -7,6 +7,7 @@
 pub mod envelope;
 pub mod export;
 pub mod fleet_table;
+pub mod history;
 pub mod html;
 pub mod junit;
 pub mod npd;

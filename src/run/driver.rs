@@ -68,6 +68,10 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
     let interrupted = os::interrupted();
     doc.health_check = clock.finish(config, outcomes, options_from_env, interrupted, &system);
     doc.health_check.interference = interference;
+    let recorder = config
+        .history
+        .as_ref()
+        .map(|h| super::history::Recorder::open(h, &mut doc));
     doc.checks = checks::evaluate(&doc, &config.thresholds);
     if let Some(b) = &config.baseline {
         let sku = crate::wire::fleet::Sku::of_system(&SystemPart::from(&system));
@@ -84,6 +88,11 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
             &config.thresholds,
         );
         doc.checks.extend(judged);
+    }
+    let recorded = recorder.map(|r| r.and_then(|r| r.finish(&mut doc, config)));
+    if let Some(Err(e)) = recorded {
+        eprintln!("health_check: warning: the run was not recorded: {e}");
+        doc.checks.push(super::history::not_recorded(&e));
     }
     Outcome {
         doc,

@@ -4,6 +4,7 @@
 
 pub mod driver;
 pub mod exit;
+pub mod history;
 pub mod pidfile;
 pub mod readers;
 pub mod responder;
@@ -111,6 +112,9 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Exit {
             return print_pretty(&schema);
         }
         Mode::Slurm(cfg) => return slurm::run(config, cfg, options_from_env),
+        Mode::History { file, filter, html } => {
+            return history::show(config, file, filter, html.as_deref());
+        }
         Mode::Server | Mode::Debug(_) => {}
     }
     let outcome = driver::run(config, options_from_env);
@@ -204,6 +208,7 @@ fn benchmark_args(config: &Config) -> Vec<String> {
         Mode::Merge(_) => vec!["merge".to_string()],
         Mode::Debug(d) => vec![d.name().to_string()],
         Mode::Slurm(_) => vec!["slurm".to_string()],
+        Mode::History { .. } => vec!["history".to_string()],
     }
 }
 

@@ -72,8 +72,19 @@ pub fn report(config: &Config, reader: &ReaderConfig, html: Option<&std::path::P
     };
     let mut exit = Exit::Ok;
     if let Some(path) = html {
+        let history = match (single, &config.history) {
+            (Some((doc, _)), Some(h)) => machine_history(&h.path, doc),
+            (None, Some(_)) => {
+                eprintln!(
+                    "health_check: note: --history draws one machine's trends; the fleet's page \
+                     has none"
+                );
+                None
+            }
+            _ => None,
+        };
         let page = match single {
-            Some((doc, source)) => render::html::machine_page(doc, source),
+            Some((doc, source)) => render::html::machine_page(doc, source, history.as_ref()),
             None => render::html::fleet_page(&fleet_report, &machines),
         };
         match render::write_atomically(path, &page) {
@@ -103,6 +114,29 @@ pub fn report(config: &Config, reader: &ReaderConfig, html: Option<&std::path::P
         Err(e) => {
             eprintln!("health_check: error: {e:#}");
             Exit::NotWritten
+        }
+    }
+}
+
+/// The trends of the machine `doc` is about, from the history at `path`; says on stderr why
+/// there are none.
+fn machine_history(
+    path: &std::path::Path,
+    doc: &wire::document::Document,
+) -> Option<wire::history::HistoryReport> {
+    let Some(machine) = crate::history::History::machine_of(doc) else {
+        eprintln!("health_check: note: the document does not say which machine it is: no history");
+        return None;
+    };
+    let filter = crate::history::Filter {
+        host: Some(machine),
+        ..Default::default()
+    };
+    match super::history::read(path, &filter) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            eprintln!("health_check: warning: no history drawn: {e}");
+            None
         }
     }
 }

@@ -22,6 +22,9 @@ pub struct DramInfo {
     pub data_width_bits: u32,
     /// channels x MT/s x data width, MiB/s.
     pub theoretical_peak_mb_s: f64,
+    /// The modules by kind: `16x Samsung M393A4K40EB3-CWE 32 GB @ 3200 MT/s`, kinds joined
+    /// with `, ` (a machine's DIMMs in one line, to compare with its siblings').
+    pub modules: String,
 }
 
 #[derive(Default)]
@@ -33,6 +36,8 @@ struct Device {
     locator: Option<String>,
     bank: Option<String>,
     kind: Option<String>,
+    manufacturer: Option<String>,
+    part: Option<String>,
 }
 
 fn leading_number(v: &str) -> Option<u32> {
@@ -67,6 +72,8 @@ fn parse_devices(text: &str) -> Vec<Device> {
             "Locator" => d.locator = Some(value.to_string()),
             "Bank Locator" => d.bank = Some(value.to_string()),
             "Type" => d.kind = Some(value.to_string()),
+            "Manufacturer" => d.manufacturer = Some(value.to_string()),
+            "Part Number" => d.part = Some(value.to_string()),
             _ => {}
         }
     }
@@ -152,6 +159,7 @@ pub fn parse_dmidecode_memory(text: &str) -> Result<DramInfo, DramError> {
     }
     let bytes_per_s = channels.len() as f64 * f64::from(speed) * 1e6 * f64::from(width) / 8.0;
     Ok(DramInfo {
+        modules: modules(&devices),
         dimms: devices.len(),
         channels: channels.len(),
         kind: devices[0].kind.clone(),
@@ -159,6 +167,33 @@ pub fn parse_dmidecode_memory(text: &str) -> Result<DramInfo, DramError> {
         data_width_bits: width,
         theoretical_peak_mb_s: (bytes_per_s / (1024.0 * 1024.0)).round(),
     })
+}
+
+/// The modules counted by manufacturer, part number, size and speed.
+fn modules(devices: &[Device]) -> String {
+    let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
+    for d in devices {
+        let words: Vec<&str> = [
+            d.manufacturer.as_deref(),
+            d.part.as_deref(),
+            d.size.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .filter(|w| !w.is_empty() && !w.eq_ignore_ascii_case("unknown"))
+        .collect();
+        let mut kind = words.join(" ");
+        if let Some(speed) = d.configured_speed.or(d.speed) {
+            kind.push_str(&format!(" @ {speed} MT/s"));
+        }
+        *kinds.entry(kind.trim().to_string()).or_default() += 1;
+    }
+    kinds
+        .into_iter()
+        .map(|(k, n)| format!("{n}x {k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Runs `dmidecode -t memory` (2 s limit) and parses it.

@@ -4,11 +4,13 @@
 //! NUMA balancing and timer slack. Sizes are in KiB or bytes as each field's name says.
 
 pub mod cgroup;
+pub mod counters;
 pub mod cpustat;
 pub mod devices;
 pub mod dram;
 #[cfg(test)]
 pub mod fake;
+pub mod fingerprint;
 pub mod identity;
 pub mod interference;
 pub mod mounts;
@@ -96,6 +98,12 @@ pub struct SystemInfo {
     pub dram_error: Option<String>,
     /// What changed while the other sections ran (set at the end of a run).
     pub during_run: Option<RunDeltas>,
+    /// The configuration as facts, to compare with siblings and past runs.
+    pub fingerprint: fingerprint::Facts,
+    /// Hardware error counters since boot.
+    pub error_counters: Vec<counters::Counter>,
+    /// Seconds since boot (`/proc/uptime`).
+    pub uptime_secs: Option<f64>,
     /// The topology, for sections that pin threads.
     pub topology: Topology,
     /// CPU times when the section ran, to compute steal over the run.
@@ -183,7 +191,7 @@ pub fn collect(src: &dyn Source, usable_cpus: Option<usize>) -> SystemInfo {
         (Some(t), Some(f)) => Some(t.saturating_sub(*f)),
         _ => None,
     };
-    SystemInfo {
+    let mut info = SystemInfo {
         hostname: read_trim("/proc/sys/kernel/hostname"),
         kernel: read_trim("/proc/sys/kernel/osrelease"),
         architecture: std::env::consts::ARCH.to_string(),
@@ -225,14 +233,22 @@ pub fn collect(src: &dyn Source, usable_cpus: Option<usize>) -> SystemInfo {
         dram_error: None,
         during_run: None,
         cpu_times: src.read("/proc/stat").and_then(|t| parse_proc_stat(&t)),
+        fingerprint: fingerprint::Facts::new(),
+        error_counters: counters::collect(src),
+        uptime_secs: src
+            .read("/proc/uptime")
+            .and_then(|t| t.split_whitespace().next()?.parse().ok()),
         topology,
-    }
+    };
+    info.fingerprint = fingerprint::collect(src, &info, &|_| None);
+    info
 }
 
 /// Collects the section from the running host.
 pub fn collect_host() -> SystemInfo {
     let mut s = collect(&source::HostFs, Some(crate::os::available_cpus()));
     devices::fill_addresses(&mut s.nic_links);
+    s.fingerprint = fingerprint::collect_host(&s);
     s
 }
 
@@ -240,7 +256,13 @@ pub fn collect_host() -> SystemInfo {
 pub fn collect_host_with_dram() -> SystemInfo {
     let mut s = collect_host();
     match dram::read_dram() {
-        Ok(d) => s.dram = Some(d),
+        Ok(d) => {
+            if !d.modules.is_empty() {
+                s.fingerprint
+                    .insert("memory.dimms".to_string(), d.modules.clone());
+            }
+            s.dram = Some(d);
+        }
         Err(e) => s.dram_error = Some(e.to_string()),
     }
     s

@@ -294,7 +294,8 @@ pub enum Scope {
     Link,
 }
 
-/// A figure worse than its reference.
+/// A figure worse than its reference, or a fact of a machine's configuration that differs from
+/// its siblings' (`fact`; then `value` and `median` are null).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Finding {
@@ -311,10 +312,15 @@ pub struct Finding {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<Vec<String>>,
     /// The figure (the median of the machine's values for a server, client or machine finding
-    /// over measurements).
-    pub value: f64,
-    /// The reference: the group's median.
-    pub median: f64,
+    /// over measurements); null for a fact.
+    #[schemars(required, transform = nullable)]
+    pub value: Option<f64>,
+    /// The reference: the group's median; null for a fact.
+    #[schemars(required, transform = nullable)]
+    pub median: Option<f64>,
+    /// For configuration drift: the fact, this machine's value and its siblings'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fact: Option<FactDrift>,
     /// Unit.
     pub unit: String,
     /// How far from the median, % of the median (negative: below); null for a zero median.
@@ -331,6 +337,22 @@ pub struct Finding {
     pub inconclusive: Option<String>,
     /// One line a person can act on, with the evidence.
     pub message: String,
+}
+
+/// A fact of a machine's configuration that differs from most of its siblings'.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct FactDrift {
+    /// The fact (`kernel.cmdline`, `cpu.microcode`, `nic.eth0.firmware`).
+    pub name: String,
+    /// This machine's value.
+    pub value: String,
+    /// The value most machines of its model have.
+    pub majority: String,
+    /// How many machines of its model have the majority's value.
+    pub agree: usize,
+    /// How many machines of its model report the fact.
+    pub of: usize,
 }
 
 /// Figures between machines: row = the machine that measured, column = the one measured.

@@ -8,10 +8,12 @@
 
 pub mod baseline;
 pub mod check;
+pub mod counters;
 pub mod dcperf;
 pub mod document;
 pub mod figures;
 pub mod fleet;
+pub mod history;
 pub mod identity;
 pub mod memory;
 pub mod merge;

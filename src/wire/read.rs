@@ -92,7 +92,8 @@ struct InnerProbe {
 /// document is a few hundred KiB; anything far larger is not one.
 pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
 
-fn max_document_bytes() -> u64 {
+/// [`MAX_DOCUMENT_BYTES`], or what `HEALTH_CHECK_MAX_DOCUMENT` sets.
+pub fn max_document_bytes() -> u64 {
     std::env::var("HEALTH_CHECK_MAX_DOCUMENT")
         .ok()
         .and_then(|v| v.trim().parse().ok())

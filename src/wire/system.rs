@@ -2,10 +2,12 @@
 //! [`crate::system::SystemInfo`] with `From`, so the collector's fields can change without
 //! changing the document. Sizes are in KiB or bytes as each key says.
 
+use super::counters::ErrorCounters;
 use super::document::nullable;
 use crate::system::{SystemInfo, devices, dram, topology};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The system section.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -92,6 +94,14 @@ pub struct SystemPart {
     /// What changed while the other sections ran (set at the end of a run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub during_run: Option<RunDeltas>,
+    /// The configuration as facts (`bios.version`, `cpu.microcode`, `kernel.cmdline`,
+    /// `cpu.smt`, `memory.dimms`, `nic.<name>.firmware`, ...): `compare` names machines whose
+    /// facts differ from their siblings', `history` the runs where one changed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fingerprint: BTreeMap<String, String>,
+    /// Hardware error counters (EDAC, PCIe AER, NICs, thermal throttling, machine checks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_counters: Option<ErrorCounters>,
 }
 
 /// One NUMA node. Nodes without CPUs (CXL or HBM memory-only nodes) have an empty `cpus`.
@@ -364,6 +374,10 @@ impl From<&SystemInfo> for SystemPart {
             dram: s.dram.as_ref().map(DramInfo::from),
             dram_error: s.dram_error.clone(),
             during_run: s.during_run.as_ref().map(RunDeltas::from),
+            fingerprint: s.fingerprint.clone(),
+            error_counters: s
+                .uptime_secs
+                .map(|up| ErrorCounters::since_boot(&s.error_counters, up)),
         }
     }
 }

@@ -78,7 +78,11 @@ fn rules_files_are_checked_and_the_builtin_ones_print() {
         report.fleet_report.rules_source,
         rules.display().to_string()
     );
-    assert!(!report.fleet_report.rules.is_empty());
+    // The printed rules read back as the built-in ones, rule for rule.
+    assert_eq!(
+        report.fleet_report.rules,
+        health_check::judge::rules::Rules::builtin().specs()
+    );
     std::fs::write(
         &rules,
         "rules:\n  - metrics: '^memory'\n    tolerance_pct: 5\n  - metrics: '[unclosed'\n    tolerance_pct: 5\n",

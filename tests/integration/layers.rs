@@ -15,6 +15,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["sched", "memory", "net", "storage"],
     ),
     ("wire", &["wire"]),
+    ("history", &["history"]),
     ("judge", &["judge"]),
     ("render", &["render"]),
     ("profiles and defaults", &["profile"]),

@@ -28,6 +28,7 @@ mod cli;
 mod fleet;
 mod fleet_util;
 mod fleet_verdicts;
+mod history;
 mod hostile;
 mod hostile_fleet;
 mod interrupt;

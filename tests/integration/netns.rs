@@ -73,6 +73,11 @@ impl NetPair {
         Some(pair)
     }
 
+    /// The namespace's name (for `ip -n`).
+    pub fn ns_name(&self, side: Side) -> &str {
+        self.ns(side)
+    }
+
     fn ns(&self, side: Side) -> &str {
         match side {
             Side::A => &self.a,

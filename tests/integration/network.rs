@@ -353,7 +353,7 @@ fn iperf_against(port: u16) -> (Value, Duration) {
 }
 
 #[test]
-fn garbage_stalling_and_refusing_peers_get_an_error_each() {
+fn garbage_and_stalling_peers_get_an_error_each() {
     let garbage = fake_peer(|mut s| {
         let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
         std::thread::sleep(Duration::from_secs(2));
@@ -378,15 +378,24 @@ fn garbage_stalling_and_refusing_peers_get_an_error_each() {
         took < Duration::from_secs(4),
         "the 1 s control deadline holds: {took:?}"
     );
+}
 
-    let closed = free_port();
+#[test]
+fn a_peer_that_refuses_is_named_as_refusing() {
+    // Another host's port nobody listens on (loopback would get the in-process responder): its
+    // kernel refuses at once, and the error says so.
+    let test = "a_peer_that_refuses_is_named_as_refusing";
+    let Some(pair) = NetPair::new(test) else {
+        return;
+    };
     let started = Instant::now();
-    let out = Command::new(bin_path())
+    let out = pair
+        .command(Side::A, &bin_str())
         .args([
             "iperf",
-            "10.255.255.1",
+            "10.0.0.2",
             "--port",
-            &closed.to_string(),
+            "5299",
             "--iperf-time",
             "1",
             "--iperf-timeout",
@@ -395,8 +404,11 @@ fn garbage_stalling_and_refusing_peers_get_an_error_each() {
         .output()
         .unwrap();
     let doc = json_of(&out);
-    assert!(doc["iperf3 bandwidth"][0]["error"].as_str().is_some());
-    assert!(started.elapsed() < Duration::from_secs(5));
+    let entry = &doc["iperf3 bandwidth"][0];
+    let e = entry["error"].as_str().unwrap_or_else(|| panic!("{entry}"));
+    assert!(e.to_lowercase().contains("refused"), "{e}");
+    assert!(entry["bandwidth"].is_null(), "{entry}");
+    assert!(started.elapsed() < Duration::from_secs(3));
 }
 
 #[test]

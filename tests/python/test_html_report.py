@@ -3,13 +3,12 @@ its plots with their points, fetch nothing, log no error, fit 1280 px, and say w
 document lacks. Screenshots go to target/report-screenshots/ for people to look at."""
 
 import json
-import os
 import pathlib
 import shutil
 import subprocess
 
 import pytest
-from conftest import REPO
+from conftest import REPO, require
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SHOTS = REPO / "target" / "report-screenshots"
@@ -24,11 +23,7 @@ def require_browser():
         import playwright.sync_api  # noqa: F401
     except ImportError:
         missing.append("playwright (pip install playwright)")
-    if missing:
-        line = "needs " + ", ".join(missing)
-        if os.environ.get("HEALTH_CHECK_TEST_REQUIRE_ALL", "") not in ("", "0"):
-            pytest.fail(line + " (HEALTH_CHECK_TEST_REQUIRE_ALL is set)")
-        pytest.skip(line)
+    require(not missing, "needs " + ", ".join(missing))
 
 
 @pytest.fixture(scope="module")

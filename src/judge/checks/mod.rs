@@ -3,6 +3,7 @@
 //! CPU under 50 % and IRQ under 30 % during the nanosleep benchmark, and more than 15 000 calls per
 //! second per thread. Per-client rules are named `rule:hostname`.
 
+mod errors;
 mod memory;
 mod network;
 mod sleep;
@@ -60,6 +61,24 @@ pub struct Thresholds {
     pub interference_throttled_pct: f64,
     /// Thermal-throttle events in a section's window above this make its figures inconclusive.
     pub interference_thermal_events: f64,
+    /// error counters: corrected memory errors per hour above this warn.
+    pub errors_memory_corrected_per_hour: f64,
+    /// error counters: uncorrected memory errors above this fail.
+    pub errors_memory_uncorrected: f64,
+    /// error counters: correctable PCIe errors per hour above this warn.
+    pub errors_pcie_correctable_per_hour: f64,
+    /// error counters: uncorrectable PCIe errors above this warn (non-fatal) or fail (fatal).
+    pub errors_pcie_uncorrectable: f64,
+    /// error counters: NIC link losses above this warn.
+    pub errors_nic_carrier_downs: f64,
+    /// error counters: NIC receive CRC errors per hour above this warn.
+    pub errors_nic_crc_per_hour: f64,
+    /// error counters: NIC drops for lack of buffers per hour above this warn.
+    pub errors_nic_missed_per_hour: f64,
+    /// error counters: thermal-throttle events per hour above this warn.
+    pub errors_thermal_per_hour: f64,
+    /// error counters: machine-check exceptions above this warn.
+    pub errors_machine_checks: f64,
 }
 
 impl Default for Thresholds {
@@ -87,6 +106,15 @@ impl Default for Thresholds {
             interference_other_cpu_pct: f64::NAN,
             interference_throttled_pct: f64::NAN,
             interference_thermal_events: f64::NAN,
+            errors_memory_corrected_per_hour: f64::NAN,
+            errors_memory_uncorrected: f64::NAN,
+            errors_pcie_correctable_per_hour: f64::NAN,
+            errors_pcie_uncorrectable: f64::NAN,
+            errors_nic_carrier_downs: f64::NAN,
+            errors_nic_crc_per_hour: f64::NAN,
+            errors_nic_missed_per_hour: f64::NAN,
+            errors_thermal_per_hour: f64::NAN,
+            errors_machine_checks: f64::NAN,
         };
         for limit in LIMITS {
             *(limit.field)(&mut t) = limit.default;
@@ -264,6 +292,69 @@ pub const LIMITS: &[Limit] = &[
         meaning: "thermal-throttle events in a section's window above: its slow figures are inconclusive",
         field: |t| &mut t.interference_thermal_events,
     },
+    Limit {
+        name: "errors.memory_corrected_per_hour",
+        default: 1.0,
+        unit: "/h",
+        meaning: "corrected memory errors (EDAC) per hour above warn, per DIMM or controller",
+        field: |t| &mut t.errors_memory_corrected_per_hour,
+    },
+    Limit {
+        name: "errors.memory_uncorrected",
+        default: 0.0,
+        unit: "errors",
+        meaning: "uncorrected memory errors (EDAC) above fail",
+        field: |t| &mut t.errors_memory_uncorrected,
+    },
+    Limit {
+        name: "errors.pcie_correctable_per_hour",
+        default: 10.0,
+        unit: "/h",
+        meaning: "correctable PCIe errors (AER) per hour above warn, per device",
+        field: |t| &mut t.errors_pcie_correctable_per_hour,
+    },
+    Limit {
+        name: "errors.pcie_uncorrectable",
+        default: 0.0,
+        unit: "errors",
+        meaning: "uncorrectable PCIe errors (AER) above: non-fatal warn, fatal fail",
+        field: |t| &mut t.errors_pcie_uncorrectable,
+    },
+    Limit {
+        name: "errors.nic_carrier_downs",
+        default: 0.0,
+        unit: "losses",
+        meaning: "link losses of a NIC above warn (since boot the first is its coming up)",
+        field: |t| &mut t.errors_nic_carrier_downs,
+    },
+    Limit {
+        name: "errors.nic_crc_per_hour",
+        default: 1.0,
+        unit: "/h",
+        meaning: "receive CRC errors of a NIC per hour above warn",
+        field: |t| &mut t.errors_nic_crc_per_hour,
+    },
+    Limit {
+        name: "errors.nic_missed_per_hour",
+        default: 10_000.0,
+        unit: "/h",
+        meaning: "packets a NIC dropped for lack of buffers per hour above warn",
+        field: |t| &mut t.errors_nic_missed_per_hour,
+    },
+    Limit {
+        name: "errors.thermal_per_hour",
+        default: 60.0,
+        unit: "/h",
+        meaning: "thermal-throttle events per package per hour above warn",
+        field: |t| &mut t.errors_thermal_per_hour,
+    },
+    Limit {
+        name: "errors.machine_checks",
+        default: 0.0,
+        unit: "events",
+        meaning: "machine-check exceptions above warn",
+        field: |t| &mut t.errors_machine_checks,
+    },
 ];
 
 /// A `--threshold` setting that cannot be applied.
@@ -362,6 +453,9 @@ pub fn evaluate(doc: &Document, t: &Thresholds) -> Vec<Check> {
     }
     if let Some(s) = system {
         checks.extend(system::all(s, t));
+        if let Some(c) = &s.error_counters {
+            checks.extend(errors::all(c, t));
+        }
     }
     if let Some(st) = doc.storage.as_ref().and_then(|p| p.measured()) {
         checks.extend(storage::all(st, t));
@@ -707,8 +801,95 @@ mod tests {
                     Status::Inconclusive,
                 )
             },
+            "errors.memory_corrected_per_hour" => c(
+                "errors.edac:mc0",
+                none,
+                |v, x| counter(v, ("edac", "mc0", "corrected"), x, x + 5.0),
+                5.0,
+                50.0,
+                Status::Warn,
+            ),
+            "errors.memory_uncorrected" => c(
+                "errors.edac:mc0",
+                none,
+                |v, x| counter(v, ("edac", "mc0", "uncorrected"), x, x + 1.0),
+                0.0,
+                1.0,
+                Status::Fail,
+            ),
+            "errors.pcie_correctable_per_hour" => c(
+                "errors.aer:0000:3b:00.0",
+                none,
+                |v, x| counter(v, ("aer", "0000:3b:00.0", "correctable"), x, x),
+                5.0,
+                500.0,
+                Status::Warn,
+            ),
+            "errors.pcie_uncorrectable" => c(
+                "errors.aer:0000:3b:00.0",
+                none,
+                |v, x| counter(v, ("aer", "0000:3b:00.0", "fatal"), x, x + 1.0),
+                0.0,
+                1.0,
+                Status::Fail,
+            ),
+            "errors.nic_carrier_downs" => c(
+                "errors.nic:eth0",
+                none,
+                |v, x| counter(v, ("nic", "eth0", "carrier_down"), x, x + 3.0),
+                0.0,
+                2.0,
+                Status::Warn,
+            ),
+            "errors.nic_crc_per_hour" => c(
+                "errors.nic:eth0",
+                none,
+                |v, x| counter(v, ("nic", "eth0", "rx_crc_errors"), x, x),
+                5.0,
+                100.0,
+                Status::Warn,
+            ),
+            "errors.nic_missed_per_hour" => c(
+                "errors.nic:eth0",
+                none,
+                |v, x| counter(v, ("nic", "eth0", "rx_missed_errors"), x, x),
+                1_000.0,
+                1_000_000.0,
+                Status::Warn,
+            ),
+            "errors.thermal_per_hour" => c(
+                "errors.thermal:package0",
+                none,
+                |v, x| counter(v, ("thermal", "package0", "core_throttle"), x, x),
+                100.0,
+                10_000.0,
+                Status::Warn,
+            ),
+            "errors.machine_checks" => c(
+                "errors.mce:all",
+                none,
+                |v, x| counter(v, ("mce", "all", "exceptions"), x, x + 2.0),
+                0.0,
+                1.0,
+                Status::Warn,
+            ),
             other => panic!("add a case to this test for the new limit '{other}'"),
         }
+    }
+
+    /// One error counter with `new` events in the 10 hours since the last run and `total`
+    /// since boot.
+    fn counter(
+        v: &mut serde_json::Value,
+        (source, subject, name): (&str, &str, &str),
+        new: f64,
+        total: f64,
+    ) {
+        v["system"]["error_counters"] = serde_json::json!({
+            "since": "last_run", "hours": 10.0, "last_run_unix": 1, "watched": {source: 4},
+            "counters": [{"source": source, "subject": subject, "counter": name,
+                "total": total as u64, "new": new as u64}]
+        });
     }
 
     /// A slow nanosleep run, measured while other processes took `other` % of the CPU time.

@@ -5,6 +5,7 @@
 use super::plots::{StripPoint, strip_plot};
 use super::{escape, heat, missing, num, page as wrap};
 use crate::judge::machine::Machine;
+use crate::render::fleet_table::shown;
 use crate::stats::median;
 use crate::wire::document::word;
 use crate::wire::figures;
@@ -71,15 +72,13 @@ fn findings(r: &FleetReport) -> String {
         };
         let _ = writeln!(
             out,
-            "<tr class=\"{class}\"><td class=\"status\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{} {}</td><td class=\"num\">{} {}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            "<tr class=\"{class}\"><td class=\"status\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
             class.to_uppercase(),
             word(&f.scope),
             escape(&who),
             escape(&f.figure),
-            num(Some(f.value)),
-            escape(&f.unit),
-            num(Some(f.median)),
-            escape(&f.unit),
+            escape(&shown(f).0),
+            escape(&shown(f).1),
             f.deviation_pct.map_or("-".into(), |d| format!("{d:+.1}")),
             escape(&f.message)
         );

@@ -5,11 +5,13 @@
 //! Whatever a document lacks (a failed section, an interrupted run) is said where it would be.
 
 mod fleet;
+pub mod history;
 pub mod plots;
 mod single;
 
 pub use fleet::page as fleet_page;
 pub use single::page as machine_page;
+pub use single::utc;
 
 use crate::wire::document::{Check, Status};
 use std::fmt::Write as _;

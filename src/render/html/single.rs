@@ -8,13 +8,15 @@ use super::plots::{
 use super::{checks_table, escape, facts, heat, missing, num};
 use crate::units::format_binary_size;
 use crate::wire::document::{Document, NotMeasured, Part, Section, SectionOutcome, word};
+use crate::wire::history::HistoryReport;
 use crate::wire::memory::MemoryPart;
 use crate::wire::storage::StoragePart;
 use crate::wire::system::SystemPart;
 use std::fmt::Write as _;
 
-/// The page for one document; `source` names the file it came from.
-pub fn page(doc: &Document, source: &str) -> String {
+/// The page for one document; `source` names the file it came from. With the machine's
+/// `history`, its trends follow the verdicts' sections.
+pub fn page(doc: &Document, source: &str, history: Option<&HistoryReport>) -> String {
     let host = doc
         .system()
         .and_then(|s| s.hostname.clone())
@@ -46,6 +48,9 @@ pub fn page(doc: &Document, source: &str) -> String {
     body.push_str(&network(doc));
     body.push_str(&sleep(doc));
     body.push_str(&storage(doc));
+    if let Some(h) = history {
+        body.push_str(&super::history::section(&h.figures, &h.changes));
+    }
     body.push_str(&system(doc));
     super::page(&format!("health_check: {host}"), &body)
 }

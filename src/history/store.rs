@@ -1,0 +1,715 @@
+//! The history file: SQLite, one row per run (its summary, error counters, configuration and
+//! the deflated document) and one row per figure, clustered by machine, figure and run so a
+//! figure's trend is one range read however long the history grows.
+
+use super::{Filter, HistoryError, Keep, fact_changes};
+use crate::wire::check::Status;
+use crate::wire::counters::ErrorCounter;
+use crate::wire::document::{Document, Section};
+use crate::wire::figures::{Direction, Figure};
+use crate::wire::history::{FactChange, Point, Points, RunSummary, Trend};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// `PRAGMA application_id`: "hchk", so a file is known as ours before any table is read.
+const APPLICATION_ID: i32 = 0x6863_686b;
+/// The schema this version writes; files of a newer one are refused.
+const SCHEMA_VERSION: i32 = 1;
+/// How long a run waits for another writer before giving up: appends take milliseconds, and a
+/// run under a scheduler's timeout must not spend it waiting.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS runs(
+    id INTEGER PRIMARY KEY,
+    machine TEXT NOT NULL,
+    hostname TEXT,
+    profile TEXT NOT NULL,
+    started INTEGER NOT NULL,
+    seconds REAL NOT NULL,
+    boot_id TEXT,
+    kernel TEXT,
+    firmware TEXT,
+    worst TEXT,
+    counters TEXT NOT NULL,
+    facts TEXT NOT NULL,
+    document BLOB NOT NULL
+) STRICT;
+CREATE INDEX IF NOT EXISTS runs_by_machine ON runs(machine, id);
+CREATE TABLE IF NOT EXISTS figures(
+    machine TEXT NOT NULL,
+    name TEXT NOT NULL,
+    run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    started INTEGER NOT NULL,
+    profile TEXT NOT NULL,
+    basis TEXT NOT NULL,
+    value REAL NOT NULL,
+    noisy INTEGER NOT NULL,
+    status TEXT,
+    PRIMARY KEY (machine, name, run)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS figures_by_run ON figures(run);
+CREATE TABLE IF NOT EXISTS figure_names(
+    machine TEXT NOT NULL,
+    name TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    direction TEXT NOT NULL,
+    PRIMARY KEY (machine, name)
+) STRICT, WITHOUT ROWID;
+";
+
+/// An open history file.
+pub struct History {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// A run to record: the document, its figures, and the sections measured under interference
+/// (their figures are kept out of later references).
+pub struct Record<'a> {
+    /// The document, checks included.
+    pub doc: &'a Document,
+    /// Its figures.
+    pub figures: &'a [Figure],
+    /// Sections measured under interference beyond the limits.
+    pub noisy: &'a BTreeSet<Section>,
+}
+
+/// The last run of a machine as the next one needs it.
+#[derive(Debug, Clone)]
+pub struct LastRun {
+    /// Its summary.
+    pub summary: RunSummary,
+    /// Its error counters above zero.
+    pub counters: Vec<ErrorCounter>,
+    /// Its configuration.
+    pub facts: BTreeMap<String, String>,
+}
+
+type Result<T> = std::result::Result<T, HistoryError>;
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl History {
+    /// Opens the history at `path` for recording, creating it (mode 0600, in a directory
+    /// created 0700 when missing). A symlink is not followed.
+    pub fn open(path: &Path) -> Result<History> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.exists() {
+                use std::os::unix::fs::DirBuilderExt;
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(dir)
+                    .map_err(|e| open_error(path, &e.to_string()))?;
+            }
+        }
+        let created = !path.exists();
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags)
+            .map_err(|e| open_error(path, &e.to_string()))?;
+        if created {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+        }
+        let mut h = History {
+            conn,
+            path: path.to_path_buf(),
+        };
+        h.prepare(true)?;
+        Ok(h)
+    }
+
+    /// Opens an existing history for reading.
+    pub fn open_existing(path: &Path) -> Result<History> {
+        if !path.is_file() {
+            return Err(open_error(path, "no such file"));
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags)
+            .map_err(|e| open_error(path, &e.to_string()))?;
+        let mut h = History {
+            conn,
+            path: path.to_path_buf(),
+        };
+        h.prepare(false)?;
+        Ok(h)
+    }
+
+    /// Sets the connection up and checks (or, writable, creates) the schema.
+    fn prepare(&mut self, writable: bool) -> Result<()> {
+        self.conn
+            .busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| self.db(e))?;
+        let app: i32 = self
+            .conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .map_err(|e| self.not_ours(&e.to_string()))?;
+        let version: i32 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| self.db(e))?;
+        let tables: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
+            .map_err(|e| self.not_ours(&e.to_string()))?;
+        if app != APPLICATION_ID && (app != 0 || tables > 0) {
+            return Err(self.not_ours("another program's SQLite file"));
+        }
+        if version > SCHEMA_VERSION {
+            return Err(self.not_ours(&format!(
+                "written by a newer health_check (schema {version}; this one reads up to \
+                 {SCHEMA_VERSION})"
+            )));
+        }
+        if !writable {
+            if app != APPLICATION_ID {
+                return Err(self.not_ours("no run has been recorded in it"));
+            }
+            return Ok(());
+        }
+        self.conn
+            .execute_batch(
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+            )
+            .map_err(|e| self.db(e))?;
+        if app != APPLICATION_ID || version < SCHEMA_VERSION {
+            let tx = self
+                .conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(|e| db_error(&self.path, e))?;
+            tx.execute_batch(SCHEMA)
+                .and_then(|_| tx.pragma_update(None, "application_id", APPLICATION_ID))
+                .and_then(|_| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
+                .and_then(|_| tx.commit())
+                .map_err(|e| db_error(&self.path, e))?;
+        }
+        Ok(())
+    }
+
+    fn db(&self, e: rusqlite::Error) -> HistoryError {
+        db_error(&self.path, e)
+    }
+
+    fn not_ours(&self, why: &str) -> HistoryError {
+        HistoryError::NotOurs {
+            path: self.path.display().to_string(),
+            why: why.to_string(),
+        }
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The machine a document is about: its hashed machine id, else `host:<name>`.
+    pub fn machine_of(doc: &Document) -> Option<String> {
+        let id = doc.health_check.machine.as_ref();
+        id.and_then(|m| m.machine_id.clone()).or_else(|| {
+            id.and_then(|m| m.hostname.clone())
+                .or_else(|| doc.system().and_then(|s| s.hostname.clone()))
+                .map(|h| format!("host:{h}"))
+        })
+    }
+
+    /// The machine's last recorded run, of any profile.
+    pub fn last_run(&self, machine: &str) -> Result<Option<LastRun>> {
+        let row = self
+            .conn
+            .query_row(
+                &format!("{SUMMARY} WHERE machine = ?1 ORDER BY id DESC LIMIT 1"),
+                params![machine],
+                |r| {
+                    Ok((
+                        summary(r)?,
+                        r.get::<_, String>(10)?,
+                        r.get::<_, String>(11)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.db(e))?;
+        Ok(row.map(|(summary, counters, facts)| LastRun {
+            summary,
+            counters: serde_json::from_str(&counters).unwrap_or_default(),
+            facts: serde_json::from_str(&facts).unwrap_or_default(),
+        }))
+    }
+
+    /// The machine's earlier runs of `profile` (the last `runs`, oldest first) and, for each of
+    /// `figures`, its values in them measured the same way (same basis), oldest first.
+    pub fn past(
+        &self,
+        machine: &str,
+        profile: &str,
+        figures: &[Figure],
+        runs: usize,
+    ) -> Result<(Vec<RunSummary>, Points)> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "{SUMMARY} WHERE machine = ?1 AND profile = ?2 ORDER BY id DESC LIMIT ?3"
+            ))
+            .map_err(|e| self.db(e))?;
+        let mut earlier: Vec<RunSummary> = stmt
+            .query_map(params![machine, profile, runs as i64], summary)
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.db(e))?;
+        earlier.reverse();
+        let mut by_name = BTreeMap::new();
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT run, started, value, noisy, status FROM figures
+                 WHERE machine = ?1 AND name = ?2 AND profile = ?3 AND basis = ?4
+                 ORDER BY run DESC LIMIT ?5",
+            )
+            .map_err(|e| self.db(e))?;
+        for fig in figures {
+            let name = fig.name();
+            let mut points: Vec<Point> = stmt
+                .query_map(
+                    params![machine, name, profile, &*fig.basis, runs as i64],
+                    point,
+                )
+                .and_then(|rows| rows.collect())
+                .map_err(|e| db_error(&self.path, e))?;
+            if !points.is_empty() {
+                points.reverse();
+                by_name.insert(name, points);
+            }
+        }
+        Ok((earlier, by_name))
+    }
+
+    /// Records a run in one transaction and applies `keep` to its machine's runs. Returns the
+    /// run's number.
+    pub fn append(&mut self, rec: &Record, keep: Keep) -> Result<i64> {
+        let doc = rec.doc;
+        let machine = Self::machine_of(doc).ok_or(HistoryError::NoMachine)?;
+        let info = &doc.health_check;
+        let system = doc.system();
+        let counters = system
+            .and_then(|s| s.error_counters.as_ref())
+            .map_or_else(Vec::new, |c| c.counters.clone());
+        let facts = system.map(|s| s.fingerprint.clone()).unwrap_or_default();
+        let json = serde_json::to_vec(doc).map_err(|e| self.db_text(&e.to_string()))?;
+        let deflated = miniz_oxide::deflate::compress_to_vec(&json, 6);
+        let statuses: BTreeMap<String, Status> = doc
+            .checks
+            .iter()
+            .filter(|c| c.name.section == "history")
+            .map(|c| (c.name.rule.clone(), c.status))
+            .collect();
+        let worst = doc
+            .checks
+            .iter()
+            .map(|c| c.status)
+            .min_by_key(|s| s.urgency());
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| db_error(&path, e))?;
+        let run = (|| -> rusqlite::Result<i64> {
+            tx.execute(
+                "INSERT INTO runs(machine, hostname, profile, started, seconds, boot_id, kernel,
+                     firmware, worst, counters, facts, document)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    machine,
+                    info.machine
+                        .as_ref()
+                        .and_then(|m| m.hostname.clone())
+                        .or_else(|| system.and_then(|s| s.hostname.clone())),
+                    info.profile.name(),
+                    info.started_unix as i64,
+                    info.seconds,
+                    info.machine.as_ref().and_then(|m| m.boot_id.clone()),
+                    system.and_then(|s| s.kernel.clone()),
+                    facts.get("bios.version"),
+                    worst.map(Status::as_str),
+                    serde_json::to_string(&counters).unwrap_or_else(|_| "[]".into()),
+                    serde_json::to_string(&facts).unwrap_or_else(|_| "{}".into()),
+                    deflated,
+                ],
+            )?;
+            let run = tx.last_insert_rowid();
+            let mut fig_stmt = tx.prepare_cached(
+                "INSERT OR REPLACE INTO figures(machine, name, run, started, profile, basis, value,
+                     noisy, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?;
+            let mut name_stmt = tx.prepare_cached(
+                "INSERT OR IGNORE INTO figure_names(machine, name, unit, direction)
+                 VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for f in rec.figures {
+                let name = f.name();
+                fig_stmt.execute(params![
+                    machine,
+                    name,
+                    run,
+                    info.started_unix as i64,
+                    info.profile.name(),
+                    &*f.basis,
+                    f.value,
+                    rec.noisy.contains(&f.family.section),
+                    statuses.get(&name).map(|s| s.as_str()),
+                ])?;
+                name_stmt.execute(params![
+                    machine,
+                    name,
+                    f.family.unit,
+                    direction_name(f.family.direction)
+                ])?;
+            }
+            drop(fig_stmt);
+            drop(name_stmt);
+            apply_keep(&tx, &machine, keep)?;
+            Ok(run)
+        })()
+        .map_err(|e| db_error(&path, e))?;
+        tx.commit().map_err(|e| db_error(&path, e))?;
+        Ok(run)
+    }
+
+    fn db_text(&self, why: &str) -> HistoryError {
+        HistoryError::Database {
+            path: self.path.display().to_string(),
+            why: why.to_string(),
+        }
+    }
+
+    /// The machines `filter.host` names (by host name or machine id), or all.
+    fn machines(&self, filter: &Filter) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT DISTINCT machine FROM runs
+                 WHERE ?1 IS NULL OR hostname = ?1 OR machine = ?1 OR machine = 'host:' || ?1
+                 ORDER BY machine",
+            )
+            .map_err(|e| self.db(e))?;
+        stmt.query_map(params![filter.host], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.db(e))
+    }
+
+    /// The runs `filter` selects, oldest first.
+    pub fn runs(&self, filter: &Filter) -> Result<Vec<RunSummary>> {
+        let mut out = Vec::new();
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "{SUMMARY} WHERE machine = ?1 AND started >= ?2 AND (?3 IS NULL OR profile = ?3)
+                 ORDER BY id"
+            ))
+            .map_err(|e| self.db(e))?;
+        for m in self.machines(filter)? {
+            let rows: Vec<RunSummary> = stmt
+                .query_map(
+                    params![m, filter.since.unwrap_or(0) as i64, filter.profile],
+                    summary,
+                )
+                .and_then(|rows| rows.collect())
+                .map_err(|e| db_error(&self.path, e))?;
+            out.extend(rows);
+        }
+        out.sort_by_key(|r| r.run);
+        Ok(out)
+    }
+
+    /// Each figure's trend over the runs `filter` selects, keyed by figure name (prefixed with
+    /// the host where several machines are selected). Values measured another way than the
+    /// latest one are left out.
+    pub fn trends(&self, filter: &Filter) -> Result<BTreeMap<String, Trend>> {
+        let machines = self.machines(filter)?;
+        let several = machines.len() > 1;
+        let mut out = BTreeMap::new();
+        let mut names = self
+            .conn
+            .prepare(
+                "SELECT name, unit, direction FROM figure_names WHERE machine = ?1 ORDER BY name",
+            )
+            .map_err(|e| self.db(e))?;
+        let mut host = self
+            .conn
+            .prepare("SELECT hostname FROM runs WHERE machine = ?1 ORDER BY id DESC LIMIT 1")
+            .map_err(|e| self.db(e))?;
+        for m in &machines {
+            let listed: Vec<(String, String, String)> = names
+                .query_map(params![m], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .and_then(|rows| rows.collect())
+                .map_err(|e| db_error(&self.path, e))?;
+            let hostname: Option<String> = host
+                .query_row(params![m], |r| r.get(0))
+                .optional()
+                .map_err(|e| db_error(&self.path, e))?
+                .flatten();
+            for (name, unit, direction) in listed {
+                if filter.figure.as_ref().is_some_and(|re| !re.is_match(&name)) {
+                    continue;
+                }
+                if let Some(trend) = self.trend(m, &name, &unit, &direction, filter)? {
+                    let key = if several {
+                        format!("{} {name}", hostname.as_deref().unwrap_or(m))
+                    } else {
+                        name
+                    };
+                    out.insert(key, trend);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// One figure's values on one machine, oldest first, of the latest run's basis and profile.
+    pub fn trend(
+        &self,
+        machine: &str,
+        name: &str,
+        unit: &str,
+        direction: &str,
+        filter: &Filter,
+    ) -> Result<Option<Trend>> {
+        let latest: Option<(String, String)> = self
+            .conn
+            .query_row(
+                "SELECT basis, profile FROM figures WHERE machine = ?1 AND name = ?2
+                 AND (?3 IS NULL OR profile = ?3) ORDER BY run DESC LIMIT 1",
+                params![machine, name, filter.profile],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.db(e))?;
+        let Some((basis, profile)) = latest else {
+            return Ok(None);
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT run, started, value, noisy, status FROM figures
+                 WHERE machine = ?1 AND name = ?2 AND started >= ?3 AND basis = ?4
+                   AND profile = ?5
+                 ORDER BY run",
+            )
+            .map_err(|e| self.db(e))?;
+        let points: Vec<Point> = stmt
+            .query_map(
+                params![
+                    machine,
+                    name,
+                    filter.since.unwrap_or(0) as i64,
+                    basis,
+                    profile
+                ],
+                point,
+            )
+            .and_then(|rows| rows.collect())
+            .map_err(|e| db_error(&self.path, e))?;
+        if points.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Trend {
+            unit: unit.to_string(),
+            direction: if direction == "lower" {
+                Direction::Lower
+            } else {
+                Direction::Higher
+            },
+            basis,
+            points,
+        }))
+    }
+
+    /// The facts that changed between consecutive runs `filter` selects, per machine.
+    pub fn changes(&self, filter: &Filter) -> Result<Vec<FactChange>> {
+        let mut out = Vec::new();
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, started, facts FROM runs
+                 WHERE machine = ?1 AND started >= ?2 ORDER BY id",
+            )
+            .map_err(|e| self.db(e))?;
+        for m in self.machines(filter)? {
+            // One run before the window, so a change at its start is seen.
+            let rows: Vec<(i64, i64, String)> = stmt
+                .query_map(params![m, filter.since.unwrap_or(0) as i64], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .and_then(|rows| rows.collect())
+                .map_err(|e| db_error(&self.path, e))?;
+            let mut before: Option<(i64, BTreeMap<String, String>)> = None;
+            for (run, started, facts) in rows {
+                let facts: BTreeMap<String, String> =
+                    serde_json::from_str(&facts).unwrap_or_default();
+                if let Some((prev_run, prev)) = &before {
+                    out.extend(fact_changes(prev, &facts, *prev_run, run, started as u64));
+                }
+                before = Some((run, facts));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The documents of the runs `filter` selects, oldest first (for the HTML report).
+    pub fn documents(&self, filter: &Filter) -> Result<Vec<(RunSummary, Document)>> {
+        let mut out = Vec::new();
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "{SUMMARY} WHERE machine = ?1 AND started >= ?2 ORDER BY id"
+            ))
+            .map_err(|e| self.db(e))?;
+        let mut doc_stmt = self
+            .conn
+            .prepare("SELECT document FROM runs WHERE id = ?1")
+            .map_err(|e| self.db(e))?;
+        for m in self.machines(filter)? {
+            let runs: Vec<RunSummary> = stmt
+                .query_map(params![m, filter.since.unwrap_or(0) as i64], summary)
+                .and_then(|rows| rows.collect())
+                .map_err(|e| db_error(&self.path, e))?;
+            for r in runs {
+                let blob: Vec<u8> = doc_stmt
+                    .query_row(params![r.run], |row| row.get(0))
+                    .map_err(|e| db_error(&self.path, e))?;
+                let json = miniz_oxide::inflate::decompress_to_vec_with_limit(
+                    &blob,
+                    usize::try_from(crate::wire::read::max_document_bytes()).unwrap_or(usize::MAX),
+                )
+                .map_err(|e| self.db_text(&format!("run {}: {e:?}", r.run)))?;
+                let doc: Document = serde_json::from_slice(&json)
+                    .map_err(|e| self.db_text(&format!("run {}: {e}", r.run)))?;
+                out.push((r, doc));
+            }
+        }
+        Ok(out)
+    }
+
+    /// SQLite's own check of the file (`PRAGMA integrity_check`): `Ok` when it is sound.
+    pub fn check_integrity(&self) -> Result<()> {
+        let verdict: String = self
+            .conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .map_err(|e| self.db(e))?;
+        if verdict == "ok" {
+            Ok(())
+        } else {
+            Err(self.db_text(&format!("damaged: {verdict}")))
+        }
+    }
+
+    /// Bytes the file and its write-ahead log take.
+    pub fn size_bytes(&self) -> u64 {
+        let wal = PathBuf::from(format!("{}-wal", self.path.display()));
+        [self.path.as_path(), wal.as_path()]
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum()
+    }
+}
+
+/// The columns of a [`RunSummary`] (0 to 9), then counters and facts (10, 11).
+const SUMMARY: &str = "SELECT id, started, machine, hostname, profile, boot_id, kernel, firmware,
+    worst, seconds, counters, facts FROM runs";
+
+fn summary(r: &rusqlite::Row) -> rusqlite::Result<RunSummary> {
+    let worst: Option<String> = r.get(8)?;
+    Ok(RunSummary {
+        run: r.get(0)?,
+        started_unix: r.get::<_, i64>(1)?.max(0) as u64,
+        machine: r.get(2)?,
+        hostname: r.get(3)?,
+        profile: r.get(4)?,
+        boot_id: r.get(5)?,
+        kernel: r.get(6)?,
+        firmware: r.get(7)?,
+        worst: worst.as_deref().and_then(status_of),
+        seconds: r.get(9)?,
+    })
+}
+
+fn point(r: &rusqlite::Row) -> rusqlite::Result<Point> {
+    let status: Option<String> = r.get(4)?;
+    Ok(Point {
+        run: r.get(0)?,
+        started_unix: r.get::<_, i64>(1)?.max(0) as u64,
+        value: r.get(2)?,
+        noisy: r.get(3)?,
+        status: status.as_deref().and_then(status_of),
+    })
+}
+
+fn status_of(text: &str) -> Option<Status> {
+    serde_json::from_value(serde_json::Value::String(text.to_string())).ok()
+}
+
+fn direction_name(d: Direction) -> &'static str {
+    match d {
+        Direction::Higher => "higher",
+        Direction::Lower => "lower",
+    }
+}
+
+/// Deletes the machine's runs `keep` no longer keeps (their figures go with them).
+fn apply_keep(tx: &rusqlite::Transaction, machine: &str, keep: Keep) -> rusqlite::Result<()> {
+    if let Some(n) = keep.runs {
+        tx.execute(
+            "DELETE FROM runs WHERE machine = ?1 AND id <= (
+                 SELECT id FROM runs WHERE machine = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)",
+            params![machine, n as i64],
+        )?;
+    }
+    if let Some(age) = keep.age {
+        let oldest = unix_now().saturating_sub(age.as_secs()) as i64;
+        tx.execute(
+            "DELETE FROM runs WHERE machine = ?1 AND started < ?2",
+            params![machine, oldest],
+        )?;
+    }
+    Ok(())
+}
+
+fn open_error(path: &Path, why: &str) -> HistoryError {
+    HistoryError::Open {
+        path: path.display().to_string(),
+        why: why.to_string(),
+    }
+}
+
+fn db_error(path: &Path, e: rusqlite::Error) -> HistoryError {
+    let why = match &e {
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy => {
+            format!(
+                "another run held the file longer than {} s",
+                BUSY_TIMEOUT.as_secs()
+            )
+        }
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ReadOnly => {
+            "the file is read-only to this user".to_string()
+        }
+        rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::NotADatabase => {
+            "not an SQLite file".to_string()
+        }
+        other => other.to_string(),
+    };
+    HistoryError::Database {
+        path: path.display().to_string(),
+        why,
+    }
+}

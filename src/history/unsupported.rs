@@ -1,0 +1,104 @@
+//! The history is kept on Linux only (where health_check measures); elsewhere opening one says
+//! so and nothing else is reachable.
+
+use super::{Filter, HistoryError, Keep};
+use crate::wire::counters::ErrorCounter;
+use crate::wire::document::{Document, Section};
+use crate::wire::figures::Figure;
+use crate::wire::history::{FactChange, Points, RunSummary, Trend};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// No history outside Linux.
+pub struct History(std::convert::Infallible);
+
+/// A run to record.
+pub struct Record<'a> {
+    /// The document.
+    pub doc: &'a Document,
+    /// Its figures.
+    pub figures: &'a [Figure],
+    /// Sections measured under interference.
+    pub noisy: &'a BTreeSet<Section>,
+}
+
+/// The last run of a machine.
+#[derive(Debug, Clone)]
+pub struct LastRun {
+    /// Its summary.
+    pub summary: RunSummary,
+    /// Its error counters above zero.
+    pub counters: Vec<ErrorCounter>,
+    /// Its configuration.
+    pub facts: BTreeMap<String, String>,
+}
+
+type Result<T> = std::result::Result<T, HistoryError>;
+
+fn unsupported(path: &Path) -> HistoryError {
+    HistoryError::Open {
+        path: path.display().to_string(),
+        why: "the history is kept on Linux only".into(),
+    }
+}
+
+impl History {
+    /// Unsupported here.
+    pub fn open(path: &Path) -> Result<History> {
+        Err(unsupported(path))
+    }
+    /// Unsupported here.
+    pub fn open_existing(path: &Path) -> Result<History> {
+        Err(unsupported(path))
+    }
+    /// Unreachable.
+    pub fn path(&self) -> &Path {
+        match self.0 {}
+    }
+    /// The machine a document is about.
+    pub fn machine_of(_doc: &Document) -> Option<String> {
+        None
+    }
+    /// Unreachable.
+    pub fn last_run(&self, _machine: &str) -> Result<Option<LastRun>> {
+        match self.0 {}
+    }
+    /// Unreachable.
+    pub fn past(
+        &self,
+        _machine: &str,
+        _profile: &str,
+        _figures: &[Figure],
+        _runs: usize,
+    ) -> Result<(Vec<RunSummary>, Points)> {
+        match self.0 {}
+    }
+    /// Unreachable.
+    pub fn append(&mut self, _rec: &Record, _keep: Keep) -> Result<i64> {
+        match self.0 {}
+    }
+    /// Unreachable.
+    pub fn runs(&self, _filter: &Filter) -> Result<Vec<RunSummary>> {
+        match self.0 {}
+    }
+    /// Unreachable.
+    pub fn trends(&self, _filter: &Filter) -> Result<BTreeMap<String, Trend>> {
+        match self.0 {}
+    }
+    /// Unreachable.
+    pub fn changes(&self, _filter: &Filter) -> Result<Vec<FactChange>> {
+        match self.0 {}
+    }
+    /// Unreachable.
+    pub fn documents(&self, _filter: &Filter) -> Result<Vec<(RunSummary, Document)>> {
+        match self.0 {}
+    }
+    /// Unreachable.
+    pub fn check_integrity(&self) -> Result<()> {
+        match self.0 {}
+    }
+    /// Unreachable.
+    pub fn size_bytes(&self) -> u64 {
+        match self.0 {}
+    }
+}

@@ -1,0 +1,412 @@
+//! Hardware error counters, judged as NHC and fleet operators do: any uncorrected memory error
+//! or fatal PCIe error fails; corrected errors warn above a rate (per hour, over at least an
+//! hour, so two runs a minute apart do not turn one error into sixty an hour); a NIC that lost its
+//! link, receive CRC errors, drops for lack of buffers, thermal throttling and machine-check
+//! exceptions warn. The window is the last recorded run of the same boot (`--history`), else the
+//! boot, where the link's first loss is its coming up and is allowed.
+//!
+//! One `errors.<source>` check passes for a source with nothing new; each subject with new
+//! events gets its own `errors.<source>:<subject>` check.
+
+use super::{Thresholds, check};
+use crate::wire::check::{Check, CheckId, Status};
+use crate::wire::counters::{CounterWindow, ErrorCounter, ErrorCounters};
+use std::collections::BTreeMap;
+
+/// One counter's verdict: status, the figure judged, its limit and what to do.
+struct Judged {
+    status: Status,
+    value: f64,
+    limit: f64,
+    text: String,
+}
+
+/// Every error-counter check.
+pub fn all(c: &ErrorCounters, t: &Thresholds) -> Vec<Check> {
+    let mut by_subject: BTreeMap<(&str, &str), Vec<&ErrorCounter>> = BTreeMap::new();
+    for e in &c.counters {
+        by_subject
+            .entry((e.source.as_str(), e.subject.as_str()))
+            .or_default()
+            .push(e);
+    }
+    let window = match c.since {
+        CounterWindow::Boot => format!("since boot ({:.1} h)", c.hours),
+        CounterWindow::LastRun => format!("since the last run ({:.1} h ago)", c.hours),
+    };
+    let mut checks = Vec::new();
+    let mut listed: Vec<&str> = Vec::new();
+    for ((source, subject), counters) in &by_subject {
+        let counted: Vec<(&ErrorCounter, u64, u64)> = counters
+            .iter()
+            .map(|e| {
+                let (total, new) = allowed(e, c.since);
+                (*e, total, new)
+            })
+            .filter(|(_, total, _)| *total > 0)
+            .collect();
+        if counted.is_empty() {
+            continue;
+        }
+        listed.push(source);
+        let judged: Vec<Judged> = counted
+            .iter()
+            .filter(|(_, _, new)| *new > 0)
+            .map(|(e, _, new)| judge(e, *new, c.hours, t, &window))
+            .collect();
+        let name = CheckId::new("errors", source).on(*subject);
+        let Some(worst) = judged.iter().max_by_key(|j| rank(j.status)) else {
+            // Events since boot, none in the window: listed, and passing.
+            let (e, total, _) = counted[0];
+            let what = counter_kind(&e.source, &e.counter).what;
+            checks.push(check(
+                &name,
+                Status::Pass,
+                Some(0.0),
+                limit_of(&e.source, &e.counter, t),
+                format!("{total} {what} on {subject} since boot, none new {window}"),
+            ));
+            continue;
+        };
+        let text: Vec<&str> = judged.iter().map(|j| j.text.as_str()).collect();
+        checks.push(check(
+            &name,
+            worst.status,
+            Some(worst.value),
+            worst.limit,
+            text.join("; "),
+        ));
+    }
+    for (source, watched) in &c.watched {
+        if !listed.contains(&source.as_str()) {
+            checks.push(
+                check(
+                    &CheckId::new("errors", source),
+                    Status::Pass,
+                    Some(0.0),
+                    0.0,
+                    format!("no {} {window} ({watched} counters)", describe(source)),
+                )
+                .without_limit(),
+            );
+        }
+    }
+    checks
+}
+
+/// A counter's events since boot and in the window, without those that are no fault: since
+/// boot, a NIC's first link loss is its coming up.
+fn allowed(e: &ErrorCounter, since: CounterWindow) -> (u64, u64) {
+    if e.counter == "carrier_down" {
+        let new = match since {
+            CounterWindow::Boot => e.new.saturating_sub(1),
+            CounterWindow::LastRun => e.new,
+        };
+        (e.total.saturating_sub(1).max(new), new)
+    } else {
+        (e.total, e.new)
+    }
+}
+
+fn rank(s: Status) -> u8 {
+    match s {
+        Status::Fail => 3,
+        Status::Warn => 2,
+        _ => 1,
+    }
+}
+
+fn describe(source: &str) -> &'static str {
+    match source {
+        "edac" => "memory errors (EDAC)",
+        "aer" => "PCIe errors (AER)",
+        "nic" => "link losses or receive errors on the NICs",
+        "thermal" => "thermal throttling",
+        "mce" => "machine-check exceptions",
+        _ => "events",
+    }
+}
+
+/// What a counter counts and how it is judged.
+struct Kind {
+    /// Its status beyond the limit.
+    bad: Status,
+    /// Judged per hour (else by count).
+    per_hour: bool,
+    /// The events, for people.
+    what: &'static str,
+    /// What to do about them.
+    todo: &'static str,
+}
+
+fn counter_kind(source: &str, counter: &str) -> Kind {
+    let k = |bad, per_hour, what, todo| Kind {
+        bad,
+        per_hour,
+        what,
+        todo,
+    };
+    match (source, counter) {
+        ("edac", "uncorrected") => k(
+            Status::Fail,
+            false,
+            "uncorrected memory error(s)",
+            "replace the DIMM: the machine may crash or corrupt data",
+        ),
+        ("edac", _) => k(
+            Status::Warn,
+            true,
+            "corrected memory errors",
+            "a DIMM going bad: plan its replacement",
+        ),
+        ("aer", "fatal") => k(
+            Status::Fail,
+            false,
+            "fatal PCIe errors",
+            "the device or its link is failing: reseat or replace it",
+        ),
+        ("aer", "nonfatal") => k(
+            Status::Warn,
+            false,
+            "uncorrectable (non-fatal) PCIe errors",
+            "the device or its link is failing: reseat or replace it",
+        ),
+        ("aer", _) => k(
+            Status::Warn,
+            true,
+            "correctable PCIe errors",
+            "a marginal link: check the card's seating and riser",
+        ),
+        ("nic", "carrier_down") => k(
+            Status::Warn,
+            false,
+            "link losses",
+            "check the cable, the optic and the switch port",
+        ),
+        ("nic", "rx_crc_errors") => k(
+            Status::Warn,
+            true,
+            "receive CRC errors",
+            "a bad cable or optic",
+        ),
+        ("nic", _) => k(
+            Status::Warn,
+            true,
+            "packets dropped for lack of receive buffers",
+            "raise the ring size (ethtool -G) or spread the NIC's interrupts",
+        ),
+        ("thermal", _) => k(
+            Status::Warn,
+            true,
+            "thermal-throttle events",
+            "check the cooling: fans, airflow, heatsink",
+        ),
+        _ => k(
+            Status::Warn,
+            false,
+            "machine-check exceptions",
+            "read the kernel log (rasdaemon, mcelog)",
+        ),
+    }
+}
+
+/// The limit a counter is judged by.
+fn limit_of(source: &str, counter: &str, t: &Thresholds) -> f64 {
+    match (source, counter) {
+        ("edac", "uncorrected") => t.errors_memory_uncorrected,
+        ("edac", _) => t.errors_memory_corrected_per_hour,
+        ("aer", "fatal" | "nonfatal") => t.errors_pcie_uncorrectable,
+        ("aer", _) => t.errors_pcie_correctable_per_hour,
+        ("nic", "carrier_down") => t.errors_nic_carrier_downs,
+        ("nic", "rx_crc_errors") => t.errors_nic_crc_per_hour,
+        ("nic", _) => t.errors_nic_missed_per_hour,
+        ("thermal", _) => t.errors_thermal_per_hour,
+        _ => t.errors_machine_checks,
+    }
+}
+
+/// The verdict on `new` events of one counter in a window of `hours`.
+fn judge(e: &ErrorCounter, new: u64, hours: f64, t: &Thresholds, window: &str) -> Judged {
+    let kind = counter_kind(&e.source, &e.counter);
+    let limit = limit_of(&e.source, &e.counter, t);
+    let rate = new as f64 / hours.max(1.0);
+    let subject = &e.subject;
+    let what = kind.what;
+    let value = if kind.per_hour { rate } else { new as f64 };
+    let counted = if kind.per_hour {
+        format!("{new} {what} on {subject} {window}: {rate:.1}/h (limit {limit}/h)")
+    } else {
+        format!("{new} {what} on {subject} {window} (limit {limit})")
+    };
+    let over = value > limit;
+    Judged {
+        status: if over { kind.bad } else { Status::Pass },
+        value: crate::units::round_to(value, 3),
+        limit,
+        text: if over {
+            format!("{counted}: {}", kind.todo)
+        } else {
+            counted
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counters(
+        since: CounterWindow,
+        hours: f64,
+        list: &[(&str, &str, &str, u64)],
+    ) -> ErrorCounters {
+        let mut watched = BTreeMap::new();
+        for (source, ..) in list {
+            *watched.entry(source.to_string()).or_default() += 1;
+        }
+        watched.insert("aer".to_string(), 40);
+        ErrorCounters {
+            since,
+            hours,
+            last_run_unix: None,
+            watched,
+            counters: list
+                .iter()
+                .map(|(source, subject, counter, new)| ErrorCounter {
+                    source: source.to_string(),
+                    subject: subject.to_string(),
+                    counter: counter.to_string(),
+                    total: *new,
+                    new: *new,
+                })
+                .collect(),
+        }
+    }
+
+    fn status(checks: &[Check], name: &str) -> Status {
+        checks
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no {name} in {checks:?}"))
+            .status
+    }
+
+    #[test]
+    fn any_uncorrected_memory_error_fails_and_names_the_dimm() {
+        let c = counters(
+            CounterWindow::LastRun,
+            2.0,
+            &[
+                ("edac", "mc0/dimm1", "uncorrected", 1),
+                ("edac", "mc0/dimm1", "corrected", 1),
+            ],
+        );
+        let checks = all(&c, &Thresholds::default());
+        let dimm = checks
+            .iter()
+            .find(|c| c.name == "errors.edac:mc0/dimm1")
+            .unwrap();
+        assert_eq!(dimm.status, Status::Fail);
+        assert!(
+            dimm.message.contains("replace the DIMM"),
+            "{}",
+            dimm.message
+        );
+        assert!(dimm.message.contains("since the last run (2.0 h ago)"));
+        // Sources with nothing new pass in one line.
+        assert_eq!(status(&checks, "errors.aer"), Status::Pass);
+    }
+
+    #[test]
+    fn corrected_errors_warn_above_a_rate_over_at_least_an_hour() {
+        let t = Thresholds::default();
+        // 20 in 10 hours: 2/h, over the 1/h limit.
+        let c = counters(
+            CounterWindow::LastRun,
+            10.0,
+            &[("edac", "mc1", "corrected", 20)],
+        );
+        assert_eq!(status(&all(&c, &t), "errors.edac:mc1"), Status::Warn);
+        // 5 in 10 hours passes (and is still listed).
+        let c = counters(
+            CounterWindow::LastRun,
+            10.0,
+            &[("edac", "mc1", "corrected", 5)],
+        );
+        assert_eq!(status(&all(&c, &t), "errors.edac:mc1"), Status::Pass);
+        // One error a minute after the last run is one an hour, not sixty.
+        let c = counters(
+            CounterWindow::LastRun,
+            0.02,
+            &[("edac", "mc1", "corrected", 1)],
+        );
+        assert_eq!(status(&all(&c, &t), "errors.edac:mc1"), Status::Pass);
+    }
+
+    #[test]
+    fn a_link_loss_between_runs_warns_but_its_coming_up_does_not() {
+        let t = Thresholds::default();
+        let boot = counters(
+            CounterWindow::Boot,
+            100.0,
+            &[("nic", "eth0", "carrier_down", 1)],
+        );
+        let checks = all(&boot, &t);
+        assert_eq!(status(&checks, "errors.nic"), Status::Pass);
+        assert!(!checks.iter().any(|c| c.name == "errors.nic:eth0"));
+        // Seen since boot, nothing new: listed, passing.
+        let mut seen = counters(
+            CounterWindow::LastRun,
+            1.0,
+            &[("nic", "eth0", "carrier_down", 0)],
+        );
+        seen.counters[0].total = 4;
+        let checks = all(&seen, &t);
+        let c = checks.iter().find(|c| c.name == "errors.nic:eth0").unwrap();
+        assert_eq!(c.status, Status::Pass);
+        assert!(
+            c.message
+                .contains("3 link losses on eth0 since boot, none new"),
+            "{}",
+            c.message
+        );
+        let flap = counters(
+            CounterWindow::LastRun,
+            0.1,
+            &[("nic", "eth0", "carrier_down", 1)],
+        );
+        let checks = all(&flap, &t);
+        let c = checks.iter().find(|c| c.name == "errors.nic:eth0").unwrap();
+        assert_eq!(c.status, Status::Warn);
+        assert!(c.message.contains("1 link losses on eth0"), "{}", c.message);
+        assert!(c.message.contains("switch port"), "{}", c.message);
+    }
+
+    #[test]
+    fn pcie_fatal_fails_nonfatal_and_correctable_warn() {
+        let t = Thresholds::default();
+        let c = counters(
+            CounterWindow::LastRun,
+            1.0,
+            &[
+                ("aer", "0000:3b:00.0", "fatal", 1),
+                ("aer", "0000:5e:00.0", "nonfatal", 2),
+                ("aer", "0000:86:00.0", "correctable", 50),
+                ("thermal", "package0", "core_throttle", 500),
+                ("mce", "all", "exceptions", 1),
+                ("nic", "eth1", "rx_crc_errors", 30),
+            ],
+        );
+        let checks = all(&c, &t);
+        assert_eq!(status(&checks, "errors.aer:0000:3b:00.0"), Status::Fail);
+        assert_eq!(status(&checks, "errors.aer:0000:5e:00.0"), Status::Warn);
+        assert_eq!(status(&checks, "errors.aer:0000:86:00.0"), Status::Warn);
+        assert_eq!(status(&checks, "errors.thermal:package0"), Status::Warn);
+        assert_eq!(status(&checks, "errors.mce:all"), Status::Warn);
+        assert_eq!(status(&checks, "errors.nic:eth1"), Status::Warn);
+        assert!(
+            !checks.iter().any(|c| c.name == "errors.aer"),
+            "aer had news"
+        );
+    }
+}

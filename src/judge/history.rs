@@ -1,0 +1,363 @@
+//! A run against the machine's own past (`--history`): each figure a rule judges, against the
+//! median and MAD of the machine's last runs of the same profile measured the same way (the one
+//! [`Reference`] judge `compare` and `baseline` use, with runs in place of machines), and a
+//! change-point test that catches a sustained shift the rolling reference has already absorbed:
+//! the last [`SHIFT_RUNS`] runs all worse than the runs before them beyond the tolerance. A
+//! reboot, a new kernel or new firmware since the run before is named in the message: it is the
+//! usual cause.
+
+use super::reference::Reference;
+use super::rules::{Rules, Severity};
+use crate::units::{number, round_to};
+use crate::wire::check::{Check, CheckId, Status};
+use crate::wire::figures::Figure;
+use crate::wire::history::{Point, RunSummary};
+use std::collections::BTreeMap;
+
+/// Earlier runs of the same profile needed before a run is judged against them.
+pub const MIN_EARLIER_RUNS: usize = 3;
+/// Runs in a sustained shift: this many in a row, the current one included.
+pub const SHIFT_RUNS: usize = 3;
+/// Runs in the reference unless `--history-window` says otherwise.
+pub const DEFAULT_WINDOW: usize = 10;
+
+/// What the history holds about the machine before this run.
+#[derive(Debug, Clone, Copy)]
+pub struct Past<'a> {
+    /// Earlier runs of this profile, oldest first (at least the last `window` + 2).
+    pub runs: &'a [RunSummary],
+    /// Each figure's earlier values measured the same way (same profile and basis), oldest first.
+    pub figures: &'a BTreeMap<String, Vec<Point>>,
+    /// How many runs the reference takes.
+    pub window: usize,
+}
+
+/// One `history.<figure>` check per figure a rule judges and the past knows (or one skipped
+/// `history` check while fewer than [`MIN_EARLIER_RUNS`] runs are recorded). `now` is this run.
+pub fn judge(figures: &[Figure], past: &Past, now: &RunSummary, rules: &Rules) -> Vec<Check> {
+    if past.runs.len() < MIN_EARLIER_RUNS {
+        return vec![Check {
+            name: CheckId::new("history", ""),
+            status: Status::Skip,
+            value: Some(past.runs.len() as f64),
+            limit: None,
+            message: format!(
+                "{} earlier run(s) of the {} profile recorded: the machine is judged against its \
+                 past from {MIN_EARLIER_RUNS} on",
+                past.runs.len(),
+                now.profile
+            ),
+        }];
+    }
+    let since_last = past
+        .runs
+        .last()
+        .map(|last| changes_between(last, now))
+        .unwrap_or_default();
+    figures
+        .iter()
+        .filter_map(|fig| {
+            let name = fig.name();
+            let rule = rules.for_figure(&name)?;
+            let earlier: Vec<&Point> = past
+                .figures
+                .get(&name)?
+                .iter()
+                .filter(|p| !p.noisy)
+                .collect();
+            judge_one(fig, &earlier, past, rule, &since_last)
+        })
+        .collect()
+}
+
+fn judge_one(
+    fig: &Figure,
+    earlier: &[&Point],
+    past: &Past,
+    rule: &super::rules::Rule,
+    since_last: &[String],
+) -> Option<Check> {
+    let window = past.window.max(MIN_EARLIER_RUNS);
+    if earlier.len() < MIN_EARLIER_RUNS {
+        return None;
+    }
+    let direction = rule.direction(fig.family.direction);
+    let recent: Vec<f64> = earlier[earlier.len().saturating_sub(window)..]
+        .iter()
+        .map(|p| p.value)
+        .collect();
+    let reference = Reference::of(&recent, recent.len())?;
+    let verdict = reference.judge(fig.value, direction, &rule.spec);
+    let shift = sustained_shift(fig.value, earlier, window, direction, rule);
+    let unit = fig.family.unit;
+    let name = fig.name();
+    let off = verdict
+        .deviation_pct
+        .map_or_else(String::new, |d| format!(" ({d:+.1}%)"));
+    let mut message = format!(
+        "{name}: {} {unit} against the median {} {unit} of this machine's last {} runs{off}",
+        number(fig.value),
+        number(reference.median),
+        recent.len()
+    );
+    if verdict.flagged {
+        message.push_str(&format!(
+            ": beyond the tolerance of {}% (limit {} {unit})",
+            rule.spec.tolerance_pct,
+            number(verdict.limit)
+        ));
+    }
+    if let Some((before, at)) = &shift {
+        message.push_str(&format!(
+            "; a sustained shift: the last {SHIFT_RUNS} runs are all worse than the {} {unit} \
+             of the runs before them",
+            number(*before)
+        ));
+        let started = past
+            .runs
+            .iter()
+            .position(|r| r.run == *at)
+            .filter(|&i| i > 0)
+            .map(|i| changes_between(&past.runs[i - 1], &past.runs[i]))
+            .unwrap_or_default();
+        if !started.is_empty() {
+            message.push_str(&format!(
+                " (when it began, run {at}: {})",
+                started.join("; ")
+            ));
+        }
+    }
+    let flagged = verdict.flagged || shift.is_some();
+    if flagged && !since_last.is_empty() {
+        message.push_str(&format!(" (since the last run: {})", since_last.join("; ")));
+    }
+    let status = match (flagged, rule.spec.severity) {
+        (false, _) => Status::Pass,
+        (true, Severity::Warn) => Status::Warn,
+        (true, Severity::Fail) => Status::Fail,
+    };
+    Some(Check {
+        name: CheckId::new("history", &name),
+        status,
+        value: Some(round_to(fig.value, 3)),
+        limit: Some(round_to(verdict.limit, 3)),
+        message,
+    })
+}
+
+/// The reference median before a shift and the run where the shift began, when `value` and
+/// the [`SHIFT_RUNS`] - 1 runs before it are all flagged against the `window` runs before them.
+fn sustained_shift(
+    value: f64,
+    earlier: &[&Point],
+    window: usize,
+    direction: crate::wire::figures::Direction,
+    rule: &super::rules::Rule,
+) -> Option<(f64, i64)> {
+    let in_shift = SHIFT_RUNS - 1;
+    if earlier.len() < in_shift + MIN_EARLIER_RUNS {
+        return None;
+    }
+    let (before, shifted) = earlier.split_at(earlier.len() - in_shift);
+    let before: Vec<f64> = before[before.len().saturating_sub(window)..]
+        .iter()
+        .map(|p| p.value)
+        .collect();
+    let reference = Reference::of(&before, before.len())?;
+    let all_worse = shifted
+        .iter()
+        .map(|p| p.value)
+        .chain(std::iter::once(value))
+        .all(|v| reference.judge(v, direction, &rule.spec).flagged);
+    all_worse.then(|| (reference.median, shifted[0].run))
+}
+
+/// What changed between two runs that usually explains a change in a figure: a reboot, the
+/// kernel, the firmware.
+pub fn changes_between(before: &RunSummary, after: &RunSummary) -> Vec<String> {
+    let mut out = Vec::new();
+    let changed = |a: &Option<String>, b: &Option<String>| a.is_some() && b.is_some() && a != b;
+    if changed(&before.kernel, &after.kernel) {
+        out.push(format!(
+            "kernel {} -> {}",
+            before.kernel.as_deref().unwrap_or_default(),
+            after.kernel.as_deref().unwrap_or_default()
+        ));
+    }
+    if changed(&before.firmware, &after.firmware) {
+        out.push(format!(
+            "BIOS {} -> {}",
+            before.firmware.as_deref().unwrap_or_default(),
+            after.firmware.as_deref().unwrap_or_default()
+        ));
+    }
+    if changed(&before.boot_id, &after.boot_id) {
+        out.push("rebooted".to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::compare::tests::fig;
+    use crate::wire::figures::{CALLS as SLEEP_CALLS, PEAK_BANDWIDTH};
+
+    fn run(n: i64, kernel: &str) -> RunSummary {
+        RunSummary {
+            run: n,
+            started_unix: 1_700_000_000 + n as u64 * 3600,
+            machine: "m".into(),
+            hostname: Some("h".into()),
+            profile: "quick".into(),
+            boot_id: Some("b1".into()),
+            kernel: Some(kernel.into()),
+            firmware: Some("1.0".into()),
+            worst: Some(Status::Pass),
+            seconds: 60.0,
+        }
+    }
+
+    fn points(values: &[f64]) -> Vec<Point> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &value)| Point {
+                run: i as i64 + 1,
+                started_unix: 0,
+                value,
+                noisy: false,
+                status: None,
+            })
+            .collect()
+    }
+
+    struct Case {
+        runs: Vec<RunSummary>,
+        figures: BTreeMap<String, Vec<Point>>,
+    }
+
+    impl Case {
+        fn new(name: &str, values: &[f64]) -> Case {
+            let runs = (1..=values.len() as i64).map(|n| run(n, "6.1")).collect();
+            let mut figures = BTreeMap::new();
+            figures.insert(name.to_string(), points(values));
+            Case { runs, figures }
+        }
+
+        fn judge(&self, figure: Figure, now: &RunSummary) -> Vec<Check> {
+            let past = Past {
+                runs: &self.runs,
+                figures: &self.figures,
+                window: DEFAULT_WINDOW,
+            };
+            judge(&[figure], &past, now, &Rules::builtin())
+        }
+    }
+
+    const PEAK: &str = "memory.peak_bandwidth.all reads";
+
+    fn peak(v: f64) -> Figure {
+        fig(&PEAK_BANDWIDTH, &["all reads"], v)
+    }
+
+    #[test]
+    fn before_three_runs_the_past_is_not_judged() {
+        let c = Case::new(PEAK, &[100.0, 100.0]);
+        let checks = c.judge(peak(50.0), &run(3, "6.1"));
+        assert_eq!(checks.len(), 1);
+        assert_eq!(checks[0].status, Status::Skip);
+        assert!(checks[0].message.contains("2 earlier run(s)"));
+    }
+
+    #[test]
+    fn a_run_worse_than_its_past_fails_by_the_rule_and_a_like_one_passes() {
+        let c = Case::new(PEAK, &[100.0, 101.0, 99.0, 100.0]);
+        let bad = c.judge(peak(80.0), &run(5, "6.1"));
+        assert_eq!(bad[0].name.to_string(), format!("history.{PEAK}"));
+        assert_eq!(bad[0].status, Status::Fail, "{}", bad[0].message);
+        assert!(bad[0].message.contains("-20.0%"), "{}", bad[0].message);
+        assert_eq!(bad[0].limit, Some(90.0));
+        let good = c.judge(peak(98.0), &run(5, "6.1"));
+        assert_eq!(good[0].status, Status::Pass, "{}", good[0].message);
+        let better = c.judge(peak(130.0), &run(5, "6.1"));
+        assert_eq!(better[0].status, Status::Pass, "better is no fault");
+    }
+
+    #[test]
+    fn noisy_runs_are_not_in_the_reference() {
+        let mut c = Case::new(PEAK, &[100.0, 100.0, 100.0, 50.0, 50.0, 50.0]);
+        for p in c.figures.get_mut(PEAK).unwrap().iter_mut().skip(3) {
+            p.noisy = true;
+        }
+        // Without the noisy runs the median is 100: 80 fails.
+        assert_eq!(c.judge(peak(80.0), &run(7, "6.1"))[0].status, Status::Fail);
+    }
+
+    fn judge_window(values: &[f64], now: f64, window: usize) -> Check {
+        let c = Case::new(PEAK, values);
+        let past = Past {
+            runs: &c.runs,
+            figures: &c.figures,
+            window,
+        };
+        let now_run = run(values.len() as i64 + 1, "6.1");
+        judge(&[peak(now)], &past, &now_run, &Rules::builtin()).remove(0)
+    }
+
+    #[test]
+    fn a_sustained_shift_is_flagged_though_the_run_alone_passes() {
+        // A window of 3: after two runs at 89 the last three runs' median is 89, so a third run
+        // at 89 alone passes; against the runs before the fall all three are 11% worse.
+        let c = judge_window(&[100.0, 100.0, 100.0, 100.0, 100.0, 89.0, 89.0], 89.0, 3);
+        assert!(c.message.contains("median 89"), "{}", c.message);
+        assert!(!c.message.contains("beyond the tolerance"), "{}", c.message);
+        assert!(c.message.contains("sustained shift"), "{}", c.message);
+        assert!(c.message.contains("the 100"), "{}", c.message);
+        assert_eq!(c.status, Status::Fail);
+        // Two runs at 89 are not three: the current run alone decides (and fails, 11% worse).
+        let c = judge_window(&[100.0, 100.0, 100.0, 100.0, 100.0, 89.0], 89.0, 3);
+        assert!(c.message.contains("beyond the tolerance"), "{}", c.message);
+        assert!(!c.message.contains("sustained"), "{}", c.message);
+        // A shift up is no fault.
+        let c = judge_window(&[100.0, 100.0, 100.0, 100.0, 100.0, 120.0, 120.0], 120.0, 3);
+        assert_eq!(c.status, Status::Pass, "{}", c.message);
+    }
+
+    #[test]
+    fn a_new_level_held_long_enough_becomes_the_reference() {
+        // Once the runs before the last three are mostly at the new level, it is the normal.
+        let c = judge_window(
+            &[100.0, 100.0, 100.0, 89.0, 89.0, 89.0, 89.0, 89.0],
+            89.0,
+            3,
+        );
+        assert_eq!(c.status, Status::Pass, "{}", c.message);
+    }
+
+    #[test]
+    fn a_new_kernel_or_a_reboot_is_named() {
+        let mut c = Case::new(SLEEP, &[50_000.0, 50_500.0, 49_800.0]);
+        c.runs = (1..=3).map(|n| run(n, "6.1")).collect();
+        let mut now = run(4, "6.6");
+        now.boot_id = Some("b2".into());
+        let checks = c.judge(fig(&SLEEP_CALLS, &[], 30_000.0), &now);
+        assert_eq!(checks[0].status, Status::Fail, "{}", checks[0].message);
+        assert!(
+            checks[0]
+                .message
+                .contains("since the last run: kernel 6.1 -> 6.6; rebooted"),
+            "{}",
+            checks[0].message
+        );
+    }
+
+    const SLEEP: &str = "sleepbench.calls_per_second";
+
+    #[test]
+    fn figures_no_rule_judges_or_the_past_lacks_have_no_check() {
+        let c = Case::new(PEAK, &[100.0, 100.0, 100.0]);
+        let checks = c.judge(fig(&SLEEP_CALLS, &[], 1.0), &run(4, "6.1"));
+        assert!(checks.is_empty());
+    }
+}

@@ -1,0 +1,142 @@
+"""`health_check slurm` as Slurm's HealthCheckProgram on a real one-node cluster (munged,
+slurmctld, slurmd; tests/python/slurm_harness.py), through deploy/slurm/health_check-slurm, every
+5 s. Each run is the nanosleep benchmark alone for 0.3 s, made to fail or pass by its threshold.
+Polling `scontrol show node` with deadlines, it shows what an administrator relies on:
+
+- consecutive failing runs drain the node, with a reason starting "health_check:", and not before
+  --drain-after of them;
+- passing runs resume it;
+- an administrator's drain survives passing runs;
+- with the controller frozen (SIGSTOP), a run still ends within its --slurm-timeout plus a margin;
+- everything started is stopped and removed, also when a test fails.
+
+Needs root and Debian's slurmctld, slurmd, slurm-client and munge; without them the tests skip with
+one line (fail when HEALTH_CHECK_TEST_REQUIRE_ALL is set). About 40 s."""
+
+import subprocess
+import time
+
+import pytest
+import slurm_harness as sh
+from conftest import require
+
+INTERVAL = 5
+DRAIN_AFTER = 2
+SLURM_TIMEOUT = 5
+
+
+def options(passing, drain_after=DRAIN_AFTER, slurm_timeout=SLURM_TIMEOUT):
+    """A run of the nanosleep benchmark alone for 0.3 s that fails (its per-thread rate asked to
+    be impossible) or passes (asked to be trivial); the busy-CPU and IRQ limits are lifted either
+    way (a small VM is 100 % busy while the benchmark runs), so the rate is the one failing check. A single node is 100 % of its partition: the
+    default --max-drained-pct would forbid its drain."""
+    argv = ["--drain-after", str(drain_after), "--resume-after", "1", "--max-drained-pct", "100"]
+    argv += ["--slurm-timeout", str(slurm_timeout), "--only", "sleep", "--sleep-time", "0.3"]
+    rate = "sleepbench.calls_per_thread=1" if passing else "sleepbench.calls_per_thread=1e12"
+    # Other tests' load (and the hypervisor's steal) must not make the verdict inconclusive.
+    quiet = ["interference.other_cpu_pct=100", "interference.steal_pct=100"]
+    for limit in [rate, "sleepbench.total_cpu_pct=1000", "sleepbench.irq_pct=1000", *quiet]:
+        argv += ["--threshold", limit]
+    return argv
+
+
+FAILING = options(passing=False)
+PASSING = options(passing=True)
+# Deadlines: a run starts every INTERVAL s (the first one up to INTERVAL s after a change).
+RUN_DEADLINE = INTERVAL * 2 + 5
+
+
+@pytest.fixture(scope="module")
+def cluster(binary):
+    missing = sh.missing_prerequisite()
+    require(missing is None, missing or "")
+    c = sh.Cluster(binary, interval=INTERVAL)
+    try:
+        c.start(PASSING)
+        print(
+            f"\nSlurm cluster up: slurmctld answering after {c.timings['slurmctld']:.1f} s, node IDLE after "
+            f"{c.timings['idle']:.1f} s"
+        )
+        yield c
+    finally:
+        left = c.stop()
+        assert not left, f"processes left running after the cluster stopped: {left}"
+
+
+@pytest.fixture
+def node(cluster):
+    """The node, passing and in service, at the start of each test (whatever the last one did)."""
+    cluster.continue_controller()
+    cluster.set_options(PASSING)
+    cluster.resume()
+    cluster.wait_node(lambda n: not n.drained, RUN_DEADLINE, "in service")
+    return cluster
+
+
+def test_cluster_reports_the_node_idle_and_runs_the_health_check(node):
+    state = node.node_state()
+    assert state.state.startswith("IDLE"), state
+    codes = node.wait_runs(1, RUN_DEADLINE)
+    assert codes == [0], node.diagnostics()
+
+
+def test_failing_runs_drain_the_node_after_drain_after_runs(node):
+    node.set_options(FAILING)
+    before = len(node.runs())
+    # The first failing run ends with the node still in service.
+    node.wait(lambda: 1 in node.runs()[before:], RUN_DEADLINE, "a failing run")
+    assert not node.node_state().drained, "drained after one failing run; --drain-after is 2"
+    state = node.wait_node(lambda n: n.drained, RUN_DEADLINE, "drained")
+    assert state.reason.startswith("health_check:"), state
+    assert "sleepbench.calls_per_thread" in state.reason, state
+    node.wait(lambda: node.runs()[before:].count(1) >= DRAIN_AFTER, RUN_DEADLINE, "the draining run to end")
+    # Slurm's `sinfo -R` shows 20 characters: they say who drained it.
+    assert state.reason[:20].startswith("health_check: ")
+
+
+def test_passing_runs_resume_a_node_health_check_drained(node):
+    node.set_options(FAILING)
+    node.wait_node(lambda n: n.drained, RUN_DEADLINE * 2, "drained")
+    node.set_options(PASSING)
+    state = node.wait_node(lambda n: not n.drained, RUN_DEADLINE, "resumed")
+    assert not state.reason.startswith("health_check:"), state
+
+
+def test_an_administrators_drain_survives_passing_runs(node):
+    node.drain("admin: maintenance")
+    codes = node.wait_runs(2, RUN_DEADLINE * 2)
+    assert set(codes) == {0}, node.diagnostics()
+    state = node.node_state()
+    assert state.drained and state.reason == "admin: maintenance", state
+
+
+def test_a_run_ends_in_time_with_the_controller_frozen(node, tmp_path):
+    """slurmctld stopped with SIGSTOP accepts connections and never answers: each scontrol call
+    would wait for MessageTimeout (10 s) and retry. `health_check slurm` bounds every call by
+    --slurm-timeout and still ends, exit 1 for a failing run."""
+    timeout = 2
+    argv = [
+        node.binary,
+        "slurm",
+        "--node",
+        node.node,
+        "--state",
+        str(tmp_path / "state.json"),
+        "--history",
+        str(tmp_path / "history.sqlite"),
+        *options(passing=False, drain_after=1, slurm_timeout=timeout),
+    ]
+    node.pause_controller()
+    try:
+        start = time.monotonic()
+        r = subprocess.run(argv, env=node.env, capture_output=True, text=True, timeout=60, check=False)
+        elapsed = time.monotonic() - start
+    finally:
+        node.continue_controller()
+    # The run itself takes under a second; each Slurm call at most `timeout`, and a run that
+    # cannot reach the controller gives up after its first call that times out.
+    margin = 6
+    assert elapsed < timeout + margin, f"{elapsed:.1f} s\n{r.stderr}"
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.strip(), "says what it could not do"
+    node.wait(lambda: node.scontrol("ping", check=False).returncode == 0, 20, "slurmctld to answer again")
