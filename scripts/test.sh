@@ -33,14 +33,14 @@ make_venv() {
 }
 
 install_deps() {
-  step "installing test tools (venv: pytest jsonschema pyyaml ruff playwright prometheus-client ansible-core ansible-lint kubernetes-validate; apt: shellcheck iperf3 fio iproute2 iputils-ping e2fsprogs mount qemu-user gcc-aarch64-linux-gnu chromium openssh-server openssh-client systemd prometheus slurmctld slurmd slurm-client munge; rustup: aarch64 and macOS targets)"
+  step "installing test tools (venv: pytest jsonschema pyyaml ruff playwright prometheus-client ansible-core ansible-lint kubernetes-validate; apt: gcc shellcheck iperf3 fio iproute2 iputils-ping e2fsprogs mount qemu-user gcc-aarch64-linux-gnu chromium openssh-server openssh-client systemd prometheus slurmctld slurmd slurm-client munge; rustup: aarch64 and macOS targets)"
   make_venv
   # playwright drives Debian's Chromium (it never downloads a browser of its own here).
   "$PY" -m pip install --quiet --disable-pip-version-check \
     'pytest>=8' 'jsonschema>=4.18' 'pyyaml>=6' 'ruff==0.17.6' 'playwright>=1.49' 'prometheus-client>=0.20' 'ansible-core>=2.17' 'ansible-lint==26.10.1' 'kubernetes-validate>=1.31'
   local missing=() pair
   # tool (or file it installs):Debian package
-  for pair in shellcheck:shellcheck iperf3:iperf3 fio:fio ip:iproute2 tc:iproute2 ss:iproute2 \
+  for pair in cc:gcc shellcheck:shellcheck iperf3:iperf3 fio:fio ip:iproute2 tc:iproute2 ss:iproute2 \
     ping:iputils-ping mkfs.ext4:e2fsprogs losetup:mount qemu-aarch64:qemu-user \
     aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu /usr/aarch64-linux-gnu/lib/crt1.o:libc6-dev-arm64-cross \
     chromium:chromium /usr/sbin/sshd:openssh-server ssh:openssh-client \

@@ -1,6 +1,7 @@
 //! The history file: SQLite, one row per run (its summary, error counters, configuration and
-//! the deflated document) and one row per figure, clustered by machine, figure and run so a
-//! figure's trend is one range read however long the history grows.
+//! the deflated document), one row per series (a machine's figure of one profile measured one
+//! way) and one small row per figure and run, clustered by series and run so a figure's trend is
+//! one range read however long the history grows.
 
 use super::{Filter, HistoryError, Keep, fact_changes};
 use crate::wire::check::Status;
@@ -33,30 +34,29 @@ CREATE TABLE IF NOT EXISTS runs(
     kernel TEXT,
     firmware TEXT,
     worst TEXT,
-    counters TEXT NOT NULL,
-    facts TEXT NOT NULL,
+    counters TEXT,
+    facts TEXT,
     document BLOB NOT NULL
 ) STRICT;
 CREATE INDEX IF NOT EXISTS runs_by_machine ON runs(machine, id);
-CREATE TABLE IF NOT EXISTS figures(
+CREATE TABLE IF NOT EXISTS series(
+    id INTEGER PRIMARY KEY,
     machine TEXT NOT NULL,
     name TEXT NOT NULL,
-    run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    started INTEGER NOT NULL,
     profile TEXT NOT NULL,
     basis TEXT NOT NULL,
-    value REAL NOT NULL,
-    noisy INTEGER NOT NULL,
-    status TEXT,
-    PRIMARY KEY (machine, name, run)
-) STRICT, WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS figures_by_run ON figures(run);
-CREATE TABLE IF NOT EXISTS figure_names(
-    machine TEXT NOT NULL,
-    name TEXT NOT NULL,
     unit TEXT NOT NULL,
     direction TEXT NOT NULL,
-    PRIMARY KEY (machine, name)
+    UNIQUE (machine, name, profile, basis)
+) STRICT;
+CREATE TABLE IF NOT EXISTS figures(
+    series INTEGER NOT NULL,
+    run INTEGER NOT NULL,
+    started INTEGER NOT NULL,
+    value REAL NOT NULL,
+    noisy INTEGER NOT NULL,
+    status INTEGER,
+    PRIMARY KEY (series, run)
 ) STRICT, WITHOUT ROWID;
 ";
 
@@ -82,8 +82,8 @@ pub struct Record<'a> {
 pub struct LastRun {
     /// Its summary.
     pub summary: RunSummary,
-    /// Its error counters above zero.
-    pub counters: Vec<ErrorCounter>,
+    /// Its error counters above zero; `None` where it read none.
+    pub counters: Option<Vec<ErrorCounter>>,
     /// Its configuration.
     pub facts: BTreeMap<String, String>,
 }
@@ -180,9 +180,7 @@ impl History {
             return Ok(());
         }
         self.conn
-            .execute_batch(
-                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
-            )
+            .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
             .map_err(|e| self.db(e))?;
         if app != APPLICATION_ID || version < SCHEMA_VERSION {
             let tx = self
@@ -226,16 +224,19 @@ impl History {
 
     /// The machine's last recorded run, of any profile.
     pub fn last_run(&self, machine: &str) -> Result<Option<LastRun>> {
+        // The last run that described the machine: a run of one section (`sleep`) did not.
         let row = self
             .conn
             .query_row(
-                &format!("{SUMMARY} WHERE machine = ?1 ORDER BY id DESC LIMIT 1"),
+                &format!(
+                    "{SUMMARY} WHERE machine = ?1 AND facts IS NOT NULL ORDER BY id DESC LIMIT 1"
+                ),
                 params![machine],
                 |r| {
                     Ok((
                         summary(r)?,
-                        r.get::<_, String>(10)?,
-                        r.get::<_, String>(11)?,
+                        r.get::<_, Option<String>>(10)?,
+                        r.get::<_, Option<String>>(11)?,
                     ))
                 },
             )
@@ -243,8 +244,10 @@ impl History {
             .map_err(|e| self.db(e))?;
         Ok(row.map(|(summary, counters, facts)| LastRun {
             summary,
-            counters: serde_json::from_str(&counters).unwrap_or_default(),
-            facts: serde_json::from_str(&facts).unwrap_or_default(),
+            counters: counters.and_then(|c| serde_json::from_str(&c).ok()),
+            facts: facts
+                .and_then(|f| serde_json::from_str(&f).ok())
+                .unwrap_or_default(),
         }))
     }
 
@@ -272,9 +275,10 @@ impl History {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT run, started, value, noisy, status FROM figures
-                 WHERE machine = ?1 AND name = ?2 AND profile = ?3 AND basis = ?4
-                 ORDER BY run DESC LIMIT ?5",
+                "SELECT f.run, f.started, f.value, f.noisy, f.status FROM series s
+                 JOIN figures f ON f.series = s.id
+                 WHERE s.machine = ?1 AND s.name = ?2 AND s.profile = ?3 AND s.basis = ?4
+                 ORDER BY f.run DESC LIMIT ?5",
             )
             .map_err(|e| self.db(e))?;
         for fig in figures {
@@ -301,10 +305,11 @@ impl History {
         let machine = Self::machine_of(doc).ok_or(HistoryError::NoMachine)?;
         let info = &doc.health_check;
         let system = doc.system();
+        // Only a run with the system section describes the machine (NULL otherwise).
         let counters = system
             .and_then(|s| s.error_counters.as_ref())
-            .map_or_else(Vec::new, |c| c.counters.clone());
-        let facts = system.map(|s| s.fingerprint.clone()).unwrap_or_default();
+            .and_then(|c| serde_json::to_string(&c.counters).ok());
+        let facts = system.map(|s| s.fingerprint.clone());
         let json = serde_json::to_vec(doc).map_err(|e| self.db_text(&e.to_string()))?;
         let deflated = miniz_oxide::deflate::compress_to_vec(&json, 6);
         let statuses: BTreeMap<String, Status> = doc
@@ -339,44 +344,48 @@ impl History {
                     info.seconds,
                     info.machine.as_ref().and_then(|m| m.boot_id.clone()),
                     system.and_then(|s| s.kernel.clone()),
-                    facts.get("bios.version"),
+                    facts.as_ref().and_then(|f| f.get("bios.version")),
                     worst.map(Status::as_str),
-                    serde_json::to_string(&counters).unwrap_or_else(|_| "[]".into()),
-                    serde_json::to_string(&facts).unwrap_or_else(|_| "{}".into()),
+                    counters,
+                    facts.as_ref().and_then(|f| serde_json::to_string(f).ok()),
                     deflated,
                 ],
             )?;
             let run = tx.last_insert_rowid();
-            let mut fig_stmt = tx.prepare_cached(
-                "INSERT OR REPLACE INTO figures(machine, name, run, started, profile, basis, value,
-                     noisy, status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            let mut series_stmt = tx.prepare_cached(
+                "INSERT INTO series(machine, name, profile, basis, unit, direction)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (machine, name, profile, basis) DO UPDATE SET unit = excluded.unit
+                 RETURNING id",
             )?;
-            let mut name_stmt = tx.prepare_cached(
-                "INSERT OR IGNORE INTO figure_names(machine, name, unit, direction)
-                 VALUES (?1, ?2, ?3, ?4)",
+            let mut fig_stmt = tx.prepare_cached(
+                "INSERT OR REPLACE INTO figures(series, run, started, value, noisy, status)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )?;
             for f in rec.figures {
                 let name = f.name();
+                let series: i64 = series_stmt.query_row(
+                    params![
+                        machine,
+                        name,
+                        info.profile.name(),
+                        &*f.basis,
+                        f.family.unit,
+                        direction_name(f.family.direction)
+                    ],
+                    |r| r.get(0),
+                )?;
                 fig_stmt.execute(params![
-                    machine,
-                    name,
+                    series,
                     run,
                     info.started_unix as i64,
-                    info.profile.name(),
-                    &*f.basis,
                     f.value,
                     rec.noisy.contains(&f.family.section),
-                    statuses.get(&name).map(|s| s.as_str()),
-                ])?;
-                name_stmt.execute(params![
-                    machine,
-                    name,
-                    f.family.unit,
-                    direction_name(f.family.direction)
+                    statuses.get(&name).map(|s| status_code(*s)),
                 ])?;
             }
             drop(fig_stmt);
-            drop(name_stmt);
+            drop(series_stmt);
             apply_keep(&tx, &machine, keep)?;
             Ok(run)
         })()
@@ -432,16 +441,20 @@ impl History {
     }
 
     /// Each figure's trend over the runs `filter` selects, keyed by figure name (prefixed with
-    /// the host where several machines are selected). Values measured another way than the
-    /// latest one are left out.
+    /// the host where several machines are selected): the values of the series (profile and
+    /// basis) its latest run measured; values measured another way are another series.
     pub fn trends(&self, filter: &Filter) -> Result<BTreeMap<String, Trend>> {
         let machines = self.machines(filter)?;
         let several = machines.len() > 1;
         let mut out = BTreeMap::new();
-        let mut names = self
+        // Each figure's series, the one with the latest run first.
+        let mut listed = self
             .conn
             .prepare(
-                "SELECT name, unit, direction FROM figure_names WHERE machine = ?1 ORDER BY name",
+                "SELECT s.id, s.name, s.basis, s.unit, s.direction,
+                        (SELECT max(run) FROM figures WHERE series = s.id) AS last
+                 FROM series s WHERE s.machine = ?1 AND (?2 IS NULL OR s.profile = ?2)
+                 ORDER BY s.name, last DESC",
             )
             .map_err(|e| self.db(e))?;
         let mut host = self
@@ -449,8 +462,11 @@ impl History {
             .prepare("SELECT hostname FROM runs WHERE machine = ?1 ORDER BY id DESC LIMIT 1")
             .map_err(|e| self.db(e))?;
         for m in &machines {
-            let listed: Vec<(String, String, String)> = names
-                .query_map(params![m], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            type Row = (i64, String, String, String, String);
+            let series: Vec<Row> = listed
+                .query_map(params![m, filter.profile], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                })
                 .and_then(|rows| rows.collect())
                 .map_err(|e| db_error(&self.path, e))?;
             let hostname: Option<String> = host
@@ -458,80 +474,53 @@ impl History {
                 .optional()
                 .map_err(|e| db_error(&self.path, e))?
                 .flatten();
-            for (name, unit, direction) in listed {
-                if filter.figure.as_ref().is_some_and(|re| !re.is_match(&name)) {
+            let mut seen = BTreeSet::new();
+            for (id, name, basis, unit, direction) in series {
+                if filter.figure.as_ref().is_some_and(|re| !re.is_match(&name))
+                    || !seen.insert(name.clone())
+                {
                     continue;
                 }
-                if let Some(trend) = self.trend(m, &name, &unit, &direction, filter)? {
-                    let key = if several {
-                        format!("{} {name}", hostname.as_deref().unwrap_or(m))
-                    } else {
-                        name
-                    };
-                    out.insert(key, trend);
+                let points = self.points(id, filter.since)?;
+                if points.is_empty() {
+                    continue;
                 }
+                let key = if several {
+                    format!("{} {name}", hostname.as_deref().unwrap_or(m))
+                } else {
+                    name
+                };
+                let direction = if direction == "lower" {
+                    Direction::Lower
+                } else {
+                    Direction::Higher
+                };
+                out.insert(
+                    key,
+                    Trend {
+                        unit,
+                        direction,
+                        basis,
+                        points,
+                    },
+                );
             }
         }
         Ok(out)
     }
 
-    /// One figure's values on one machine, oldest first, of the latest run's basis and profile.
-    pub fn trend(
-        &self,
-        machine: &str,
-        name: &str,
-        unit: &str,
-        direction: &str,
-        filter: &Filter,
-    ) -> Result<Option<Trend>> {
-        let latest: Option<(String, String)> = self
-            .conn
-            .query_row(
-                "SELECT basis, profile FROM figures WHERE machine = ?1 AND name = ?2
-                 AND (?3 IS NULL OR profile = ?3) ORDER BY run DESC LIMIT 1",
-                params![machine, name, filter.profile],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()
-            .map_err(|e| self.db(e))?;
-        let Some((basis, profile)) = latest else {
-            return Ok(None);
-        };
+    /// One series' values, oldest first, from `since` on.
+    fn points(&self, series: i64, since: Option<u64>) -> Result<Vec<Point>> {
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT run, started, value, noisy, status FROM figures
-                 WHERE machine = ?1 AND name = ?2 AND started >= ?3 AND basis = ?4
-                   AND profile = ?5
-                 ORDER BY run",
+                 WHERE series = ?1 AND started >= ?2 ORDER BY run",
             )
             .map_err(|e| self.db(e))?;
-        let points: Vec<Point> = stmt
-            .query_map(
-                params![
-                    machine,
-                    name,
-                    filter.since.unwrap_or(0) as i64,
-                    basis,
-                    profile
-                ],
-                point,
-            )
+        stmt.query_map(params![series, since.unwrap_or(0) as i64], point)
             .and_then(|rows| rows.collect())
-            .map_err(|e| db_error(&self.path, e))?;
-        if points.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(Trend {
-            unit: unit.to_string(),
-            direction: if direction == "lower" {
-                Direction::Lower
-            } else {
-                Direction::Higher
-            },
-            basis,
-            points,
-        }))
+            .map_err(|e| db_error(&self.path, e))
     }
 
     /// The facts that changed between consecutive runs `filter` selects, per machine.
@@ -541,7 +530,7 @@ impl History {
             .conn
             .prepare(
                 "SELECT id, started, facts FROM runs
-                 WHERE machine = ?1 AND started >= ?2 ORDER BY id",
+                 WHERE machine = ?1 AND started >= ?2 AND facts IS NOT NULL ORDER BY id",
             )
             .map_err(|e| self.db(e))?;
         for m in self.machines(filter)? {
@@ -645,14 +634,33 @@ fn summary(r: &rusqlite::Row) -> rusqlite::Result<RunSummary> {
 }
 
 fn point(r: &rusqlite::Row) -> rusqlite::Result<Point> {
-    let status: Option<String> = r.get(4)?;
+    let status: Option<i64> = r.get(4)?;
     Ok(Point {
         run: r.get(0)?,
         started_unix: r.get::<_, i64>(1)?.max(0) as u64,
         value: r.get(2)?,
         noisy: r.get(3)?,
-        status: status.as_deref().and_then(status_of),
+        status: status.and_then(status_of_code),
     })
+}
+
+/// A verdict as the figures table stores it (a byte, not a word: one per figure and run).
+const STATUS_CODES: [Status; 5] = [
+    Status::Pass,
+    Status::Warn,
+    Status::Fail,
+    Status::Skip,
+    Status::Inconclusive,
+];
+
+fn status_code(s: Status) -> i64 {
+    STATUS_CODES.iter().position(|c| *c == s).unwrap_or(0) as i64
+}
+
+fn status_of_code(code: i64) -> Option<Status> {
+    usize::try_from(code)
+        .ok()
+        .and_then(|i| STATUS_CODES.get(i).copied())
 }
 
 fn status_of(text: &str) -> Option<Status> {
@@ -666,22 +674,39 @@ fn direction_name(d: Direction) -> &'static str {
     }
 }
 
-/// Deletes the machine's runs `keep` no longer keeps (their figures go with them).
+/// Deletes the machine's runs `keep` no longer keeps, with their figures: every run up to the
+/// newest one either the count or the age gives up.
 fn apply_keep(tx: &rusqlite::Transaction, machine: &str, keep: Keep) -> rusqlite::Result<()> {
-    if let Some(n) = keep.runs {
-        tx.execute(
-            "DELETE FROM runs WHERE machine = ?1 AND id <= (
-                 SELECT id FROM runs WHERE machine = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)",
-            params![machine, n as i64],
-        )?;
-    }
-    if let Some(age) = keep.age {
-        let oldest = unix_now().saturating_sub(age.as_secs()) as i64;
-        tx.execute(
-            "DELETE FROM runs WHERE machine = ?1 AND started < ?2",
-            params![machine, oldest],
-        )?;
-    }
+    let by_count: Option<i64> = match keep.runs {
+        Some(n) => tx
+            .query_row(
+                "SELECT id FROM runs WHERE machine = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2",
+                params![machine, n as i64],
+                |r| r.get(0),
+            )
+            .optional()?,
+        None => None,
+    };
+    let by_age: Option<i64> = match keep.age {
+        Some(age) => tx.query_row(
+            "SELECT max(id) FROM runs WHERE machine = ?1 AND started < ?2",
+            params![machine, unix_now().saturating_sub(age.as_secs()) as i64],
+            |r| r.get(0),
+        )?,
+        None => None,
+    };
+    let Some(cutoff) = by_count.max(by_age) else {
+        return Ok(());
+    };
+    tx.execute(
+        "DELETE FROM figures WHERE run <= ?2
+         AND series IN (SELECT id FROM series WHERE machine = ?1)",
+        params![machine, cutoff],
+    )?;
+    tx.execute(
+        "DELETE FROM runs WHERE machine = ?1 AND id <= ?2",
+        params![machine, cutoff],
+    )?;
     Ok(())
 }
 
@@ -711,5 +736,157 @@ fn db_error(path: &Path, e: rusqlite::Error) -> HistoryError {
     HistoryError::Database {
         path: path.display().to_string(),
         why,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::figures::of_document;
+    use crate::wire::identity::MachineIdentity;
+
+    fn doc(started: u64, peak: f64) -> Document {
+        let mut d: Document = serde_json::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/document.json"
+        )))
+        .expect("the fixture is a document");
+        d.health_check.started_unix = started;
+        d.health_check.machine = Some(MachineIdentity {
+            hostname: Some("h1".into()),
+            machine_id: Some("0123456789abcdef0123456789abcdef".into()),
+            boot_id: Some("b".into()),
+            ..MachineIdentity::default()
+        });
+        if let Some(crate::wire::document::Part::Measured(m)) = &mut d.memory {
+            m.peak_bandwidth_mb_s.insert("all reads".into(), peak);
+        }
+        d
+    }
+
+    fn append(h: &mut History, d: &Document, keep: Keep) -> i64 {
+        let figures = of_document(d).figures;
+        h.append(
+            &Record {
+                doc: d,
+                figures: &figures,
+                noisy: &BTreeSet::new(),
+            },
+            keep,
+        )
+        .expect("append")
+    }
+
+    const ALL: Keep = Keep {
+        runs: None,
+        age: None,
+    };
+
+    #[test]
+    fn runs_read_back_as_trends_and_the_past() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut h = History::open(&dir.path().join("h.sqlite")).expect("open");
+        for (i, v) in [100.0, 110.0, 90.0].iter().enumerate() {
+            append(&mut h, &doc(1_000 + i as u64, *v), ALL);
+        }
+        let runs = h.runs(&Filter::default()).expect("runs");
+        assert_eq!(runs.len(), 3);
+        assert_eq!(runs[0].hostname.as_deref(), Some("h1"));
+        let trends = h.trends(&Filter::default()).expect("trends");
+        let t = &trends["memory.peak_bandwidth.all reads"];
+        let values: Vec<f64> = t.points.iter().map(|p| p.value).collect();
+        assert_eq!(values, [100.0, 110.0, 90.0]);
+        assert_eq!(t.unit, "MiB/s");
+        let d = doc(2_000, 1.0);
+        let figures = of_document(&d).figures;
+        let machine = History::machine_of(&d).expect("machine");
+        let (earlier, past) = h
+            .past(&machine, d.health_check.profile.name(), &figures, 2)
+            .expect("past");
+        assert_eq!(earlier.len(), 2, "the last two runs");
+        let p = &past["memory.peak_bandwidth.all reads"];
+        assert_eq!(p.iter().map(|p| p.value).collect::<Vec<_>>(), [110.0, 90.0]);
+        let last = h.last_run(&machine).expect("last").expect("a run");
+        assert_eq!(last.summary.run, runs[2].run);
+        h.check_integrity().expect("sound");
+        // Documents come back whole.
+        let docs = h.documents(&Filter::default()).expect("documents");
+        assert_eq!(docs.len(), 3);
+        assert_eq!(docs[1].1.health_check.started_unix, 1_001);
+    }
+
+    #[test]
+    fn the_last_run_that_described_the_machine_is_the_one_counters_start_from() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut h = History::open(&dir.path().join("h.sqlite")).expect("open");
+        let described = append(&mut h, &doc(1, 1.0), ALL);
+        let mut sleep_only = doc(2, 1.0);
+        sleep_only.system = None;
+        append(&mut h, &sleep_only, ALL);
+        let machine = History::machine_of(&sleep_only).expect("machine");
+        let last = h.last_run(&machine).expect("last").expect("a run");
+        assert_eq!(last.summary.run, described);
+        assert!(!last.facts.is_empty() || last.counters.is_none());
+        // Its configuration changes are between runs that recorded one.
+        assert!(h.changes(&Filter::default()).expect("changes").is_empty());
+    }
+
+    #[test]
+    fn keep_deletes_the_oldest_runs_and_their_figures() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut h = History::open(&dir.path().join("h.sqlite")).expect("open");
+        let keep = Keep {
+            runs: Some(2),
+            age: None,
+        };
+        for i in 0..5 {
+            append(&mut h, &doc(unix_now() - 100 + i, 100.0 + i as f64), keep);
+        }
+        let runs = h.runs(&Filter::default()).expect("runs");
+        assert_eq!(runs.len(), 2);
+        let t = h.trends(&Filter::default()).expect("trends");
+        let values: Vec<f64> = t["memory.peak_bandwidth.all reads"]
+            .points
+            .iter()
+            .map(|p| p.value)
+            .collect();
+        assert_eq!(values, [103.0, 104.0], "the figures went with their runs");
+        // By age: a run from three days ago goes when two days are kept.
+        let by_age = Keep {
+            runs: None,
+            age: Some(Duration::from_secs(2 * 86_400)),
+        };
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut h = History::open(&dir.path().join("h.sqlite")).expect("open");
+        append(&mut h, &doc(unix_now() - 3 * 86_400, 1.0), ALL);
+        append(&mut h, &doc(unix_now(), 2.0), by_age);
+        assert_eq!(h.runs(&Filter::default()).expect("runs").len(), 1);
+    }
+
+    #[test]
+    fn other_files_are_refused_and_left_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let theirs = dir.path().join("theirs.sqlite");
+        let c = Connection::open(&theirs).expect("sqlite");
+        c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+            .expect("their table");
+        drop(c);
+        let e = History::open(&theirs).err().expect("refused");
+        assert!(e.to_string().contains("another program's"), "{e}");
+        let newer = dir.path().join("newer.sqlite");
+        let mut h = History::open(&newer).expect("open");
+        append(&mut h, &doc(1, 1.0), ALL);
+        drop(h);
+        let c = Connection::open(&newer).expect("sqlite");
+        c.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .expect("version");
+        drop(c);
+        let e = History::open_existing(&newer).err().expect("refused");
+        assert!(e.to_string().contains("newer health_check"), "{e}");
+        assert!(
+            History::open_existing(&dir.path().join("absent.sqlite")).is_err(),
+            "reading never creates"
+        );
+        assert!(!dir.path().join("absent.sqlite").exists());
     }
 }

@@ -27,8 +27,8 @@ pub struct Record<'a> {
 pub struct LastRun {
     /// Its summary.
     pub summary: RunSummary,
-    /// Its error counters above zero.
-    pub counters: Vec<ErrorCounter>,
+    /// Its error counters above zero; `None` where it read none.
+    pub counters: Option<Vec<ErrorCounter>>,
     /// Its configuration.
     pub facts: BTreeMap<String, String>,
 }

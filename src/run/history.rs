@@ -47,13 +47,15 @@ impl Recorder {
             .and_then(|m| m.boot_id.clone());
         if let (Some(last), Some(Part::Measured(sys))) = (&last, &mut doc.system) {
             let same_boot = boot.is_some() && last.summary.boot_id == boot;
-            if let (true, Some(counters)) = (same_boot, &mut sys.error_counters) {
+            if let (true, Some(counters), Some(before)) =
+                (same_boot, &mut sys.error_counters, &last.counters)
+            {
                 let hours = doc
                     .health_check
                     .started_unix
                     .saturating_sub(last.summary.started_unix) as f64
                     / 3600.0;
-                counters.since_last_run(&last.counters, hours, last.summary.started_unix);
+                counters.since_last_run(before, hours, last.summary.started_unix);
             }
         }
         Ok(Recorder {
@@ -94,8 +96,8 @@ impl Recorder {
             &doc.health_check.interference,
             &config.thresholds,
         );
-        if let Some(last) = &self.last {
-            checks.push(fingerprint_check(doc, last));
+        if let (Some(last), Some(sys)) = (&self.last, doc.system()) {
+            checks.push(fingerprint_check(sys, last));
         }
         doc.checks.extend(checks);
         let noisy: BTreeSet<Section> = doc
@@ -141,17 +143,8 @@ fn summary_of(doc: &Document, machine: &str) -> RunSummary {
 /// `history.fingerprint`: the facts of the machine's configuration that changed since its last
 /// run. A change warns once (the next run compares with this one): it is the first thing to
 /// suspect when a figure moves.
-fn fingerprint_check(doc: &Document, last: &LastRun) -> Check {
+fn fingerprint_check(sys: &crate::wire::system::SystemPart, last: &LastRun) -> Check {
     let name = CheckId::new("history", "fingerprint");
-    let Some(sys) = doc.system() else {
-        return Check {
-            name,
-            status: Status::Skip,
-            value: None,
-            limit: None,
-            message: "the system section was not run: the configuration is unknown".into(),
-        };
-    };
     let changes =
         crate::history::fact_changes(&last.facts, &sys.fingerprint, last.summary.run, 0, 0);
     let text: Vec<String> = changes

@@ -16,7 +16,8 @@
 //! - `memory`: the memory section end to end.
 //! - `netns`: two-host test networks in namespaces (helper).
 //! - `network`: ping and iperf3 against real peers, hostile peers, the client role (the shaped
-//!   1 Gbit/s link is in tests/shaped_link.rs, alone in its binary).
+//!   1 Gbit/s link is in tests/accuracy.rs, alone in its binary with the other accuracy tests).
+//! - `history`: `--history`, error counters between runs, `health_check history`.
 //! - `storage`: the storage section's safety rules and figures.
 //! - `verdicts`: thresholds, the rule list, system findings, panics and interrupted runs.
 //! - `protocol_props`: property tests over the iperf3 control-message decoder.

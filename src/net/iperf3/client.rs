@@ -195,7 +195,10 @@ pub fn connect(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, ClientE
 
 /// Runs one test, retrying while the server answers "busy" (it serves one test at a time, and a
 /// stock server needs a moment to reset after each test) for up to `timeouts.busy`, with jittered
-/// backoff so several servers sharing a client do not retry in lockstep.
+/// backoff so several servers sharing a client do not retry in lockstep. A connection the server
+/// resets or closes before the test began is retried the same way: a stock server that has just
+/// finished a test accepts the next connection into the old listener's backlog and then resets
+/// it as it reopens (nothing was measured yet, so nothing is lost).
 pub fn run_test(
     addr: SocketAddr,
     spec: &TestSpec,
@@ -207,10 +210,13 @@ pub fn run_test(
         .unwrap_or(Duration::from_secs(u64::from(spec.seconds) + 5));
     let give_up = Instant::now() + busy;
     let mut attempt = 0u32;
+    let mut resets = 0u32;
     loop {
         match run_test_once(addr, spec, timeouts, should_stop) {
-            Err(ClientError::Protocol(ProtocolError::AccessDenied))
-                if Instant::now() < give_up && !should_stop() =>
+            Err(ClientError::Protocol(e))
+                if retry_before_the_test(&e, &mut resets)
+                    && Instant::now() < give_up
+                    && !should_stop() =>
             {
                 attempt += 1;
                 let jitter = u64::from(random_bytes()[0]) * 2; // 0..510 ms
@@ -219,6 +225,42 @@ pub fn run_test(
             }
             other => return other,
         }
+    }
+}
+
+/// Resets and closes during the hello retried at most this many times: a peer that always does
+/// that is not an iperf3 server between tests, and its error is due at once.
+const HELLO_RESETS: u32 = 3;
+
+/// Whether to try `e` again: a busy server, always (until the busy deadline); a reset or close
+/// while we said hello, [`HELLO_RESETS`] times.
+fn retry_before_the_test(e: &ProtocolError, resets: &mut u32) -> bool {
+    if matches!(e, ProtocolError::AccessDenied) {
+        return true;
+    }
+    if before_the_test(e) && *resets < HELLO_RESETS {
+        *resets += 1;
+        return true;
+    }
+    false
+}
+
+/// Whether the server reset or closed the control connection while we said hello, before the
+/// test began.
+fn before_the_test(e: &ProtocolError) -> bool {
+    const HELLO: [&str; 2] = ["sending the cookie", "PARAM_EXCHANGE"];
+    match e {
+        ProtocolError::Closed(what) => HELLO.contains(what),
+        ProtocolError::Io { context, source } => {
+            HELLO.contains(context)
+                && matches!(
+                    source.kind(),
+                    std::io::ErrorKind::ConnectionReset
+                        | std::io::ErrorKind::BrokenPipe
+                        | std::io::ErrorKind::ConnectionAborted
+                )
+        }
+        _ => false,
     }
 }
 
@@ -547,6 +589,41 @@ fn report(
 mod tests {
     use super::*;
     use crate::net::iperf3::protocol::{DEFAULT_BLOCK, StreamResult};
+
+    #[test]
+    fn a_reset_while_saying_hello_is_tried_again_a_few_times_and_nothing_later_is() {
+        let reset = || ProtocolError::Io {
+            context: "sending the cookie",
+            source: std::io::Error::from(std::io::ErrorKind::ConnectionReset),
+        };
+        let mut resets = 0;
+        for _ in 0..HELLO_RESETS {
+            assert!(retry_before_the_test(&reset(), &mut resets));
+        }
+        assert!(
+            !retry_before_the_test(&reset(), &mut resets),
+            "then the error"
+        );
+        let mut none = 0;
+        assert!(retry_before_the_test(
+            &ProtocolError::Closed("PARAM_EXCHANGE"),
+            &mut none
+        ));
+        // Busy is retried whatever came before; a reset once the test runs never is.
+        assert!(retry_before_the_test(
+            &ProtocolError::AccessDenied,
+            &mut resets
+        ));
+        let mid_test = ProtocolError::Io {
+            context: "TEST_START",
+            source: std::io::Error::from(std::io::ErrorKind::ConnectionReset),
+        };
+        assert!(!retry_before_the_test(&mid_test, &mut 0));
+        assert!(!retry_before_the_test(
+            &ProtocolError::Timeout("PARAM_EXCHANGE"),
+            &mut 0
+        ));
+    }
 
     fn results(bytes: u64, seconds: f64, retransmits: i64) -> Results {
         let mut s = StreamResult::tcp(1, bytes, retransmits, Duration::from_secs_f64(seconds));

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Mutation testing of the code that decides verdicts (issue 22.5): cargo-mutants changes one
+# thing at a time (a comparison turned around, a return value replaced, an arm deleted) in the
+# judge and the figure conversions, and runs the library's tests against each change. A mutant
+# the tests do not catch is a verdict the suite does not hold. Not in CI: it builds and tests once
+# per mutant (an hour or more on two CPUs). Results: docs/testing.md.
+#
+# Usage: scripts/mutants.sh                 every file below
+#        scripts/mutants.sh src/judge/reference.rs ...   only these files
+#        MUTANTS_JOBS=2 scripts/mutants.sh   parallel builds (each needs its own copy of target/)
+set -Eeuo pipefail
+cd "$(dirname "$(readlink -f "$0")")/.."
+
+if ! cargo mutants --version >/dev/null 2>&1; then
+  echo "installing cargo-mutants from crates.io" >&2
+  cargo install --locked cargo-mutants
+fi
+cargo mutants --version >&2
+
+files=("$@")
+if [ ${#files[@]} -eq 0 ]; then
+  files=(
+    src/judge/reference.rs
+    src/judge/noise.rs
+    src/judge/history.rs
+    src/judge/drift.rs
+    src/judge/health.rs
+    src/judge/compare.rs
+    src/judge/blame.rs
+    src/judge/baseline.rs
+    src/judge/checks/mod.rs
+    src/judge/checks/errors.rs
+    src/judge/checks/sleep.rs
+    src/judge/checks/network.rs
+    src/judge/checks/system.rs
+    src/judge/checks/memory.rs
+    src/judge/checks/storage.rs
+    src/judge/rules.rs
+    src/wire/figures.rs
+    src/wire/counters.rs
+  )
+fi
+args=()
+for f in "${files[@]}"; do
+  args+=(--file "$f")
+done
+
+# The library's own tests own the judge's branches; the integration tests run the binary for
+# minutes and add little here.
+cargo mutants --no-shuffle --jobs "${MUTANTS_JOBS:-1}" --timeout 120 \
+  --output target/mutants "${args[@]}" -- --lib
+echo "results: target/mutants/mutants.out/{caught,missed,timeout,unviable}.txt" >&2
