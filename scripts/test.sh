@@ -59,10 +59,12 @@ step "cargo fmt --check"
 cargo fmt --check
 step "cargo clippy --all-targets --locked -- -D warnings"
 cargo clippy --all-targets --locked -- -D warnings
+# The tests run the release build (the binary they run is the one shipped, and the dev profile
+# would compile every dependency a second time).
 step "cargo build --release --locked"
 cargo build --release --locked
-step "cargo test --locked"
-cargo test --locked
+step "cargo test --release --locked"
+cargo test --release --locked
 step "cargo test --lib on aarch64 (qemu-user)"
 CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
