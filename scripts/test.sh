@@ -13,7 +13,9 @@
 set -Eeuo pipefail
 cd "$(dirname "$(readlink -f "$0")")/.."
 
-step() { printf '\n==> %s\n' "$*" >&2; }
+# Each step says when it started (seconds since the script began): the suite's time budget is
+# spent where these stamps say.
+step() { printf '\n==> [%ss] %s\n' "$SECONDS" "$*" >&2; }
 
 VENV="$PWD/target/test-venv"
 PY="$VENV/bin/python"

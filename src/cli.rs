@@ -172,7 +172,7 @@ pub struct CommonArgs {
     #[arg(long, value_name = "NAME=VALUE", action = ArgAction::Append)]
     pub threshold: Vec<String>,
     /// Record the run in this history (SQLite; also $HEALTH_CHECK_HISTORY) and judge it against
-    /// the machine's past: history.<figure> checks from the 4th run of a profile on, error
+    /// the machine's past: history.FIGURE checks from the 4th run of a profile on, error
     /// counters since the last run. For 'report', draw the machine's trends from it.
     #[arg(long, value_name = "FILE")]
     pub history: Option<PathBuf>,

@@ -286,7 +286,7 @@ impl MemoryPart {
         }
     }
 
-    /// Adds DCPerf's parser names (see [`super::schema::Document::add_dcperf_names`]).
+    /// Adds DCPerf's parser names (see [`super::document::Document::add_dcperf_names`]).
     pub fn add_dcperf_names(&mut self, aarch64: bool) {
         self.delay_bandwidth_latency = self.delay_latency_bandwidth.clone();
         if !aarch64 {
