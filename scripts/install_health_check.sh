@@ -5,8 +5,11 @@
 #   OUT               where to install (benchpress sets it to <DCPerf>/benchmarks/health_check)
 #   HEALTH_CHECK_SRC  the health_check checkout (default: recorded by install-into-benchpress.sh,
 #                     else the checkout this script lives in)
+#   HEALTH_CHECK_BINARY  a health_check binary built elsewhere, installed as it is instead of
+#                     building (machines without cargo or crates.io; the tests' own build)
 #
-# Needs cargo and the crates.io registry; no sudo. Safe to run again (benchpress install -f).
+# Needs cargo and the crates.io registry (unless HEALTH_CHECK_BINARY is given); no sudo. Safe to
+# run again (benchpress install -f).
 set -Eeuo pipefail
 
 die() { echo "install_health_check: error: $*" >&2; exit 1; }
@@ -28,14 +31,21 @@ if [ -z "${OUT:-}" ]; then
   OUT="$root/benchmarks/health_check"
 fi
 
-command -v cargo >/dev/null 2>&1 \
-  || die "cargo not found: install Rust 1.85 or newer (https://rustup.rs or your distribution's cargo package), then run the install again"
-
-echo "install_health_check: building $src (cargo build --release --locked)" >&2
-cargo build --release --locked --manifest-path "$src/Cargo.toml" >&2
-target_dir="${CARGO_TARGET_DIR:-$src/target}"
-binary="$target_dir/release/health_check"
-[ -x "$binary" ] || die "cargo finished but '$binary' is missing"
+if [ -n "${HEALTH_CHECK_BINARY:-}" ]; then
+  binary="$HEALTH_CHECK_BINARY"
+  { [ -f "$binary" ] && [ -x "$binary" ]; } || die "HEALTH_CHECK_BINARY='$binary' is not an executable file"
+  "$binary" --version >/dev/null 2>&1 \
+    || die "HEALTH_CHECK_BINARY='$binary' does not run here ('$binary --version' failed): build it for this machine"
+  echo "install_health_check: installing $binary (HEALTH_CHECK_BINARY; nothing is built)" >&2
+else
+  command -v cargo >/dev/null 2>&1 \
+    || die "cargo not found: install Rust 1.85 or newer (https://rustup.rs or your distribution's cargo package), then run the install again, or set HEALTH_CHECK_BINARY to a health_check built elsewhere"
+  echo "install_health_check: building $src (cargo build --release --locked)" >&2
+  cargo build --release --locked --manifest-path "$src/Cargo.toml" >&2
+  target_dir="${CARGO_TARGET_DIR:-$src/target}"
+  binary="$target_dir/release/health_check"
+  [ -x "$binary" ] || die "cargo finished but '$binary' is missing"
+fi
 
 mkdir -p "$OUT"
 # Copy then rename, so a running health_check is never overwritten in place.

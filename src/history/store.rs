@@ -12,7 +12,7 @@ use crate::wire::history::{FactChange, Point, Points, RunSummary, Trend};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// `PRAGMA application_id`: "hchk", so a file is known as ours before any table is read.
 const APPLICATION_ID: i32 = 0x6863_686b;
@@ -147,53 +147,65 @@ impl History {
         Ok(h)
     }
 
-    /// Sets the connection up and checks (or, writable, creates) the schema.
+    /// Sets the connection up and checks (or, writable, creates) the schema. Runs started
+    /// together may open a new file at once: each reads the file's identity in one transaction
+    /// (separate reads could see a half-made file as another program's), the schema is created
+    /// under the write lock after reading the identity again, and a step SQLite answers "busy"
+    /// without waiting (switching the journal mode while another run does) is tried again until
+    /// the busy timeout.
     fn prepare(&mut self, writable: bool) -> Result<()> {
         self.conn
             .busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| self.db(e))?;
-        let app: i32 = self
-            .conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(|e| self.not_ours(&e.to_string()))?;
-        let version: i32 = self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| self.db(e))?;
-        let tables: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
-            .map_err(|e| self.not_ours(&e.to_string()))?;
-        if app != APPLICATION_ID && (app != 0 || tables > 0) {
-            return Err(self.not_ours("another program's SQLite file"));
+        let deadline = Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match self.try_prepare(writable) {
+                Ok(()) => return Ok(()),
+                Err(Prepare::Sql(e)) if is_busy(&e) && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(Prepare::Sql(e)) => return Err(self.db(e)),
+                Err(Prepare::Identity(e)) => return Err(self.not_ours(&e.to_string())),
+                Err(Prepare::Refused(e)) => return Err(e),
+            }
         }
-        if version > SCHEMA_VERSION {
-            return Err(self.not_ours(&format!(
-                "written by a newer health_check (schema {version}; this one reads up to \
-                 {SCHEMA_VERSION})"
-            )));
-        }
+    }
+
+    fn try_prepare(&mut self, writable: bool) -> std::result::Result<(), Prepare> {
+        let first = {
+            let tx = self.conn.transaction().map_err(Prepare::Sql)?;
+            let id = read_identity(&tx)?;
+            tx.commit().map_err(Prepare::Sql)?;
+            id
+        };
+        check_identity(&self.path, first).map_err(Prepare::Refused)?;
         if !writable {
-            if app != APPLICATION_ID {
-                return Err(self.not_ours("no run has been recorded in it"));
+            if first.app != APPLICATION_ID {
+                return Err(Prepare::Refused(
+                    self.not_ours("no run has been recorded in it"),
+                ));
             }
             return Ok(());
         }
         self.conn
             .execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
-            .map_err(|e| self.db(e))?;
-        if app != APPLICATION_ID || version < SCHEMA_VERSION {
-            let tx = self
-                .conn
-                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-                .map_err(|e| db_error(&self.path, e))?;
+            .map_err(Prepare::Sql)?;
+        if first.app == APPLICATION_ID && first.version >= SCHEMA_VERSION {
+            return Ok(());
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(Prepare::Sql)?;
+        let now = read_identity(&tx)?;
+        check_identity(&self.path, now).map_err(Prepare::Refused)?;
+        if now.app != APPLICATION_ID || now.version < SCHEMA_VERSION {
             tx.execute_batch(SCHEMA)
                 .and_then(|_| tx.pragma_update(None, "application_id", APPLICATION_ID))
                 .and_then(|_| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
-                .and_then(|_| tx.commit())
-                .map_err(|e| db_error(&self.path, e))?;
+                .map_err(Prepare::Sql)?;
         }
-        Ok(())
+        tx.commit().map_err(Prepare::Sql)
     }
 
     fn db(&self, e: rusqlite::Error) -> HistoryError {
@@ -201,10 +213,7 @@ impl History {
     }
 
     fn not_ours(&self, why: &str) -> HistoryError {
-        HistoryError::NotOurs {
-            path: self.path.display().to_string(),
-            why: why.to_string(),
-        }
+        not_ours(&self.path, why)
     }
 
     /// The file.
@@ -708,6 +717,73 @@ fn apply_keep(tx: &rusqlite::Transaction, machine: &str, keep: Keep) -> rusqlite
         params![machine, cutoff],
     )?;
     Ok(())
+}
+
+/// What a file says it is: its application id, schema version and number of schema objects.
+#[derive(Clone, Copy)]
+struct Identity {
+    app: i32,
+    version: i32,
+    tables: i64,
+}
+
+/// Reads the identity; a busy answer is worth another try, any other failure means the file is
+/// not an SQLite database we can use.
+fn read_identity(c: &Connection) -> std::result::Result<Identity, Prepare> {
+    let read = || -> rusqlite::Result<Identity> {
+        Ok(Identity {
+            app: c.query_row("PRAGMA application_id", [], |r| r.get(0))?,
+            version: c.query_row("PRAGMA user_version", [], |r| r.get(0))?,
+            tables: c.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?,
+        })
+    };
+    read().map_err(|e| {
+        if is_busy(&e) {
+            Prepare::Sql(e)
+        } else {
+            Prepare::Identity(e)
+        }
+    })
+}
+
+/// Why preparing a connection stopped.
+enum Prepare {
+    /// An SQL step failed (busy ones are tried again).
+    Sql(rusqlite::Error),
+    /// The file's identity could not be read: not an SQLite database.
+    Identity(rusqlite::Error),
+    /// The file is not ours to use.
+    Refused(HistoryError),
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if matches!(f.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
+}
+
+/// Refuses another program's file and one written by a newer version.
+fn check_identity(path: &Path, id: Identity) -> Result<()> {
+    if id.app != APPLICATION_ID && (id.app != 0 || id.tables > 0) {
+        return Err(not_ours(path, "another program's SQLite file"));
+    }
+    if id.version > SCHEMA_VERSION {
+        return Err(not_ours(
+            path,
+            &format!(
+                "written by a newer health_check (schema {}; this one reads up to \
+                 {SCHEMA_VERSION})",
+                id.version
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn not_ours(path: &Path, why: &str) -> HistoryError {
+    HistoryError::NotOurs {
+        path: path.display().to_string(),
+        why: why.to_string(),
+    }
 }
 
 fn open_error(path: &Path, why: &str) -> HistoryError {

@@ -79,13 +79,33 @@ def make_dcperf_root(root):
     return root
 
 
+@pytest.fixture(scope="session", autouse=True)
+def install_the_binary_under_test(binary):
+    """Every install in the tests installs the build under test (HEALTH_CHECK_BINARY) instead of
+    compiling one: a release build inside the suite takes minutes and, beside the tests that
+    measure, shows in their figures. test_install_builds_the_checkout_with_cargo takes it out."""
+    previous = os.environ.get("HEALTH_CHECK_BINARY")
+    os.environ["HEALTH_CHECK_BINARY"] = str(binary)
+    yield
+    if previous is None:
+        os.environ.pop("HEALTH_CHECK_BINARY", None)
+    else:
+        os.environ["HEALTH_CHECK_BINARY"] = previous
+
+
+def install_env(root, binary):
+    """What benchpress gives the install script, plus the binary under test to install."""
+    return dict(os.environ, OUT=str(root / "benchmarks/health_check"), HEALTH_CHECK_BINARY=str(binary))
+
+
 @pytest.fixture(scope="session")
 def dcperf_root(tmp_path_factory, binary):
     """A DCPerf-like root with the overlay applied and health_check installed as benchpress would
-    (`bash -x <install_script>` from the root, with OUT set)."""
+    (`bash -x <install_script>` from the root, with OUT set): the binary under test, through
+    HEALTH_CHECK_BINARY (the build from source is test_install_builds_the_checkout_with_cargo's)."""
     root = make_dcperf_root(tmp_path_factory.mktemp("dcperf"))
     subprocess.run([str(REPO / "scripts/install-into-benchpress.sh"), str(root)], check=True)
-    env = dict(os.environ, OUT=str(root / "benchmarks/health_check"))
+    env = install_env(root, binary)
     subprocess.run(
         ["bash", "-x", "./packages/health_check/install_health_check.sh"],
         cwd=root,

@@ -13,7 +13,7 @@ import time
 import jsonschema
 import pytest
 from benchpress_emulation import MissingInput, envelope, load_job, load_parser, role_argv
-from conftest import REPO, make_dcperf_root
+from conftest import REPO, install_env, make_dcperf_root
 
 SCHEMA = json.loads((REPO / "benchpress/health_check.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
@@ -183,6 +183,7 @@ def test_install_without_cargo_says_what_to_do(tmp_path):
     root = make_dcperf_root(tmp_path)
     subprocess.run([str(REPO / "scripts/install-into-benchpress.sh"), str(root)], check=True, capture_output=True)
     env = dict(os.environ, OUT=str(root / "benchmarks/health_check"), PATH="/usr/bin:/bin")
+    env.pop("HEALTH_CHECK_BINARY", None)
     proc = subprocess.run(
         ["bash", "./packages/health_check/install_health_check.sh"],
         cwd=root,
@@ -193,11 +194,73 @@ def test_install_without_cargo_says_what_to_do(tmp_path):
     )
     assert proc.returncode != 0
     assert "cargo not found" in proc.stderr
+    assert "HEALTH_CHECK_BINARY" in proc.stderr, "the way to install without cargo is named"
 
 
-def test_install_is_idempotent_and_cleanup_removes_only_its_own(dcperf_root):
+FAKE_CARGO = """#!/bin/sh
+# Records how it was called and leaves a 'release build' where cargo would.
+printf '%s\n' "$@" > "$CARGO_CALLS"
+mkdir -p "$CARGO_TARGET_DIR/release"
+printf '#!/bin/sh\necho health_check 9.9.9-built\n' > "$CARGO_TARGET_DIR/release/health_check"
+chmod +x "$CARGO_TARGET_DIR/release/health_check"
+"""
+
+
+def test_install_builds_the_checkout_with_cargo(tmp_path):
+    """Without HEALTH_CHECK_BINARY the install builds the recorded checkout in release mode, locked,
+    and installs what cargo built (a cargo of the test's own: the real build is the suite's)."""
+    root = tmp_path / "dcperf"
+    root.mkdir()
+    make_dcperf_root(root)
+    subprocess.run([str(REPO / "scripts/install-into-benchpress.sh"), str(root)], check=True, capture_output=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "cargo").write_text(FAKE_CARGO)
+    (bin_dir / "cargo").chmod(0o755)
+    calls = tmp_path / "calls"
+    env = dict(
+        os.environ,
+        OUT=str(root / "benchmarks/health_check"),
+        PATH=f"{bin_dir}:{os.environ['PATH']}",
+        CARGO_CALLS=str(calls),
+        CARGO_TARGET_DIR=str(tmp_path / "target"),
+    )
+    env.pop("HEALTH_CHECK_BINARY", None)
+    proc = subprocess.run(
+        ["bash", "./packages/health_check/install_health_check.sh"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert calls.read_text().split() == ["build", "--release", "--locked", "--manifest-path", f"{REPO}/Cargo.toml"]
+    installed = root / "benchmarks/health_check/health_check"
+    version = subprocess.run([installed, "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout == "health_check 9.9.9-built\n"
+
+
+def test_install_refuses_a_binary_that_does_not_run(tmp_path):
+    root = make_dcperf_root(tmp_path)
+    subprocess.run([str(REPO / "scripts/install-into-benchpress.sh"), str(root)], check=True, capture_output=True)
+    for binary in [tmp_path / "missing", pathlib.Path("/bin/false")]:
+        proc = subprocess.run(
+            ["bash", "./packages/health_check/install_health_check.sh"],
+            cwd=root,
+            env=install_env(root, binary),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode != 0
+        assert f"HEALTH_CHECK_BINARY='{binary}'" in proc.stderr, proc.stderr
+        assert not (root / "benchmarks/health_check/health_check").exists(), "nothing is installed"
+
+
+def test_install_is_idempotent_and_cleanup_removes_only_its_own(dcperf_root, binary):
     out = dcperf_root / "benchmarks/health_check"
-    env = dict(os.environ, OUT=str(out))
+    env = install_env(dcperf_root, binary)
     subprocess.run(
         ["bash", "./packages/health_check/install_health_check.sh"],
         cwd=dcperf_root,
