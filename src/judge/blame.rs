@@ -137,17 +137,10 @@ fn judge_key(
         // Every machine was disturbed: all of them make the reference; findings are inconclusive.
         quiet = all.iter().collect();
     }
-    let ends: BTreeSet<usize> = quiet.iter().flat_map(|x| [x.server, x.client]).collect();
+    let ends = per_end(machines, quiet.iter().copied());
     let typical: Vec<f64> = ends
-        .iter()
-        .filter_map(|&m| {
-            let mine: Vec<f64> = quiet
-                .iter()
-                .filter(|x| x.involves(m))
-                .map(|x| figure(machines, x).value)
-                .collect();
-            crate::stats::median(&mine)
-        })
+        .values()
+        .filter_map(|mine| crate::stats::median(mine))
         .collect();
     let Some(reference) = Reference::of(&typical, ends.len()) else {
         return;
@@ -163,24 +156,35 @@ fn judge_key(
     if poor.is_empty() {
         return;
     }
-    // Blame machines, worst first, until no machine stands out.
-    let mut left: Vec<&Measurement> = all.iter().collect();
+    // Blame machines, worst first, until no machine stands out. Each machine's standing (the
+    // median of its measurements not yet explained) is updated only where a blame removed some.
+    let mut mine: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, x) in all.iter().enumerate() {
+        mine.entry(x.server).or_default().push(i);
+        if x.client != x.server {
+            mine.entry(x.client).or_default().push(i);
+        }
+    }
+    let mut gone = vec![false; all.len()];
+    let standing_of = |ids: &[usize], gone: &[bool]| -> Option<f64> {
+        let values: Vec<f64> = ids
+            .iter()
+            .filter(|&&i| !gone[i])
+            .map(|&i| figure(machines, &all[i]).value)
+            .collect();
+        // One measurement alone cannot tell its two ends apart.
+        if values.len() < 2 {
+            return None;
+        }
+        crate::stats::median(&values)
+    };
+    let mut standing: BTreeMap<usize, f64> = mine
+        .iter()
+        .filter_map(|(&m, ids)| Some((m, standing_of(ids, &gone)?)))
+        .collect();
     loop {
-        let candidates: BTreeSet<usize> = left.iter().flat_map(|x| [x.server, x.client]).collect();
         let mut worst: Option<(usize, f64, f64)> = None;
-        for m in candidates {
-            let mine: Vec<f64> = left
-                .iter()
-                .filter(|x| x.involves(m))
-                .map(|x| figure(machines, x).value)
-                .collect();
-            // One measurement alone cannot tell its two ends apart.
-            if mine.len() < 2 {
-                continue;
-            }
-            let Some(value) = crate::stats::median(&mine) else {
-                continue;
-            };
+        for (&m, &value) in &standing {
             let v = reference.judge(value, direction, &rule.spec);
             let how_bad = (value - reference.median).abs();
             if v.flagged && worst.is_none_or(|w| how_bad > w.2) {
@@ -188,14 +192,25 @@ fn judge_key(
             }
         }
         let Some((m, value, _)) = worst else { break };
-        let theirs: Vec<&Measurement> = left.iter().copied().filter(|x| x.involves(m)).collect();
+        let ids: Vec<usize> = mine[&m].iter().copied().filter(|&i| !gone[i]).collect();
+        let theirs: Vec<&Measurement> = ids.iter().map(|&i| &all[i]).collect();
         out.findings.push(blame_finding(
             machines, m, value, key, family, &theirs, &poor, &reference, rule,
         ));
-        for x in &theirs {
+        let mut touched: BTreeSet<usize> = BTreeSet::new();
+        for &i in &ids {
+            let x = &all[i];
             out.explained.insert((x.server, x.client, key.to_string()));
+            gone[i] = true;
+            touched.insert(x.server);
+            touched.insert(x.client);
         }
-        left.retain(|x| !x.involves(m));
+        for t in touched {
+            match standing_of(&mine[&t], &gone) {
+                Some(v) => standing.insert(t, v),
+                None => standing.remove(&t),
+            };
+        }
     }
     // What no machine explains is the path's.
     for x in poor {
@@ -204,6 +219,23 @@ fn judge_key(
                 .push(link_finding(machines, x, key, all, &reference, rule));
         }
     }
+}
+
+/// Each machine's values among `xs`, the measurements it took part in (as server, client or
+/// both), in one pass: a fleet has tens of thousands of measurements.
+fn per_end<'a>(
+    machines: &[Machine],
+    xs: impl Iterator<Item = &'a Measurement>,
+) -> BTreeMap<usize, Vec<f64>> {
+    let mut by: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    for x in xs {
+        let v = figure(machines, x).value;
+        by.entry(x.server).or_default().push(v);
+        if x.client != x.server {
+            by.entry(x.client).or_default().push(v);
+        }
+    }
+    by
 }
 
 /// How a machine took part in a set of measurements: as server, as client, both.

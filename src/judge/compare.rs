@@ -286,7 +286,13 @@ pub fn client_index(machines: &[Machine]) -> HashMap<String, usize> {
     index
 }
 
-/// The N x N figures between the machines of the inputs, when clients are among them.
+/// The most machines a matrix is given for: N x N cells grow fast (10,000 machines of a star whose
+/// clients are among them made a 1 GB report of empty cells), and a bigger one cannot be read;
+/// the findings name slow paths at any size.
+pub const MATRIX_MAX_MACHINES: usize = 256;
+
+/// The N x N figures between the machines of the inputs, when clients are among them and they
+/// are at most [`MATRIX_MAX_MACHINES`].
 pub fn matrix(machines: &[Machine]) -> Option<Matrix> {
     let clients = client_index(machines);
     let mut pairs: BTreeSet<usize> = BTreeSet::new();
@@ -304,7 +310,7 @@ pub fn matrix(machines: &[Machine]) -> Option<Matrix> {
             cells.push((i, j, fig.family, fig.value));
         }
     }
-    if pairs.len() < 2 {
+    if pairs.len() < 2 || pairs.len() > MATRIX_MAX_MACHINES {
         return None;
     }
     let order: Vec<usize> = pairs.into_iter().collect();
@@ -390,6 +396,28 @@ pub(crate) mod tests {
 
     fn peak(v: f64) -> Vec<Figure> {
         vec![fig(&PEAK_BANDWIDTH, &["all reads"], v)]
+    }
+
+    #[test]
+    fn the_matrix_is_given_up_to_its_size_limit_only() {
+        // A ring: every machine measured the next one.
+        let ring = |n: usize| -> Vec<Machine> {
+            (0..n)
+                .map(|i| {
+                    let next = format!("m{}", (i + 1) % n);
+                    machine(
+                        &format!("m{i}"),
+                        vec![fig(&crate::wire::figures::BANDWIDTH, &[&next], 9.0)],
+                    )
+                })
+                .collect()
+        };
+        let small = matrix(&ring(3)).expect("three machines measured each other");
+        assert_eq!(small.machines, ["m0", "m1", "m2"]);
+        assert_eq!(small.bandwidth_gbps[0][1], Some(9.0));
+        assert_eq!(small.bandwidth_gbps[1][0], None);
+        assert!(matrix(&ring(MATRIX_MAX_MACHINES)).is_some());
+        assert!(matrix(&ring(MATRIX_MAX_MACHINES + 1)).is_none());
     }
 
     #[test]

@@ -96,7 +96,8 @@ pub struct FleetReport {
     pub groups: Vec<GroupEntry>,
     /// Figures worse than their reference, worst first.
     pub findings: Vec<Finding>,
-    /// Latency and bandwidth between machines of the inputs (pairs and mesh runs).
+    /// Latency and bandwidth between machines of the inputs (pairs and mesh runs), for up to
+    /// 256 of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matrix: Option<Matrix>,
 }
