@@ -35,11 +35,11 @@ make_venv() {
 }
 
 install_deps() {
-  step "installing test tools (venv: pytest pytest-xdist jsonschema pyyaml ruff playwright prometheus-client ansible-core ansible-lint kubernetes-validate; apt: gcc shellcheck iperf3 fio iproute2 iputils-ping e2fsprogs mount qemu-user gcc-aarch64-linux-gnu chromium openssh-server openssh-client systemd prometheus slurmctld slurmd slurm-client munge)"
+  step "installing test tools (venv: pytest jsonschema pyyaml ruff playwright prometheus-client ansible-core ansible-lint kubernetes-validate; apt: gcc shellcheck iperf3 fio iproute2 iputils-ping e2fsprogs mount qemu-user gcc-aarch64-linux-gnu chromium openssh-server openssh-client systemd prometheus slurmctld slurmd slurm-client munge)"
   make_venv
   # playwright drives Debian's Chromium (it never downloads a browser of its own here).
   "$PY" -m pip install --quiet --disable-pip-version-check \
-    'pytest>=8' 'pytest-xdist>=3.6' 'jsonschema>=4.18' 'pyyaml>=6' 'ruff==0.17.6' 'playwright>=1.49' 'prometheus-client>=0.20' 'ansible-core>=2.17' 'ansible-lint==26.10.1' 'kubernetes-validate>=1.31'
+    'pytest>=8' 'jsonschema>=4.18' 'pyyaml>=6' 'ruff==0.17.6' 'playwright>=1.49' 'prometheus-client>=0.20' 'ansible-core>=2.17' 'ansible-lint==26.10.1' 'kubernetes-validate>=1.31'
   local missing=() pair
   # tool (or file it installs):Debian package
   for pair in cc:gcc shellcheck:shellcheck iperf3:iperf3 fio:fio ip:iproute2 tc:iproute2 ss:iproute2 \
@@ -124,11 +124,11 @@ shellcheck scripts/*.sh ansible/*.sh .ci/run deploy/slurm/health_check-slurm
 shellcheck --shell=sh deploy/slurm/health_check.default
 step "ansible-lint --profile production (ansible/)"
 (cd ansible && PATH="$VENV/bin:$PATH" ansible-lint --offline --profile production)
-# Two workers, a file each at a time: the Ansible fleet's tests share one fleet of namespaces
-# and run in order in one worker while the other files' tests (Slurm, benchpress, deploy) run in
-# the other; every file picks its own ports and names.
-step "pytest tests/python (2 workers)"
-HEALTH_CHECK_BIN="$PWD/target/release/health_check" "$PY" -m pytest -q -rs -n 2 --dist loadfile tests/python
+# One test at a time: many of them measure (the Ansible fleet's runs, the fleet page's, the
+# benchpress runs), and beside another test's processes their figures turn inconclusive, as they
+# should (two workers failed the fleet page's test that way).
+step "pytest tests/python"
+HEALTH_CHECK_BIN="$PWD/target/release/health_check" "$PY" -m pytest -q -rs tests/python
 
 # Our crate unoptimised: it builds in a quarter of the time and its tests still take seconds.
 step "cargo test --lib on aarch64 (qemu-user)"
