@@ -179,12 +179,9 @@ def test_overlay_refuses_a_folder_that_is_not_dcperf(tmp_path):
     assert not any(tmp_path.iterdir()), "nothing is written into a refused folder"
 
 
-def test_install_without_cargo_says_what_to_do(tmp_path):
-    root = make_dcperf_root(tmp_path)
-    subprocess.run([str(REPO / "scripts/install-into-benchpress.sh"), str(root)], check=True, capture_output=True)
-    env = dict(os.environ, OUT=str(root / "benchmarks/health_check"), PATH="/usr/bin:/bin")
-    env.pop("HEALTH_CHECK_BINARY", None)
-    proc = subprocess.run(
+def install(root, env):
+    """The install script as benchpress runs it: from the DCPerf root, with `env`."""
+    return subprocess.run(
         ["bash", "./packages/health_check/install_health_check.sh"],
         cwd=root,
         env=env,
@@ -192,6 +189,14 @@ def test_install_without_cargo_says_what_to_do(tmp_path):
         text=True,
         check=False,
     )
+
+
+def test_install_without_cargo_says_what_to_do(tmp_path):
+    root = make_dcperf_root(tmp_path)
+    subprocess.run([str(REPO / "scripts/install-into-benchpress.sh"), str(root)], check=True, capture_output=True)
+    env = dict(os.environ, OUT=str(root / "benchmarks/health_check"), PATH="/usr/bin:/bin")
+    env.pop("HEALTH_CHECK_BINARY", None)
+    proc = install(root, env)
     assert proc.returncode != 0
     assert "cargo not found" in proc.stderr
     assert "HEALTH_CHECK_BINARY" in proc.stderr, "the way to install without cargo is named"
@@ -226,14 +231,7 @@ def test_install_builds_the_checkout_with_cargo(tmp_path):
         CARGO_TARGET_DIR=str(tmp_path / "target"),
     )
     env.pop("HEALTH_CHECK_BINARY", None)
-    proc = subprocess.run(
-        ["bash", "./packages/health_check/install_health_check.sh"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = install(root, env)
     assert proc.returncode == 0, proc.stderr
     assert calls.read_text().split() == ["build", "--release", "--locked", "--manifest-path", f"{REPO}/Cargo.toml"]
     installed = root / "benchmarks/health_check/health_check"
@@ -245,14 +243,7 @@ def test_install_refuses_a_binary_that_does_not_run(tmp_path):
     root = make_dcperf_root(tmp_path)
     subprocess.run([str(REPO / "scripts/install-into-benchpress.sh"), str(root)], check=True, capture_output=True)
     for binary in [tmp_path / "missing", pathlib.Path("/bin/false")]:
-        proc = subprocess.run(
-            ["bash", "./packages/health_check/install_health_check.sh"],
-            cwd=root,
-            env=install_env(root, binary),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        proc = install(root, install_env(root, binary))
         assert proc.returncode != 0
         assert f"HEALTH_CHECK_BINARY='{binary}'" in proc.stderr, proc.stderr
         assert not (root / "benchmarks/health_check/health_check").exists(), "nothing is installed"
