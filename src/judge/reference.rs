@@ -119,6 +119,15 @@ mod tests {
         assert_eq!(v.deviation_pct, Some(-11.0));
         assert_eq!(v.limit, 90.0);
         assert!(!r.judge(91.0, Direction::Higher, &ten).flagged, "within");
+        // "Worse by more than the tolerance": exactly at the limit is not flagged.
+        assert!(
+            !r.judge(90.0, Direction::Higher, &ten).flagged,
+            "at the limit"
+        );
+        assert!(
+            !r.judge(110.0, Direction::Lower, &ten).flagged,
+            "at the limit"
+        );
         assert!(!r.judge(130.0, Direction::Higher, &ten).flagged, "better");
         assert!(r.judge(111.0, Direction::Lower, &ten).flagged, "direction");
         assert!(!r.judge(89.0, Direction::Lower, &ten).flagged, "direction");
@@ -141,6 +150,17 @@ mod tests {
         assert!(
             reference(30_000.0, 3_000.0, 4)
                 .judge(26_400.0, Direction::Higher, &ten)
+                .flagged
+        );
+        // "Beyond" the z limit: exactly at it is not an outlier (a MAD of MAD_SCALE makes z the
+        // plain difference, exactly).
+        let unit = reference(100.0, MAD_SCALE, 6);
+        let one = rule(1.0, None);
+        let at = unit.judge(100.0 - Z_LIMIT, Direction::Higher, &one);
+        assert_eq!(at.robust_z, Some(-Z_LIMIT));
+        assert!(!at.flagged, "|z| at the limit");
+        assert!(
+            unit.judge(100.0 - Z_LIMIT - 0.5, Direction::Higher, &one)
                 .flagged
         );
         // A MAD of 0 has no z-score: the tolerance decides in a large group too.
