@@ -16,10 +16,36 @@ mod store;
 #[path = "unsupported.rs"]
 mod store;
 
+use crate::wire::counters::ErrorCounter;
+use crate::wire::document::{Document, Section};
+use crate::wire::figures::Figure;
 use crate::wire::history::FactChange;
+use crate::wire::history::RunSummary;
 pub use keep::{Keep, KeepError};
 use std::collections::{BTreeMap, BTreeSet};
-pub use store::{History, LastRun, Record};
+pub use store::History;
+
+/// A run to record: the document, its figures, and the sections measured under interference
+/// (their figures are kept out of later references).
+pub struct Record<'a> {
+    /// The document, checks included.
+    pub doc: &'a Document,
+    /// Its figures.
+    pub figures: &'a [Figure],
+    /// Sections measured under interference beyond the limits.
+    pub noisy: &'a BTreeSet<Section>,
+}
+
+/// The last run of a machine as the next one needs it.
+#[derive(Debug, Clone)]
+pub struct LastRun {
+    /// Its summary.
+    pub summary: RunSummary,
+    /// Its error counters above zero; `None` where it read none.
+    pub counters: Option<Vec<ErrorCounter>>,
+    /// Its configuration.
+    pub facts: BTreeMap<String, String>,
+}
 
 /// Why the history cannot be used; the message says what to do.
 #[derive(Debug, thiserror::Error)]

@@ -3,10 +3,9 @@
 //! way) and one small row per figure and run, clustered by series and run so a figure's trend is
 //! one range read however long the history grows.
 
-use super::{Filter, HistoryError, Keep, fact_changes};
+use super::{Filter, HistoryError, Keep, LastRun, Record, fact_changes};
 use crate::wire::check::Status;
-use crate::wire::counters::ErrorCounter;
-use crate::wire::document::{Document, Section};
+use crate::wire::document::Document;
 use crate::wire::figures::{Direction, Figure};
 use crate::wire::history::{FactChange, Point, Points, RunSummary, Trend};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -64,28 +63,6 @@ CREATE TABLE IF NOT EXISTS figures(
 pub struct History {
     conn: Connection,
     path: PathBuf,
-}
-
-/// A run to record: the document, its figures, and the sections measured under interference
-/// (their figures are kept out of later references).
-pub struct Record<'a> {
-    /// The document, checks included.
-    pub doc: &'a Document,
-    /// Its figures.
-    pub figures: &'a [Figure],
-    /// Sections measured under interference beyond the limits.
-    pub noisy: &'a BTreeSet<Section>,
-}
-
-/// The last run of a machine as the next one needs it.
-#[derive(Debug, Clone)]
-pub struct LastRun {
-    /// Its summary.
-    pub summary: RunSummary,
-    /// Its error counters above zero; `None` where it read none.
-    pub counters: Option<Vec<ErrorCounter>>,
-    /// Its configuration.
-    pub facts: BTreeMap<String, String>,
 }
 
 type Result<T> = std::result::Result<T, HistoryError>;

@@ -1,37 +1,15 @@
 //! The history is kept on Linux only (where health_check measures); elsewhere opening one says
 //! so and nothing else is reachable.
 
-use super::{Filter, HistoryError, Keep};
-use crate::wire::counters::ErrorCounter;
-use crate::wire::document::{Document, Section};
+use super::{Filter, HistoryError, Keep, LastRun, Record};
+use crate::wire::document::Document;
 use crate::wire::figures::Figure;
 use crate::wire::history::{FactChange, Points, RunSummary, Trend};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// No history outside Linux.
 pub struct History(std::convert::Infallible);
-
-/// A run to record.
-pub struct Record<'a> {
-    /// The document.
-    pub doc: &'a Document,
-    /// Its figures.
-    pub figures: &'a [Figure],
-    /// Sections measured under interference.
-    pub noisy: &'a BTreeSet<Section>,
-}
-
-/// The last run of a machine.
-#[derive(Debug, Clone)]
-pub struct LastRun {
-    /// Its summary.
-    pub summary: RunSummary,
-    /// Its error counters above zero; `None` where it read none.
-    pub counters: Option<Vec<ErrorCounter>>,
-    /// Its configuration.
-    pub facts: BTreeMap<String, String>,
-}
 
 type Result<T> = std::result::Result<T, HistoryError>;
 
