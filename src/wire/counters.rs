@@ -103,11 +103,6 @@ impl ErrorCounters {
         self.hours = round_to(hours.max(0.0), 3);
         self.last_run_unix = Some(last_run_unix);
     }
-
-    /// The source of a counter, as the collector names it.
-    pub fn source_of(c: &ErrorCounter) -> Option<CounterSource> {
-        CounterSource::from_name(&c.source)
-    }
 }
 
 /// What a fingerprint fact is, for people: `kernel.cmdline` -> `kernel command line`.
@@ -169,6 +164,37 @@ pub fn fact_difference(name: &str, mine: &str, theirs: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_fingerprint_fact_has_a_label_for_people() {
+        for (fact, label) in [
+            ("bios.vendor", "BIOS vendor"),
+            ("bios.version", "BIOS version"),
+            ("bios.date", "BIOS date"),
+            ("board.vendor", "board vendor"),
+            ("board.name", "board"),
+            ("board.version", "board revision"),
+            ("system.product", "product name"),
+            ("cpu.microcode", "CPU microcode"),
+            ("kernel.release", "kernel"),
+            ("kernel.cmdline", "kernel command line"),
+            ("cpu.governor", "CPU frequency governor"),
+            ("cpu.smt", "SMT"),
+            ("cpu.idle_driver", "cpuidle driver"),
+            ("cpu.idle_states", "idle states enabled"),
+            ("memory.thp", "transparent huge pages"),
+            ("memory.thp_defrag", "THP defrag"),
+            ("kernel.numa_balancing", "NUMA balancing"),
+            ("memory.dimms", "DIMMs"),
+            ("nic.eth0.driver", "eth0 driver"),
+            ("nic.eth0.firmware", "eth0 firmware"),
+            // A fact a newer version collects is shown by its name.
+            ("nic.eth0.speed", "nic.eth0.speed"),
+            ("cpu.vulnerabilities", "cpu.vulnerabilities"),
+        ] {
+            assert_eq!(fact_label(fact), label, "{fact}");
+        }
+    }
 
     fn counter(source: CounterSource, subject: &str, counter: &str, value: u64) -> Counter {
         Counter {
