@@ -288,6 +288,45 @@ mod tests {
         }
     }
 
+    /// Failed runs, runs with interference and figures measured otherwise than most teach
+    /// nothing: the expectation is the healthy, quiet majority's.
+    #[test]
+    fn a_baseline_learns_only_from_healthy_quiet_runs_measured_alike() {
+        use crate::judge::compare::tests::machine;
+        use crate::wire::document::Section;
+        use crate::wire::fleet::MachineStatus;
+        let peak = |v: f64| vec![fig(&PEAK_BANDWIDTH, &["all reads"], v)];
+        let mut machines: Vec<Machine> = [30_000.0, 30_500.0, 29_500.0, 31_000.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| machine(&format!("m{i}"), peak(v)))
+            .collect();
+        let mut failed = machine("failed", peak(1.0));
+        failed.raise(MachineStatus::Failed, "its run failed");
+        let mut busy = machine("busy", peak(2.0));
+        busy.interfered
+            .insert(Section::Memory, "30 % of the CPU stolen".into());
+        let quick = machine(
+            "quick",
+            vec![fig_as(
+                &PEAK_BANDWIDTH,
+                &["all reads"],
+                3.0,
+                "profile=quick".into(),
+            )],
+        );
+        machines.extend([failed, busy, quick]);
+        let groups = vec![(sku(), (0..machines.len()).collect())];
+        let b = Baseline::learn(&machines, &groups, &Rules::builtin());
+        assert_eq!(b.skus.len(), 1);
+        assert_eq!(b.skus[0].machines, 7);
+        let e = &b.skus[0].figures["memory.peak_bandwidth.all reads"];
+        assert_eq!((e.median, e.count, e.machines), (30_250.0, 4, 4));
+        assert_eq!(e.mad, 500.0);
+        assert_eq!(e.basis, "profile=standard");
+        assert_eq!((e.unit.as_str(), e.direction), ("MiB/s", Direction::Higher));
+    }
+
     #[test]
     fn fifteen_percent_less_memory_bandwidth_fails_and_names_everything() {
         let rules = Rules::builtin();
@@ -353,6 +392,27 @@ mod tests {
             "{}",
             checks[0].message
         );
+    }
+
+    /// A document that knows less of its model (no socket count) takes the one baseline model it
+    /// may be; with two such models it takes neither.
+    #[test]
+    fn a_model_known_in_part_takes_the_one_compatible_baseline_only() {
+        let partial = Sku {
+            sockets: None,
+            ..sku()
+        };
+        let b = baseline();
+        assert_eq!(b.for_sku(&partial).map(|s| &s.sku), Some(&sku()));
+        let mut two = baseline();
+        let mut second = two.skus[0].clone();
+        second.sku.sockets = Some(2);
+        two.skus.push(second);
+        assert!(
+            two.for_sku(&partial).is_none(),
+            "two models fit: neither is taken"
+        );
+        assert_eq!(two.for_sku(&sku()).map(|s| &s.sku), Some(&sku()));
     }
 
     #[test]

@@ -417,6 +417,37 @@ mod tests {
     }
 
     #[test]
+    fn loopback_names_are_the_machine_itself() {
+        for name in [
+            "localhost",
+            "127.0.0.1",
+            "127.0.1.1",
+            "::1",
+            "ip6-localhost",
+        ] {
+            assert!(loopback(name), "{name}");
+        }
+        for name in [
+            "c1",
+            "10.0.0.1",
+            "::2",
+            "localhost.example.com",
+            "1127.0.0.1",
+        ] {
+            assert!(!loopback(name), "{name}");
+        }
+        // A loopback client is no other machine: nothing is added, nothing blamed.
+        let mut ms = vec![
+            machine("s1", bw(&[("localhost", 2.0), ("127.0.0.1", 2.0)])),
+            machine("s2", bw(&[("localhost", 9.4), ("127.0.0.1", 9.4)])),
+            machine("s3", bw(&[("localhost", 9.4), ("127.0.0.1", 9.3)])),
+        ];
+        let f = run(&mut ms);
+        assert_eq!(ms.len(), 3, "no machine made of a loopback name");
+        assert!(f.is_empty(), "{f:#?}");
+    }
+
+    #[test]
     fn a_server_all_of_whose_clients_are_slow_is_blamed_as_the_server() {
         let mut ms = vec![
             machine("s1", bw(&[("c1", 2.0), ("c2", 2.1), ("c3", 1.9)])),
