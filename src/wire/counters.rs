@@ -2,7 +2,7 @@
 //! what each counted since boot and what is new in the window judged (since boot, or since the
 //! last recorded run of the same boot), and how many counters of each source were read.
 
-use crate::system::counters::{Counter, CounterSource, increase};
+use crate::system::counters::{Counter, increase};
 use crate::units::round_to;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -164,6 +164,7 @@ pub fn fact_difference(name: &str, mine: &str, theirs: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::system::counters::CounterSource;
 
     #[test]
     fn every_fingerprint_fact_has_a_label_for_people() {

@@ -4,6 +4,7 @@
 
 use super::plots::{StripPoint, strip_plot};
 use super::{escape, heat, missing, num, page as wrap};
+use crate::judge::compare::MATRIX_MAX_MACHINES;
 use crate::judge::machine::Machine;
 use crate::render::fleet_table::shown;
 use crate::stats::median;
@@ -41,8 +42,19 @@ pub fn page(report: &FleetReport, machines: &[Machine]) -> String {
     );
     body.push_str(&findings(report));
     body.push_str(&machines_table(report));
-    if let Some(m) = &report.matrix {
-        body.push_str(&matrix(m));
+    match &report.matrix {
+        Some(m) => body.push_str(&matrix(m)),
+        // Said on the page, not only in the docs: an operator of 300 machines looks for it here.
+        None if report.machines.len() > MATRIX_MAX_MACHINES => {
+            let _ = write!(
+                body,
+                "<h2 id=\"matrix\">Between machines</h2>\n<p>No matrix: it is drawn when 2 to \
+                 {MATRIX_MAX_MACHINES} machines measured each other, and this report has {} \
+                 machines. The findings above still name every slow server, client and path.</p>\n",
+                report.machines.len()
+            );
+        }
+        None => {}
     }
     body.push_str(&strips(report, machines));
     body.push_str(&groups(report));
@@ -310,4 +322,31 @@ fn groups(r: &FleetReport) -> String {
     }
     out.push_str("</table>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(machines: usize) -> FleetReport {
+        FleetReport {
+            machines: (0..machines)
+                .map(|i| Machine::measured_only(&format!("m{i}")).entry)
+                .collect(),
+            ..FleetReport::default()
+        }
+    }
+
+    #[test]
+    fn above_the_matrix_limit_the_page_says_why_there_is_none() {
+        let big = page(&report(MATRIX_MAX_MACHINES + 1), &[]);
+        assert!(
+            big.contains(
+                "No matrix: it is drawn when 2 to 256 machines measured each other, and this \
+                 report has 257 machines"
+            ),
+            "{big}"
+        );
+        assert!(!page(&report(3), &[]).contains("No matrix"));
+    }
 }
