@@ -107,6 +107,7 @@ if [ -n "${SKIP_INSTALL:-}" ]; then
 else
   bg_start "$TOOLCHAIN_CHECKS" toolchain_checks
   install_deps
+  step "test tools installed; waiting for the toolchain checks"
   bg_wait "$TOOLCHAIN_CHECKS"
 fi
 

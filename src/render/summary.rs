@@ -1,7 +1,7 @@
 //! The summary for people, printed on stderr after the JSON is written: each section's outcome
-//! with the figures people look for first, then the checks (failures and warnings with their
-//! messages, passes and skips by name), and the total time. Colour only on a terminal (and never
-//! with NO_COLOR set). Never parsed by anything.
+//! with the figures people look for first, then the checks (failures, warnings and inconclusive
+//! ones with their messages, passes and skips by name), and the total time. Colour only on a
+//! terminal (and never with NO_COLOR set). Never parsed by anything.
 
 use crate::wire::document::{Check, Document, Section, Status, word};
 use std::fmt::Write as _;
@@ -53,9 +53,17 @@ pub fn summary(doc: &Document, color: bool) -> String {
     }
     if !doc.checks.is_empty() {
         let count = |s: Status| doc.checks.iter().filter(|c| c.status == s).count();
+        // Inconclusive only when there is one: it says to measure again, and why.
+        let inconclusive = match count(Status::Inconclusive) {
+            0 => String::new(),
+            n => format!(
+                "{} inconclusive, ",
+                paint(&n.to_string(), Status::Inconclusive, color)
+            ),
+        };
         let _ = writeln!(
             out,
-            "checks: {} pass, {} warn, {} fail, {} skip",
+            "checks: {} pass, {} warn, {} fail, {inconclusive}{} skip",
             paint(&count(Status::Pass).to_string(), Status::Pass, color),
             paint(&count(Status::Warn).to_string(), Status::Warn, color),
             paint(&count(Status::Fail).to_string(), Status::Fail, color),
@@ -64,7 +72,7 @@ pub fn summary(doc: &Document, color: bool) -> String {
         let alarms: Vec<&Check> = doc
             .checks
             .iter()
-            .filter(|c| matches!(c.status, Status::Fail | Status::Warn))
+            .filter(|c| matches!(c.status, Status::Fail | Status::Warn | Status::Inconclusive))
             .collect();
         for c in alarms.iter().take(ALARM_LINES) {
             let _ = writeln!(out, "  {}", check_line(c, color));
@@ -72,7 +80,7 @@ pub fn summary(doc: &Document, color: bool) -> String {
         if alarms.len() > ALARM_LINES {
             let _ = writeln!(
                 out,
-                "  ... and {} more failures and warnings (all in the document)",
+                "  ... and {} more failures, warnings and inconclusive checks (all in the document)",
                 alarms.len() - ALARM_LINES
             );
         }
@@ -92,7 +100,8 @@ pub fn summary(doc: &Document, color: bool) -> String {
     out
 }
 
-/// Failures and warnings shown with their messages before the rest are counted.
+/// Failures, warnings and inconclusive checks shown with their messages before the rest are
+/// counted.
 const ALARM_LINES: usize = 40;
 
 /// Items named in one summary line before the rest are counted: a 2000-client run must not
@@ -237,6 +246,30 @@ checks: 1 pass, 1 warn, 1 fail, 1 skip
   SKIP  system.governor
 ";
         assert_eq!(summary(&doc(), false), expected);
+    }
+
+    /// A figure made inconclusive by interference is counted and shown with its reason, never
+    /// left out of the summary.
+    #[test]
+    fn inconclusive_checks_are_counted_and_say_why() {
+        let mut d = doc();
+        d.checks.push(check(
+            "sleepbench.calls_per_thread",
+            Status::Inconclusive,
+            "inconclusive, measured under interference (steal 12.0%): 4763 calls/s",
+        ));
+        let text = summary(&d, false);
+        assert!(
+            text.contains("checks: 1 pass, 1 warn, 1 fail, 1 inconclusive, 1 skip\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  INCONCLUSIVE  sleepbench.calls_per_thread: inconclusive, measured under \
+                 interference (steal 12.0%)"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

@@ -173,9 +173,8 @@ fn strict_exits_3_when_a_check_fails() {
         "--sleep-threads",
         "1",
         "--strict",
-        "--threshold",
-        "interference.other_cpu_pct=100",
     ]);
+    cmd.args(crate::util::NO_INTERFERENCE_LIMITS);
     // SAFETY: prctl only changes this child's timer slack; it is async-signal-safe.
     unsafe {
         cmd.pre_exec(|| {

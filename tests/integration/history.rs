@@ -3,18 +3,17 @@
 //! concurrent writers, and `health_check history` reading it back.
 
 use crate::netns::{NetPair, Side};
-use crate::util::{bin, bin_str, json_of};
+use crate::util::{NO_INTERFERENCE_LIMITS, bin, bin_str, json_of};
 use health_check::history::{Filter, History};
 use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
 
-/// Figures measured while other tests load the CPUs are still recorded as measured alike.
-const QUIET: &str = "--threshold=interference.other_cpu_pct=100";
-
 fn recorded_sleep(history: &Path) -> Value {
     let out = bin()
-        .args(["sleep", "--sleep-time", "0.2", QUIET, "--history"])
+        .args(["sleep", "--sleep-time", "0.2"])
+        .args(NO_INTERFERENCE_LIMITS)
+        .arg("--history")
         .arg(history)
         .output()
         .unwrap();

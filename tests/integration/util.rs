@@ -82,6 +82,16 @@ pub fn assert_valid(doc: &Value) {
     );
 }
 
+/// Lifts every interference limit: for tests of something else (exit codes, the history) that
+/// run beside other tests, whose load, or the VM's steal time, would otherwise make their slow
+/// figures rightly inconclusive.
+pub const NO_INTERFERENCE_LIMITS: [&str; 4] = [
+    "--threshold=interference.other_cpu_pct=100",
+    "--threshold=interference.steal_pct=100",
+    "--threshold=interference.throttled_pct=100",
+    "--threshold=interference.thermal_events=1000000",
+];
+
 /// Serialises the tests that load every CPU (memory, loopback bandwidth, 64-thread storage) with
 /// those whose figures or deadlines need the CPUs (the shaped link, Ctrl-C timing): on a 2-CPU
 /// machine they would disturb each other.
