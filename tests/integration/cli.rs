@@ -165,7 +165,7 @@ fn strict_exits_3_when_a_check_fails() {
     use std::os::unix::process::CommandExt;
     // A 1 ms timer slack caps a thread at 1 000 calls/s: the 15 000 calls/s rule must fail.
     let mut cmd = std::process::Command::new(crate::util::bin_path());
-    // Other tests load the CPUs meanwhile: their load must not make the verdict inconclusive.
+    // Other tests' load (and the hypervisor's steal) must not make the verdict inconclusive.
     cmd.args([
         "sleep",
         "--sleep-time",
