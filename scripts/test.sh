@@ -96,9 +96,13 @@ rustup target add aarch64-unknown-linux-gnu x86_64-apple-darwin >/dev/null 2>&1
 TOOLCHAIN_CHECKS="cargo fmt; cargo clippy -D warnings; cargo check (macOS; the shipped features); cargo doc"
 toolchain_checks() {
   cargo fmt --check
+  step "cargo clippy --all-targets"
   cargo clippy --all-targets --locked -- -D warnings
+  step "cargo check --target x86_64-apple-darwin"
   cargo check --locked --target x86_64-apple-darwin
+  step "cargo check --lib --bins"
   cargo check --locked --lib --bins
+  step "cargo doc"
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items --locked --quiet
 }
 if [ -n "${SKIP_INSTALL:-}" ]; then
