@@ -416,6 +416,52 @@ mod tests {
             .collect()
     }
 
+    /// Two measurements are enough to tell a machine from its paths: a client two servers found
+    /// slow is blamed (one measurement alone is a link).
+    #[test]
+    fn a_client_two_servers_found_slow_is_blamed() {
+        let mut ms: Vec<Machine> = (1..=4)
+            .map(|i| {
+                let mut row = vec![("c2", 9.4), ("c3", 9.4)];
+                if i <= 2 {
+                    row.push(("c1", 1.2));
+                }
+                machine(&format!("s{i}"), bw(&row))
+            })
+            .collect();
+        let f = run(&mut ms);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!((f[0].machine.as_str(), f[0].scope), ("c1", Scope::Client));
+    }
+
+    /// The worst machine is blamed first, and what it explains no longer counts against the
+    /// others: m2 looks slow only through its tests with m1 (very slow) and m3 (slow), so once
+    /// they are blamed, m2 is not.
+    #[test]
+    fn the_worst_machine_is_blamed_first_and_clears_the_others() {
+        let mut ms = vec![
+            machine("m2", bw(&[("d", 9.4), ("e", 9.4)])),
+            machine("m1", bw(&[("a", 1.0), ("b", 1.0), ("c", 1.0), ("m2", 1.0)])),
+            machine("m3", bw(&[("a", 3.0), ("b", 3.0), ("c", 3.0), ("m2", 3.5)])),
+        ];
+        ms.extend((1..=5).map(|i| machine(&format!("g{i}"), bw(&[("d", 9.4), ("e", 9.4)]))));
+        let f = run(&mut ms);
+        let blamed: Vec<(&str, Scope)> = f
+            .iter()
+            .filter(|x| x.scope != Scope::Link)
+            .map(|x| (x.machine.as_str(), x.scope))
+            .collect();
+        assert_eq!(
+            blamed,
+            [("m1", Scope::Server), ("m3", Scope::Server)],
+            "{f:#?}"
+        );
+        assert!(
+            f.iter().all(|x| x.scope != Scope::Link),
+            "every slow test is explained by a machine: {f:#?}"
+        );
+    }
+
     #[test]
     fn loopback_names_are_the_machine_itself() {
         for name in [
