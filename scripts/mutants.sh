@@ -9,6 +9,7 @@
 # Usage: scripts/mutants.sh                 every file below
 #        scripts/mutants.sh src/judge/reference.rs ...   only these files
 #        MUTANTS_JOBS=2 scripts/mutants.sh   parallel builds (each needs its own copy of target/)
+#        MUTANTS_OUTPUT=target/mutants-2 scripts/mutants.sh ...   keep an earlier run's results
 set -Eeuo pipefail
 cd "$(dirname "$(readlink -f "$0")")/.."
 
@@ -52,5 +53,5 @@ done
 # about 90 s optimised and 6 s like this; the unit tests still run in seconds.
 export RUSTFLAGS="${RUSTFLAGS:--C opt-level=0 -C debuginfo=0}"
 cargo mutants --no-shuffle --jobs "${MUTANTS_JOBS:-1}" --timeout 120 \
-  --output target/mutants "${args[@]}" -- --lib
-echo "results: target/mutants/mutants.out/{caught,missed,timeout,unviable}.txt" >&2
+  --output "${MUTANTS_OUTPUT:-target/mutants}" "${args[@]}" -- --lib
+echo "results: ${MUTANTS_OUTPUT:-target/mutants}/mutants.out/{caught,missed,timeout,unviable}.txt" >&2

@@ -516,6 +516,39 @@ pub(crate) mod tests {
         assert_eq!(f[0].machine, "dimm");
     }
 
+    /// A document that names only its CPU model (DCPerf's) joins the one group it may be part
+    /// of, whichever is read first, and the group is known by the complete model.
+    #[test]
+    fn a_model_known_in_part_joins_its_group_in_any_order() {
+        let partial = || {
+            let mut m = machine("dcperf", peak(30200.0));
+            m.entry.sku = Some(Sku {
+                sockets: None,
+                cores_per_socket: None,
+                numa_nodes: None,
+                ..sku()
+            });
+            m
+        };
+        for partial_first in [true, false] {
+            let mut ms = vec![machine("a", peak(30000.0)), machine("b", peak(30500.0))];
+            if partial_first {
+                ms.insert(0, partial());
+            } else {
+                ms.push(partial());
+            }
+            let groups = group(&mut ms);
+            assert_eq!(groups.len(), 1, "{groups:#?}");
+            assert_eq!(
+                groups[0].0,
+                sku(),
+                "the group is known by the complete model"
+            );
+            assert_eq!(groups[0].1.len(), 3);
+            assert!(ms.iter().all(|m| m.entry.status != MachineStatus::Alone));
+        }
+    }
+
     #[test]
     fn alone_and_unknown_models_say_so() {
         let mut big = machine("big", peak(90000.0));

@@ -912,6 +912,44 @@ mod tests {
         v["system"]["numa_nodes"] = json!([v["system"]["numa_nodes"][0].clone(), second]);
     }
 
+    /// `--strict` exits 3 for failures only: a warning or an inconclusive figure is not one.
+    #[test]
+    fn strict_counts_failures_only() {
+        let c = |status| Check {
+            name: CheckId::parse("network.bandwidth"),
+            status,
+            value: None,
+            limit: None,
+            message: String::new(),
+        };
+        assert!(!any_failed(&[]));
+        let calm = [
+            Status::Pass,
+            Status::Warn,
+            Status::Inconclusive,
+            Status::Skip,
+        ]
+        .map(c);
+        assert!(!any_failed(&calm));
+        assert!(any_failed(&[c(Status::Pass), c(Status::Fail)]));
+    }
+
+    /// The reverse direction is compared with the forward one only when the forward one was
+    /// measured.
+    #[test]
+    fn symmetry_is_judged_only_when_the_forward_test_measured() {
+        let symmetry = |doc: &Document| {
+            evaluate(doc, &Thresholds::default())
+                .iter()
+                .filter(|c| c.name.to_string().starts_with("network.reverse_symmetry"))
+                .count()
+        };
+        assert_eq!(symmetry(&healthy(|_| {})), 1);
+        let no_forward =
+            healthy(|v| v["iperf3 bandwidth"][0]["bandwidth"] = serde_json::Value::Null);
+        assert_eq!(symmetry(&no_forward), 0);
+    }
+
     #[test]
     fn every_limit_can_warn_or_fail() {
         let t = Thresholds::default();
