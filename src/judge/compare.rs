@@ -412,6 +412,7 @@ pub(crate) mod tests {
                 })
                 .collect()
         };
+        assert!(matrix(&ring(2)).is_some(), "two machines make a matrix");
         let small = matrix(&ring(3)).expect("three machines measured each other");
         assert_eq!(small.machines, ["m0", "m1", "m2"]);
         assert_eq!(small.bandwidth_gbps[0][1], Some(9.0));
@@ -547,6 +548,41 @@ pub(crate) mod tests {
             assert_eq!(groups[0].1.len(), 3);
             assert!(ms.iter().all(|m| m.entry.status != MachineStatus::Alone));
         }
+    }
+
+    /// Two machines of a model measured alike are compared (their median is the reference).
+    #[test]
+    fn two_machines_are_enough_to_compare() {
+        let mut ms = vec![machine("a", peak(30000.0)), machine("slow", peak(20000.0))];
+        let f = run(&mut ms);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].machine, "slow");
+        assert!(
+            f[0].message
+                .contains("20000 MiB/s is 20.0% below the median 25000 MiB/s of 2 machines"),
+            "{}",
+            f[0].message
+        );
+        assert!(ms.iter().all(|m| m.entry.not_compared.is_empty()));
+    }
+
+    /// A figure the others have and a machine lacks is listed as missing, for that machine only.
+    #[test]
+    fn what_a_machine_lacks_is_listed() {
+        use crate::wire::figures::MEMCPY_LARGE;
+        let both = |v: f64| {
+            let mut f = peak(v);
+            f.push(fig(&MEMCPY_LARGE, &[], 9000.0));
+            f
+        };
+        let mut ms = vec![
+            machine("a", both(30000.0)),
+            machine("b", both(30100.0)),
+            machine("no memcpy", peak(30200.0)),
+        ];
+        run(&mut ms);
+        assert!(ms[0].entry.missing_figures.is_empty() && ms[1].entry.missing_figures.is_empty());
+        assert_eq!(ms[2].entry.missing_figures, ["memory.memcpy_large"]);
     }
 
     #[test]
