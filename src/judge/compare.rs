@@ -413,6 +413,24 @@ pub(crate) mod tests {
                 .collect()
         };
         assert!(matrix(&ring(2)).is_some(), "two machines make a matrix");
+        // A measured direction is never overwritten by the other's symmetric fill.
+        let ping = &crate::wire::figures::PING_LATENCY;
+        let both = [
+            machine("m0", vec![fig(ping, &["m1"], 1.0)]),
+            machine("m1", vec![fig(ping, &["m0"], 2.0)]),
+        ];
+        let m = matrix(&both).unwrap();
+        assert_eq!(m.latency_ms, [[None, Some(1.0)], [Some(2.0), None]]);
+        let one = [
+            machine("m0", vec![fig(ping, &["m1"], 1.0)]),
+            machine("m1", vec![]),
+        ];
+        let m = matrix(&one).unwrap();
+        assert_eq!(
+            m.latency_ms,
+            [[None, Some(1.0)], [Some(1.0), None]],
+            "RTT is symmetric"
+        );
         let small = matrix(&ring(3)).expect("three machines measured each other");
         assert_eq!(small.machines, ["m0", "m1", "m2"]);
         assert_eq!(small.bandwidth_gbps[0][1], Some(9.0));

@@ -120,6 +120,19 @@ mod tests {
         assert_eq!((drift.agree, drift.of), (5, 6));
     }
 
+    /// Three of five is a majority: the two others are named.
+    #[test]
+    fn a_bare_majority_is_the_norm() {
+        let ms: Vec<Machine> = ["0xa", "0xa", "0xa", "0xb", "0xc"]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| with_facts(&format!("h{i}"), &[("cpu.microcode", v)]))
+            .collect();
+        let f = findings(&ms, &group_of(5), &Rules::builtin());
+        let named: Vec<&str> = f.iter().map(|f| f.machine.as_str()).collect();
+        assert_eq!(named, ["h3", "h4"], "{f:#?}");
+    }
+
     #[test]
     fn a_tie_or_too_few_machines_have_no_norm() {
         let ms = vec![

@@ -314,6 +314,11 @@ mod tests {
         assert!(!c.message.contains("beyond the tolerance"), "{}", c.message);
         assert!(c.message.contains("sustained shift"), "{}", c.message);
         assert!(c.message.contains("the 100"), "{}", c.message);
+        assert!(
+            !c.message.contains("when it began"),
+            "nothing changed: {}",
+            c.message
+        );
         assert_eq!(c.status, Status::Fail);
         // Two runs at 89 are not three: the current run alone decides (and fails, 11% worse).
         let c = judge_window(&[100.0, 100.0, 100.0, 100.0, 100.0, 89.0], 89.0, 3);
@@ -349,6 +354,46 @@ mod tests {
                 .contains("since the last run: kernel 6.1 -> 6.6; rebooted"),
             "{}",
             checks[0].message
+        );
+    }
+
+    /// A shift that began with a new kernel names it, at the run where it began; a run that
+    /// passes says nothing of what changed.
+    #[test]
+    fn the_change_a_shift_began_with_is_named() {
+        let mut c = Case::new(PEAK, &[100.0, 100.0, 100.0, 100.0, 100.0, 89.0, 89.0]);
+        for r in c.runs.iter_mut().skip(5) {
+            r.kernel = Some("6.6".into());
+        }
+        let past = Past {
+            runs: &c.runs,
+            figures: &c.figures,
+            window: 3,
+        };
+        let check = judge(&[peak(89.0)], &past, &run(8, "6.6"), &Rules::builtin()).remove(0);
+        assert_eq!(check.status, Status::Fail, "{}", check.message);
+        assert!(
+            check
+                .message
+                .contains("(when it began, run 6: kernel 6.1 -> 6.6)"),
+            "{}",
+            check.message
+        );
+        assert!(
+            !check.message.contains("since the last run"),
+            "{}",
+            check.message
+        );
+
+        let c = Case::new(SLEEP, &[50_000.0, 50_500.0, 49_800.0]);
+        let mut now = run(4, "6.6");
+        now.boot_id = Some("b2".into());
+        let fine = c.judge(fig(&SLEEP_CALLS, &[], 50_100.0), &now);
+        assert_eq!(fine[0].status, Status::Pass, "{}", fine[0].message);
+        assert!(
+            !fine[0].message.contains("since the last run"),
+            "{}",
+            fine[0].message
         );
     }
 
