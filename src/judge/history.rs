@@ -324,6 +324,9 @@ mod tests {
         let c = judge_window(&[100.0, 100.0, 100.0, 100.0, 100.0, 89.0], 89.0, 3);
         assert!(c.message.contains("beyond the tolerance"), "{}", c.message);
         assert!(!c.message.contains("sustained"), "{}", c.message);
+        // Three runs before the shift are enough to show it.
+        let c = judge_window(&[100.0, 100.0, 100.0, 89.0, 89.0], 89.0, 3);
+        assert!(c.message.contains("sustained shift"), "{}", c.message);
         // A shift up is no fault.
         let c = judge_window(&[100.0, 100.0, 100.0, 100.0, 100.0, 120.0, 120.0], 120.0, 3);
         assert_eq!(c.status, Status::Pass, "{}", c.message);
