@@ -194,6 +194,15 @@ mod tests {
             ..quiet
         };
         assert!(interfered(&hot, &t).unwrap().contains("heat 3"));
+        // Each limit is the most that is still quiet.
+        let at_the_limits = InterferenceEntry {
+            steal_pct: Some(t.interference_steal_pct),
+            other_cpu_pct: Some(t.interference_other_cpu_pct),
+            throttled_pct: Some(t.interference_throttled_pct),
+            thermal_events: Some(t.interference_thermal_events as u64),
+            ..quiet
+        };
+        assert_eq!(interfered(&at_the_limits, &t), None);
         assert_eq!(
             section_of(&CheckId::parse("baseline.network.bandwidth.h1")),
             Some(Section::Network)
