@@ -208,5 +208,29 @@ mod tests {
             Some(Section::Network)
         );
         assert_eq!(section_of(&CheckId::parse("system.thp")), None);
+        for (check, section) in [
+            ("sleepbench.calls_per_thread", Section::Sleep),
+            ("ping.ping_rtt", Section::Network),
+            ("memory.numa_ratio", Section::Memory),
+            ("storage.read_iops", Section::Storage),
+            ("history.memory.peak_bandwidth.all reads", Section::Memory),
+        ] {
+            assert_eq!(section_of(&CheckId::parse(check)), Some(section), "{check}");
+        }
+        for speed in [
+            "memory.peak_vs_theoretical",
+            "memory.numa_ratio",
+            "storage.read_iops",
+            "network.bandwidth",
+        ] {
+            assert!(judges_speed(&CheckId::parse(speed)), "{speed}");
+        }
+        for setting in [
+            "memory.full_random_pages",
+            "sleepbench.irq",
+            "network.ping_loss",
+        ] {
+            assert!(!judges_speed(&CheckId::parse(setting)), "{setting}");
+        }
     }
 }

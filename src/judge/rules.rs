@@ -10,20 +10,6 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-impl RuleSpec {
-    /// Whether `value` is worse than `reference` beyond the tolerance and the noise floor.
-    pub fn flags(&self, direction: Direction, value: f64, reference: f64) -> bool {
-        if reference == 0.0 || !direction.is_worse(value, reference) {
-            return false;
-        }
-        let deviation = 100.0 * (value - reference) / reference.abs();
-        deviation.abs() > self.tolerance_pct
-            && self
-                .min_difference
-                .is_none_or(|floor| (value - reference).abs() > floor)
-    }
-}
-
 /// A rules file: `rules:` and the list.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
