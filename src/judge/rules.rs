@@ -251,6 +251,19 @@ mod tests {
                 .to_string()
                 .contains("line 2")
         );
+        let floor = |d: &str| {
+            let text =
+                format!("rules:\n  - metrics: a\n    tolerance_pct: 1\n    min_difference: {d}\n");
+            Rules::parse(&text, "r.yaml").map_err(|e| e.to_string())
+        };
+        for bad in ["-1", "-0.001", ".nan", ".inf"] {
+            let e = floor(bad).unwrap_err();
+            assert!(
+                e.contains("'min_difference' must be 0 or more"),
+                "{bad}: {e}"
+            );
+        }
+        assert!(floor("0").is_ok() && floor("0.5").is_ok());
         let bad_severity = "rules:\n  - metrics: a\n    tolerance_pct: 1\n    severity: loud\n";
         assert!(Rules::parse(bad_severity, "r.yaml").is_err());
         assert!(Rules::parse("rules: []\n", "r.yaml").is_err());
