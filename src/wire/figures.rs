@@ -784,6 +784,33 @@ mod tests {
         }
     }
 
+    /// The idle latencies, the loaded sweep (under `sweep`: our documents and DCPerf's name it
+    /// differently) and the peak bandwidths of a memory section, as named figures.
+    fn memory_figures(memory: &serde_json::Value, sweep: &str) -> Vec<(String, f64)> {
+        let mut out = Vec::new();
+        for (pattern, rows) in memory["idle_latency"].as_object().unwrap() {
+            for (cpu, row) in rows.as_object().unwrap() {
+                for (mem, ns) in row.as_object().unwrap() {
+                    let name = format!("memory.idle_latency.{pattern}.{cpu}.{mem}");
+                    out.push((name, ns.as_f64().unwrap()));
+                }
+            }
+        }
+        for (pattern, rows) in memory[sweep].as_object().unwrap() {
+            for row in rows.as_array().unwrap() {
+                let delay = row[0].as_u64().unwrap();
+                let bandwidth = format!("memory.loaded_bandwidth.{pattern}.{delay}");
+                out.push((bandwidth, row[1].as_f64().unwrap()));
+                let latency = format!("memory.loaded_latency.{pattern}.{delay}");
+                out.push((latency, row[2].as_f64().unwrap()));
+            }
+        }
+        for (mix, v) in memory["peak_bandwidth_mb_s"].as_object().unwrap() {
+            out.push((format!("memory.peak_bandwidth.{mix}"), v.as_f64().unwrap()));
+        }
+        out
+    }
+
     /// Every figure of a real document against the document's JSON read by path, not through
     /// our types: a figure dropped, misnamed or taken from the wrong field shows here.
     #[test]
@@ -836,26 +863,7 @@ mod tests {
         .map(|(name, path)| (name.to_string(), at(path)))
         .collect();
         let memory = &json["memory"];
-        for (pattern, rows) in memory["idle_latency"].as_object().unwrap() {
-            for (cpu, row) in rows.as_object().unwrap() {
-                for (mem, ns) in row.as_object().unwrap() {
-                    let name = format!("memory.idle_latency.{pattern}.{cpu}.{mem}");
-                    want.push((name, ns.as_f64().unwrap()));
-                }
-            }
-        }
-        for (pattern, rows) in memory["delay_latency_bandwidth"].as_object().unwrap() {
-            for row in rows.as_array().unwrap() {
-                let delay = row[0].as_u64().unwrap();
-                let bandwidth = format!("memory.loaded_bandwidth.{pattern}.{delay}");
-                want.push((bandwidth, row[1].as_f64().unwrap()));
-                let latency = format!("memory.loaded_latency.{pattern}.{delay}");
-                want.push((latency, row[2].as_f64().unwrap()));
-            }
-        }
-        for (mix, v) in memory["peak_bandwidth_mb_s"].as_object().unwrap() {
-            want.push((format!("memory.peak_bandwidth.{mix}"), v.as_f64().unwrap()));
-        }
+        want.extend(memory_figures(memory, "delay_latency_bandwidth"));
         for row in memory["cache_latency_ns"].as_array().unwrap() {
             let name = format!("memory.cache_latency.{}", row[0].as_u64().unwrap());
             want.push((name, row[1].as_f64().unwrap()));
@@ -924,26 +932,7 @@ mod tests {
         .map(|(name, path)| (name.to_string(), at(path)))
         .collect();
         let memory = &json["memory"];
-        for (pattern, rows) in memory["idle_latency"].as_object().unwrap() {
-            for (cpu, row) in rows.as_object().unwrap() {
-                for (mem, ns) in row.as_object().unwrap() {
-                    let name = format!("memory.idle_latency.{pattern}.{cpu}.{mem}");
-                    want.push((name, ns.as_f64().unwrap()));
-                }
-            }
-        }
-        for (pattern, rows) in memory["delay_bandwidth_latency"].as_object().unwrap() {
-            for row in rows.as_array().unwrap() {
-                let delay = row[0].as_u64().unwrap();
-                let bandwidth = format!("memory.loaded_bandwidth.{pattern}.{delay}");
-                want.push((bandwidth, row[1].as_f64().unwrap()));
-                let latency = format!("memory.loaded_latency.{pattern}.{delay}");
-                want.push((latency, row[2].as_f64().unwrap()));
-            }
-        }
-        for (mix, v) in memory["peak_bandwidth_mb_s"].as_object().unwrap() {
-            want.push((format!("memory.peak_bandwidth.{mix}"), v.as_f64().unwrap()));
-        }
+        want.extend(memory_figures(memory, "delay_bandwidth_latency"));
         for (name, value) in &want {
             assert_eq!(got.get(name), Some(value), "{name}");
         }
