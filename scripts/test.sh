@@ -117,7 +117,7 @@ fi
 
 # The library's unit tests first (the judge, the parsers, the kernels' own checks: logic that runs
 # in seconds). Optimised, they cost as much again as the library to compile (about 150 CPU-s
-# here); unoptimised, 25 CPU-s, and they run in 5 s instead of 4. Only our crate is built again:
+# here); unoptimised, 25 CPU-s, and they still run in about 3 s. Only our crate is built again:
 # the dependencies are the release build's own.
 step "cargo test --release --lib (our crate unoptimised)"
 cargo test --release --locked --lib --config 'profile.release.package.health-check.opt-level=0'
