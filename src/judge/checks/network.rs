@@ -326,6 +326,33 @@ mod tests {
         b
     }
 
+    /// Each limit is the last value that passes: DCPerf's wording is "at least", "under".
+    #[test]
+    fn a_figure_at_its_limit_passes() {
+        let t = Thresholds::default();
+        let at = bw(Some(t.min_bandwidth_gbps), None, None);
+        assert_eq!(bandwidth(&at, &t, Some(8)).status, Status::Pass);
+        let mut p = ping(10, 10);
+        p.latency = Some(t.ping_rtt_ms);
+        assert_eq!(ping_rtt(&p, &t).status, Status::Pass);
+        // 10 and 10 * (1 - limit/100) Gbit/s are exactly the limit apart.
+        let rev = 10.0 * (1.0 - t.reverse_asymmetry_pct / 100.0);
+        let apart = bw(Some(10.0), Some(rev), None);
+        assert_eq!(reverse_symmetry(&apart, &t).status, Status::Pass);
+    }
+
+    /// The RTT's method is judged whenever it is known: ICMP passes, TCP connect time warns.
+    #[test]
+    fn the_rtts_method_is_named() {
+        let mut p = ping(3, 3);
+        p.method = Some(PingMethod::Icmp);
+        assert_eq!(ping_method(&p).map(|c| c.status), Some(Status::Pass));
+        p.method = Some(PingMethod::TcpConnect);
+        assert_eq!(ping_method(&p).map(|c| c.status), Some(Status::Warn));
+        p.method = None;
+        assert!(ping_method(&p).is_none());
+    }
+
     #[test]
     fn ping_loss_passes_warns_and_fails() {
         let t = Thresholds::default();
