@@ -147,6 +147,19 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_or_zero_timer_slack_names_no_bound() {
+        let t = Thresholds::default();
+        for slack in [Some(0), None] {
+            let mut s = sleep(Some(14.2), Some(0.5), 10_000.0);
+            s.timer_slack_ns = slack;
+            let c = calls_per_thread(&s, &t);
+            assert_eq!(c.status, Status::Fail);
+            assert!(!c.message.contains("timer slack"), "{}", c.message);
+            assert!(!c.message.contains("inf"), "{}", c.message);
+        }
+    }
+
+    #[test]
     fn healthy_figures_pass_and_limits_are_exclusive() {
         let t = Thresholds::default();
         let s = sleep(Some(14.2), Some(0.5), 18_000.0);

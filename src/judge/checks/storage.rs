@@ -227,4 +227,51 @@ mod tests {
         assert_eq!(w.status, Status::Skip);
         assert!(w.message.contains("block device"));
     }
+
+    #[test]
+    fn an_expectation_without_its_figure_is_skipped_with_that_tests_error() {
+        use crate::wire::storage::FailedTest;
+        let mut p = part();
+        p.read_iops_4k = None;
+        p.write_mb_s_1m = None;
+        p.errors = vec![
+            FailedTest {
+                test: Some(StorageTest::SequentialWrite),
+                why: "No space left on device".into(),
+            },
+            FailedTest {
+                test: Some(StorageTest::RandomRead),
+                why: "Input/output error".into(),
+            },
+        ];
+        let c = all(&p, &Thresholds::default());
+        let by = |n: &str| c.iter().find(|c| c.name == n).unwrap();
+        let r = by("storage.read_iops");
+        assert_eq!(r.status, Status::Skip);
+        assert!(r.message.contains("Input/output error"), "{}", r.message);
+        assert!(!r.message.contains("No space"), "{}", r.message);
+        let w = by("storage.write_mb_s");
+        assert_eq!(w.status, Status::Skip);
+        assert!(w.message.contains("No space left"), "{}", w.message);
+        assert_eq!(by("storage.tests").status, Status::Fail);
+    }
+
+    #[test]
+    fn a_tail_at_its_limit_passes() {
+        let t = Thresholds::default();
+        let at = Latency {
+            p50: 10.0,
+            p99: 100.0,
+            p999: 10.0 * t.storage_tail_ratio,
+            max: 1000.0,
+        };
+        let c = tail(CheckId::new("storage", "read_tail_latency"), &at, &t);
+        assert_eq!(c.status, Status::Pass, "{}", c.message);
+        let above = Latency {
+            p999: 10.0 * t.storage_tail_ratio + 1.0,
+            ..at
+        };
+        let c = tail(CheckId::new("storage", "read_tail_latency"), &above, &t);
+        assert_eq!(c.status, Status::Warn, "{}", c.message);
+    }
 }
