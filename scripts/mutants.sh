@@ -10,6 +10,9 @@
 #        scripts/mutants.sh src/judge/reference.rs ...   only these files
 #        MUTANTS_JOBS=2 scripts/mutants.sh   parallel builds (each needs its own copy of target/)
 #        MUTANTS_OUTPUT=target/mutants-2 scripts/mutants.sh ...   keep an earlier run's results
+#        MUTANTS_AGAIN="target/mutants-1 target/mutants-2" scripts/mutants.sh ...
+#                                            only the mutants those runs missed (by file, function
+#                                            and change: their lines may have moved since)
 set -Eeuo pipefail
 cd "$(dirname "$(readlink -f "$0")")/.."
 
@@ -45,6 +48,14 @@ fi
 args=()
 for f in "${files[@]}"; do
   args+=(--file "$f")
+done
+for dir in ${MUTANTS_AGAIN:-}; do
+  while IFS= read -r name; do
+    # "src/x.rs:LINE:COL: replace ..." -> a regex of the same mutant at any line.
+    args+=(--re "$(python3 -c 'import re, sys
+path, _, _, change = sys.argv[1].split(":", 3)
+print("^" + re.escape(path) + r":\d+:\d+: " + re.escape(change.strip()) + "$")' "$name")")
+  done <"$dir/mutants.out/missed.txt"
 done
 
 # The library's own tests own the judge's branches; the integration tests run the binary for

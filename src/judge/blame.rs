@@ -462,6 +462,32 @@ mod tests {
         );
     }
 
+    /// Two machines as poor as each other, whose one shared test explains the other's
+    /// slowness: the first in the report's order is blamed, and the other's one slow test left is
+    /// a link. The same input always blames the same machine.
+    #[test]
+    fn of_two_equally_poor_machines_the_first_is_blamed() {
+        for (first, second) in [("m1", "m2"), ("m2", "m1")] {
+            let mut ms = vec![
+                machine(
+                    first,
+                    bw(&[(second, 1.0), ("a", 1.0), ("c", 9.4), ("f", 9.4)]),
+                ),
+                machine(second, bw(&[("b", 1.0), ("d", 9.4), ("e", 9.4)])),
+            ];
+            ms.extend((1..=5).map(|i| machine(&format!("g{i}"), bw(&[("c", 9.4), ("d", 9.4)]))));
+            let f = run(&mut ms);
+            let blamed: Vec<(&str, Scope)> = f
+                .iter()
+                .filter(|x| x.scope != Scope::Link)
+                .map(|x| (x.machine.as_str(), x.scope))
+                .collect();
+            assert_eq!(blamed, [(first, Scope::Server)], "{f:#?}");
+            let links: Vec<_> = f.iter().filter_map(|x| x.link.clone()).collect();
+            assert_eq!(links, [vec![second.to_string(), "b".to_string()]], "{f:#?}");
+        }
+    }
+
     #[test]
     fn loopback_names_are_the_machine_itself() {
         for name in [
