@@ -187,6 +187,7 @@ fn judge_key(
         for (&m, &value) in &standing {
             let v = reference.judge(value, direction, &rule.spec);
             let how_bad = (value - reference.median).abs();
+            // `>`: of equally poor machines the first in the report's order is blamed.
             if v.flagged && worst.is_none_or(|w| how_bad > w.2) {
                 worst = Some((m, value, how_bad));
             }
