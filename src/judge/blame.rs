@@ -484,6 +484,11 @@ mod tests {
                 .map(|x| (x.machine.as_str(), x.scope))
                 .collect();
             assert_eq!(blamed, [(first, Scope::Server)], "{f:#?}");
+            assert!(
+                f[0].message.contains("2 of its 4 clients are poor from it"),
+                "{}",
+                f[0].message
+            );
             let links: Vec<_> = f.iter().filter_map(|x| x.link.clone()).collect();
             assert_eq!(links, [vec![second.to_string(), "b".to_string()]], "{f:#?}");
         }
