@@ -558,6 +558,13 @@ mod tests {
         let c3 = ms.iter().find(|m| m.entry.label == "c3").unwrap();
         assert_eq!(c3.entry.kind, crate::wire::fleet::DocumentKind::None);
         assert_eq!(ms.len(), 8, "every client is a machine of the report");
+        // A machine without a document is told it was judged on others' measurements, unless
+        // they blamed it (its finding says so).
+        for m in &ms {
+            let told = reasons(&ms, &m.entry.label).contains("no document of its own");
+            let want = m.entry.label.starts_with('c') && m.entry.label != "c3";
+            assert_eq!(told, want, "{}: {:?}", m.entry.label, m.entry.reasons);
+        }
     }
 
     /// A mesh: every pair measured once each way (forward and reverse figures).
@@ -641,6 +648,54 @@ mod tests {
         );
         assert!(
             f[0].message.contains("poor only between h2 and h5"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    fn reasons(ms: &[Machine], label: &str) -> String {
+        let m = ms.iter().find(|m| m.entry.label == label).unwrap();
+        m.entry.reasons.join("; ")
+    }
+
+    /// A path is poor "only between" its ends when both have other measurements that are fine;
+    /// when either has none, the one measurement cannot tell the ends from the path. Both ends
+    /// are told; the machines that took no part are not.
+    #[test]
+    fn a_path_is_told_from_its_ends_only_when_both_have_other_measurements() {
+        let good = |ms: &mut Vec<Machine>| {
+            ms.push(machine("g1", bw(&[("c", 0.95), ("x", 0.95), ("y", 0.95)])));
+            ms.push(machine("g2", bw(&[("c", 0.95), ("x", 0.96), ("y", 0.94)])));
+            ms.push(machine("g3", bw(&[("x", 0.95), ("y", 0.95)])));
+        };
+        // a's one measurement, of c, whom two others measured.
+        let mut ms = vec![machine("a", bw(&[("c", 0.19)]))];
+        good(&mut ms);
+        let f = run(&mut ms);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].scope, Scope::Link);
+        assert!(
+            f[0].message
+                .contains("cannot tell a, c and the path between them apart (a has 0 other measurement(s), c 2)"),
+            "{}",
+            f[0].message
+        );
+        for end in ["a", "c"] {
+            assert!(
+                reasons(&ms, end).contains("one end of a poor path (a <-> c)"),
+                "{end}: {}",
+                reasons(&ms, end)
+            );
+        }
+        assert!(!reasons(&ms, "g1").contains("poor path"));
+        // s measured x and y well and z, whom nobody else measured, poorly.
+        let mut ms = vec![machine("s", bw(&[("x", 0.95), ("y", 0.95), ("z", 0.19)]))];
+        good(&mut ms);
+        let f = run(&mut ms);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(
+            f[0].message
+                .contains("cannot tell s, z and the path between them apart (s has 2 other measurement(s), z 0)"),
             "{}",
             f[0].message
         );

@@ -409,4 +409,170 @@ mod tests {
             "aer had news"
         );
     }
+
+    /// Each counter is judged by its own kind: its status beyond its own limit, per hour or by
+    /// count, and named for people. The limits here are all different, so a counter judged by
+    /// another's limit shows.
+    #[test]
+    fn every_counter_has_its_own_status_limit_rate_and_words() {
+        let mut t = Thresholds::default();
+        t.errors_memory_uncorrected = 1.0;
+        t.errors_memory_corrected_per_hour = 2.0;
+        t.errors_pcie_uncorrectable = 3.0;
+        t.errors_pcie_correctable_per_hour = 4.0;
+        t.errors_nic_carrier_downs = 5.0;
+        t.errors_nic_crc_per_hour = 6.0;
+        t.errors_nic_missed_per_hour = 7.0;
+        t.errors_thermal_per_hour = 8.0;
+        t.errors_machine_checks = 9.0;
+        let (warn, fail) = (Status::Warn, Status::Fail);
+        // source, counter, status, limit, per hour, what
+        let table = [
+            (
+                "edac",
+                "uncorrected",
+                fail,
+                1.0,
+                false,
+                "uncorrected memory error(s)",
+            ),
+            (
+                "edac",
+                "corrected",
+                warn,
+                2.0,
+                true,
+                "corrected memory errors",
+            ),
+            ("aer", "fatal", fail, 3.0, false, "fatal PCIe errors"),
+            (
+                "aer",
+                "nonfatal",
+                warn,
+                3.0,
+                false,
+                "uncorrectable (non-fatal) PCIe errors",
+            ),
+            (
+                "aer",
+                "correctable",
+                warn,
+                4.0,
+                true,
+                "correctable PCIe errors",
+            ),
+            ("nic", "carrier_down", warn, 5.0, false, "link losses"),
+            (
+                "nic",
+                "rx_crc_errors",
+                warn,
+                6.0,
+                true,
+                "receive CRC errors",
+            ),
+            (
+                "nic",
+                "rx_missed_errors",
+                warn,
+                7.0,
+                true,
+                "packets dropped for lack of receive buffers",
+            ),
+            (
+                "thermal",
+                "core_throttle",
+                warn,
+                8.0,
+                true,
+                "thermal-throttle events",
+            ),
+            (
+                "mce",
+                "exceptions",
+                warn,
+                9.0,
+                false,
+                "machine-check exceptions",
+            ),
+        ];
+        for (source, counter, bad, limit, per_hour, what) in table {
+            let c = counters(
+                CounterWindow::LastRun,
+                10.0,
+                &[(source, "dev", counter, 100)],
+            );
+            let checks = all(&c, &t);
+            let got = checks
+                .iter()
+                .find(|c| c.name.to_string() == format!("errors.{source}:dev"))
+                .unwrap();
+            let want = if per_hour { 10.0 } else { 100.0 };
+            assert_eq!(
+                (got.status, got.limit, got.value),
+                (bad, Some(limit), Some(want)),
+                "{source} {counter}: {}",
+                got.message
+            );
+            assert!(
+                got.message.starts_with(&format!("100 {what} on dev ")),
+                "{source} {counter}: {}",
+                got.message
+            );
+        }
+    }
+
+    /// A subject's check takes its worst counter's status, wherever that counter is listed.
+    #[test]
+    fn a_subject_is_as_bad_as_its_worst_counter() {
+        let t = Thresholds::default();
+        for list in [
+            [
+                ("edac", "mc1", "corrected", 50),
+                ("edac", "mc1", "corrected_noinfo", 1),
+            ],
+            [
+                ("edac", "mc1", "corrected_noinfo", 1),
+                ("edac", "mc1", "corrected", 50),
+            ],
+        ] {
+            let c = counters(CounterWindow::LastRun, 10.0, &list);
+            assert_eq!(
+                status(&all(&c, &t), "errors.edac:mc1"),
+                Status::Warn,
+                "{list:?}"
+            );
+        }
+    }
+
+    /// A source watched with nothing to report passes in one line that says what was watched.
+    #[test]
+    fn a_quiet_source_says_what_it_watched() {
+        let watched = ["edac", "aer", "nic", "thermal", "mce"];
+        let c = ErrorCounters {
+            since: CounterWindow::Boot,
+            hours: 3.0,
+            last_run_unix: None,
+            watched: watched.iter().map(|s| (s.to_string(), 2)).collect(),
+            counters: Vec::new(),
+        };
+        let checks = all(&c, &Thresholds::default());
+        let words = [
+            "memory errors (EDAC)",
+            "PCIe errors (AER)",
+            "link losses or receive errors on the NICs",
+            "thermal throttling",
+            "machine-check exceptions",
+        ];
+        for (source, what) in watched.iter().zip(words) {
+            let got = checks
+                .iter()
+                .find(|c| c.name.to_string() == format!("errors.{source}"))
+                .unwrap();
+            assert_eq!(got.status, Status::Pass);
+            assert_eq!(
+                got.message,
+                format!("no {what} since boot (3.0 h) (2 counters)")
+            );
+        }
+    }
 }

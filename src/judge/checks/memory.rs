@@ -591,4 +591,158 @@ mod tests {
         let l2 = c.iter().find(|c| c.name == "memory.cache_step:L2").unwrap();
         assert_eq!(l2.status, Status::Warn, "{}", l2.message);
     }
+
+    /// Each rule's figure exactly at its limit is still fine: the peak at 100 % of the DIMMs'
+    /// (judged, not "the DIMM list misses channels"), a remote/local ratio at the limit, a
+    /// repeat spread at the limit.
+    #[test]
+    fn a_figure_at_its_limit_passes() {
+        let t = Thresholds::default();
+        let mut m = part();
+        m.peak_read_simd_mb_s = Some(73_242.0);
+        let mut s = SystemPart::from(&crate::system::collect(
+            &crate::system::fake::two_socket_384(),
+            None,
+        ));
+        s.dram = Some(crate::wire::system::DramInfo {
+            dimms: 2,
+            channels: 2,
+            kind: None,
+            speed_mts: 4800,
+            data_width_bits: 64,
+            theoretical_peak_mb_s: 73_242.0,
+        });
+        let c = peak_vs_theoretical(&m, Some(&s), &t).unwrap();
+        assert_eq!(
+            (c.status, c.value),
+            (Status::Pass, Some(100.0)),
+            "{}",
+            c.message
+        );
+
+        let row = m
+            .idle_latency
+            .patterns
+            .get_mut("FullRandom")
+            .and_then(|m| m.get_mut("Node-0"))
+            .unwrap();
+        row.insert("Node-0".into(), 100.0);
+        row.insert("Node-1".into(), 100.0 * t.numa_ratio);
+        let c = numa_ratios(&m, None, &t);
+        assert_eq!(
+            (c[0].status, c[0].value),
+            (Status::Pass, Some(t.numa_ratio))
+        );
+
+        let at = MinAvgMax {
+            min: 100.0,
+            avg: 105.0,
+            max: 100.0 * t.repeat_spread,
+        };
+        let c = spread_check("peak all reads", &at, "MiB/s", &t).unwrap();
+        assert_eq!((c.status, c.value), (Status::Pass, Some(t.repeat_spread)));
+    }
+
+    /// Spreads are judged from two repeats on; one run has none.
+    #[test]
+    fn spreads_need_two_repeats() {
+        let t = Thresholds::default();
+        let mut m = part();
+        m.repeats.count = 2;
+        assert_eq!(repeat_spreads(&m, &t).len(), 2);
+        m.repeats.count = 1;
+        assert!(repeat_spreads(&m, &t).is_empty());
+    }
+
+    /// Each working set against the cache it must outgrow: the idle chain and the loaded chain
+    /// against one instance of the last-level cache, the bandwidth tests' regions (all threads)
+    /// against all of it; only the tests that ran are judged.
+    #[test]
+    fn working_sets_are_measured_against_the_cache_they_must_outgrow() {
+        let t = Thresholds::default();
+        assert_eq!(t.working_set_factor, 4.0);
+        let mut m = part();
+        assert!(working_sets(&m, &t).is_empty(), "no cache size known");
+        m.llc_bytes = Some(32 << 20);
+        m.llc_total_bytes = Some(64 << 20);
+        m.threads = 3;
+        let names = |c: &[Check]| c.iter().map(|c| c.name.to_string()).collect::<Vec<_>>();
+        // The idle chain only: 512 MiB against a 32 MiB instance.
+        let c = working_sets(&m, &t);
+        assert_eq!(names(&c), ["memory.working_set:idle_latency"]);
+        assert_eq!((c[0].status, c[0].value), (Status::Pass, Some(16.0)));
+        assert!(
+            c[0].message
+                .contains("used 512 MiB, 16x one instance of the 32 MiB last-level cache"),
+            "{}",
+            c[0].message
+        );
+        // Bandwidth, from either figure: 128 MiB x 3 threads against all 64 MiB.
+        for peak in [true, false] {
+            let mut b = m.clone();
+            if peak {
+                b.peak_bandwidth_mb_s = BTreeMap::from([("all reads".to_string(), 1.0)]);
+            } else {
+                b.memcpy_large_mb_s = Some(1.0);
+            }
+            let c = working_sets(&b, &t);
+            let bw = c
+                .iter()
+                .find(|c| c.name == "memory.working_set:bandwidth")
+                .unwrap_or_else(|| panic!("peak {peak}: {:?}", names(&c)));
+            assert_eq!((bw.status, bw.value), (Status::Pass, Some(6.0)));
+            assert!(
+                bw.message.contains("used 384 MiB, 6x all of the 64 MiB"),
+                "{}",
+                bw.message
+            );
+        }
+        // The loaded chain: only with a sweep and a chain of its own; 64 MiB is 2x, under 4x.
+        let mut l = m.clone();
+        l.delay_latency_bandwidth = BTreeMap::from([("FullRandom".to_string(), Vec::new())]);
+        assert_eq!(
+            names(&working_sets(&l, &t)).len(),
+            1,
+            "a sweep without its chain size"
+        );
+        l.loaded_chain_mib = 64;
+        let c = working_sets(&l, &t);
+        let ll = c
+            .iter()
+            .find(|c| c.name == "memory.working_set:loaded_latency")
+            .unwrap();
+        assert_eq!((ll.status, ll.value), (Status::Warn, Some(2.0)));
+        assert!(
+            ll.message.contains(
+                "used 64 MiB, only 2x one instance of the 32 MiB last-level cache (under 4x)"
+            ) && ll.message.contains("too small for 128 MiB"),
+            "{}",
+            ll.message
+        );
+        l.delay_latency_bandwidth.clear();
+        assert_eq!(
+            names(&working_sets(&l, &t)).len(),
+            1,
+            "a chain size without its sweep"
+        );
+    }
+
+    /// The step is taken from the smallest working set at least twice the cache, not just above it.
+    #[test]
+    fn a_cache_step_is_read_at_twice_the_cache() {
+        let mut m = part();
+        m.cache_latency_ns.insert(2, (64 << 10, 1.6));
+        let c = cache_steps(&m, &Thresholds::default());
+        let l1 = c
+            .iter()
+            .find(|c| c.name == "memory.cache_step:L1d")
+            .unwrap();
+        assert_eq!(
+            (l1.status, l1.value),
+            (Status::Pass, Some(2.67)),
+            "{}",
+            l1.message
+        );
+        assert!(l1.message.contains("4 ns at 96 KiB"), "{}", l1.message);
+    }
 }

@@ -351,14 +351,61 @@ mod tests {
             steal_pct: Some(4.5),
         });
         assert_eq!(steal(&s, &t).status, Status::Warn);
+        s.during_run = Some(RunDeltas {
+            seconds: 1.0,
+            throttle_events: Some(0),
+            steal_pct: Some(t.steal_pct),
+        });
+        assert_eq!(steal(&s, &t).status, Status::Pass, "at the limit");
         assert_eq!(thermal_throttle(&s).status, Status::Pass);
         s.timer_slack_ns = Some(1_000_000);
         assert_eq!(timer_slack(&s, &t).status, Status::Warn);
         s.numa_nodes.truncate(1);
-        assert_eq!(
-            numa_balancing(&s).status,
-            Status::Pass,
-            "one node: nothing to balance"
+        let c = numa_balancing(&s);
+        assert_eq!(c.status, Status::Pass, "one node: nothing to balance");
+        assert!(
+            c.message.contains("does nothing on one node"),
+            "{}",
+            c.message
         );
+    }
+
+    /// The IOMMU: unknown is skipped; none, or passthrough, passes; translating every DMA warns
+    /// with the kernel option of the machine's architecture.
+    #[test]
+    fn an_iommu_that_translates_every_dma_warns_with_the_option_to_add() {
+        use crate::wire::system::Iommu;
+        let mut s = fake_system();
+        s.iommu = None;
+        assert_eq!(iommu(&s).status, Status::Skip);
+        let unit = |groups, passthrough, domain: &str| Iommu {
+            groups,
+            default_domain: Some(domain.into()),
+            passthrough,
+        };
+        s.iommu = Some(unit(0, false, "DMA"));
+        let c = iommu(&s);
+        assert_eq!(
+            (c.status, c.message.as_str()),
+            (Status::Pass, "no IOMMU translates DMA")
+        );
+        s.iommu = Some(unit(12, true, "identity"));
+        let c = iommu(&s);
+        assert_eq!(c.status, Status::Pass);
+        assert!(
+            c.message
+                .contains("passes DMA through (12 groups, default domain 'identity')")
+        );
+        s.iommu = Some(unit(12, false, "DMA-FQ"));
+        for (arch, option) in [
+            ("x86_64", "'iommu=pt'"),
+            ("aarch64", "'iommu.passthrough=1'"),
+        ] {
+            s.architecture = arch.into();
+            let c = iommu(&s);
+            assert_eq!((c.status, c.value), (Status::Warn, Some(12.0)), "{arch}");
+            assert!(c.message.contains(option), "{arch}: {}", c.message);
+            assert!(c.message.contains("(12 groups, default domain 'DMA-FQ')"));
+        }
     }
 }
