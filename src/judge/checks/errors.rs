@@ -415,16 +415,18 @@ mod tests {
     /// another's limit shows.
     #[test]
     fn every_counter_has_its_own_status_limit_rate_and_words() {
-        let mut t = Thresholds::default();
-        t.errors_memory_uncorrected = 1.0;
-        t.errors_memory_corrected_per_hour = 2.0;
-        t.errors_pcie_uncorrectable = 3.0;
-        t.errors_pcie_correctable_per_hour = 4.0;
-        t.errors_nic_carrier_downs = 5.0;
-        t.errors_nic_crc_per_hour = 6.0;
-        t.errors_nic_missed_per_hour = 7.0;
-        t.errors_thermal_per_hour = 8.0;
-        t.errors_machine_checks = 9.0;
+        let t = Thresholds {
+            errors_memory_uncorrected: 1.0,
+            errors_memory_corrected_per_hour: 2.0,
+            errors_pcie_uncorrectable: 3.0,
+            errors_pcie_correctable_per_hour: 4.0,
+            errors_nic_carrier_downs: 5.0,
+            errors_nic_crc_per_hour: 6.0,
+            errors_nic_missed_per_hour: 7.0,
+            errors_thermal_per_hour: 8.0,
+            errors_machine_checks: 9.0,
+            ..Thresholds::default()
+        };
         let (warn, fail) = (Status::Warn, Status::Fail);
         // source, counter, status, limit, per hour, what
         let table = [
