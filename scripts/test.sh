@@ -165,6 +165,6 @@ cargo test --release --locked --bins --test '*'
 # benchpress runs), and beside another test's processes their figures turn inconclusive, as they
 # should (two workers failed the fleet page's test that way).
 step "pytest tests/python"
-HEALTH_CHECK_BIN="$PWD/target/release/health_check" "$PY" -m pytest -q -rs tests/python
+HEALTH_CHECK_BIN="$PWD/target/release/health_check" "$PY" -m pytest -q -rs --durations=12 tests/python
 
 step "all tests passed"
