@@ -86,14 +86,11 @@ bg_wait() { # NAME: wait for it; print its output; fail the suite with it
   [ "$rc" -eq 0 ] || { echo "FAILED: $name (exit $rc)" >&2; exit "$rc"; }
 }
 
-# Everything that compiles runs before anything that measures, as much of it at once as cargo
-# allows: the toolchain checks (lints, the macOS build: it compiles and reports the Linux-only
-# parts unsupported, the shipped binary's own feature set: the tests' crates change some
-# dependencies' features, docs) start while the packages install (mostly downloads); the aarch64
-# unit tests' build (it needs the cross compiler from the packages) beside the release build. One
-# rustc alone leaves a CPU idle for long stretches (a crate's front end, linking): two builds at
-# once fill them. The release build holds its own build directory (target/release); the
-# toolchain checks and the aarch64 build take turns at target/debug.
+# What needs only the Rust toolchain runs while the packages install (mostly downloads): the
+# lints, the macOS build (it compiles and reports the Linux-only parts unsupported), the
+# shipped binary's own feature set (the tests' crates change some dependencies' features), docs.
+# The aarch64 kernels are tested under qemu-user at the end: their build needs the cross
+# compiler from the packages.
 step "rustup target add aarch64-unknown-linux-gnu x86_64-apple-darwin"
 rustup target add aarch64-unknown-linux-gnu x86_64-apple-darwin >/dev/null 2>&1
 TOOLCHAIN_CHECKS="cargo fmt; cargo clippy -D warnings; cargo check (macOS; the shipped features); cargo doc"
@@ -108,63 +105,47 @@ toolchain_checks() {
   step "cargo doc"
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items --locked --quiet
 }
-bg_start "$TOOLCHAIN_CHECKS" toolchain_checks
-if [ -z "${SKIP_INSTALL:-}" ]; then
+if [ -n "${SKIP_INSTALL:-}" ]; then
+  step "$TOOLCHAIN_CHECKS"
+  toolchain_checks
+else
+  bg_start "$TOOLCHAIN_CHECKS" toolchain_checks
   install_deps
-  step "test tools installed"
+  step "test tools installed; waiting for the toolchain checks"
+  bg_wait "$TOOLCHAIN_CHECKS"
 fi
 
-# The aarch64 kernels' unit tests, run under qemu-user below. Our crate unoptimised: it builds in
-# a quarter of the time and its tests still take seconds. Arguments: cargo test's (--no-run).
-# shellcheck disable=SC2120 # called with and without them
-aarch64_tests() {
-  CARGO_PROFILE_DEV_DEBUG=0 \
-    CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
-    CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
-    cargo test --locked --lib --target aarch64-unknown-linux-gnu \
-    --config 'profile.dev.package.health-check.opt-level=0' "$@"
-}
-bg_start "cargo test --lib --no-run on aarch64" aarch64_tests --no-run
-
-# The Python, shell and Ansible lints, beside the builds.
-lints() {
-  step "ruff check and ruff format --check: benchpress tests benchmarks ansible"
-  "$VENV/bin/ruff" check benchpress tests benchmarks ansible
-  "$VENV/bin/ruff" format --check benchpress tests benchmarks ansible
-  step "shellcheck scripts/*.sh ansible/*.sh .ci/run deploy/slurm/health_check-slurm"
-  shellcheck scripts/*.sh ansible/*.sh .ci/run deploy/slurm/health_check-slurm
-  shellcheck --shell=sh deploy/slurm/health_check.default
-  step "ansible-lint --profile production (ansible/)"
-  (cd ansible && PATH="$VENV/bin:$PATH" ansible-lint --offline --profile production)
-}
-LINTS="ruff; shellcheck; ansible-lint"
-bg_start "$LINTS" lints
-
-# The library's unit tests (the judge, the parsers, the kernels' own checks: logic that runs in
-# seconds). Optimised, they cost as much again as the library to compile (about 150 CPU-s here);
-# unoptimised, 25 CPU-s, and they still run in about 3 s. Only our crate is built again: the
-# dependencies are the release build's own.
+# The library's unit tests first (the judge, the parsers, the kernels' own checks: logic that runs
+# in seconds). Optimised, they cost as much again as the library to compile (about 150 CPU-s
+# here); unoptimised, 25 CPU-s, and they still run in about 3 s. Only our crate is built again:
+# the dependencies are the release build's own.
 step "cargo test --release --lib (our crate unoptimised)"
 cargo test --release --locked --lib --config 'profile.release.package.health-check.opt-level=0'
 
 # The binary and the tests that run it: the release build, optimised as shipped (the tests' crates
 # turn on a few more features of shared dependencies, hence the check of the shipped set above).
-step "cargo test --release --bins --test '*' --no-run"
-cargo test --release --locked --bins --test '*' --no-run
-bg_wait "$LINTS"
-bg_wait "$TOOLCHAIN_CHECKS"
-bg_wait "cargo test --lib --no-run on aarch64"
-step "cargo test --lib on aarch64 (qemu-user)"
-aarch64_tests
-
-# From here on the tests measure: nothing else runs.
 step "cargo test --release --bins --test '*'"
 cargo test --release --locked --bins --test '*'
 
+step "ruff check and ruff format --check: benchpress tests benchmarks ansible"
+"$VENV/bin/ruff" check benchpress tests benchmarks ansible
+"$VENV/bin/ruff" format --check benchpress tests benchmarks ansible
+step "shellcheck scripts/*.sh ansible/*.sh .ci/run deploy/slurm/health_check-slurm"
+shellcheck scripts/*.sh ansible/*.sh .ci/run deploy/slurm/health_check-slurm
+shellcheck --shell=sh deploy/slurm/health_check.default
+step "ansible-lint --profile production (ansible/)"
+(cd ansible && PATH="$VENV/bin:$PATH" ansible-lint --offline --profile production)
 # One test at a time: many of them measure (the Ansible fleet's runs, the fleet page's, the
 # benchpress runs), and beside another test's processes their figures turn inconclusive, as they
 # should (two workers failed the fleet page's test that way).
 step "pytest tests/python"
 HEALTH_CHECK_BIN="$PWD/target/release/health_check" "$PY" -m pytest -q -rs --durations=12 tests/python
 
+# Our crate unoptimised: it builds in a quarter of the time and its tests still take seconds.
+step "cargo test --lib on aarch64 (qemu-user)"
+CARGO_PROFILE_DEV_DEBUG=0 \
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
+  cargo test --locked --lib --target aarch64-unknown-linux-gnu \
+  --config 'profile.dev.package.health-check.opt-level=0'
 step "all tests passed"
