@@ -658,9 +658,9 @@ mod tests {
         m.entry.reasons.join("; ")
     }
 
-    /// A path is poor "only between" its ends when both have other measurements that are fine;
-    /// when either has none, the one measurement cannot tell the ends from the path. Both ends
-    /// are told; the machines that took no part are not.
+    /// A path is poor "only between" its ends only when both have other measurements (the mesh
+    /// test above); when either end has none, its one measurement cannot tell the ends from the
+    /// path, whichever end it is. Both ends are told; the machines that took no part are not.
     #[test]
     fn a_path_is_told_from_its_ends_only_when_both_have_other_measurements() {
         let good = |ms: &mut Vec<Machine>| {
