@@ -417,6 +417,14 @@ mod tests {
             .collect()
     }
 
+    /// The machines blamed (not links), in the findings' order, with their scope.
+    fn blamed(f: &[Finding]) -> Vec<(&str, Scope)> {
+        f.iter()
+            .filter(|x| x.scope != Scope::Link)
+            .map(|x| (x.machine.as_str(), x.scope))
+            .collect()
+    }
+
     /// Two measurements are enough to tell a machine from its paths: a client two servers found
     /// slow is blamed (one measurement alone is a link).
     #[test]
@@ -447,13 +455,8 @@ mod tests {
         ];
         ms.extend((1..=5).map(|i| machine(&format!("g{i}"), bw(&[("d", 9.4), ("e", 9.4)]))));
         let f = run(&mut ms);
-        let blamed: Vec<(&str, Scope)> = f
-            .iter()
-            .filter(|x| x.scope != Scope::Link)
-            .map(|x| (x.machine.as_str(), x.scope))
-            .collect();
         assert_eq!(
-            blamed,
+            blamed(&f),
             [("m1", Scope::Server), ("m3", Scope::Server)],
             "{f:#?}"
         );
@@ -478,12 +481,7 @@ mod tests {
             ];
             ms.extend((1..=5).map(|i| machine(&format!("g{i}"), bw(&[("c", 9.4), ("d", 9.4)]))));
             let f = run(&mut ms);
-            let blamed: Vec<(&str, Scope)> = f
-                .iter()
-                .filter(|x| x.scope != Scope::Link)
-                .map(|x| (x.machine.as_str(), x.scope))
-                .collect();
-            assert_eq!(blamed, [(first, Scope::Server)], "{f:#?}");
+            assert_eq!(blamed(&f), [(first, Scope::Server)], "{f:#?}");
             assert!(
                 f[0].message.contains("2 of its 4 clients are poor from it"),
                 "{}",

@@ -455,6 +455,18 @@ mod tests {
         }
     }
 
+    /// Two channels of DDR5-4800: 73,242 MiB/s.
+    fn two_channels_ddr5_4800() -> crate::wire::system::DramInfo {
+        crate::wire::system::DramInfo {
+            dimms: 2,
+            channels: 2,
+            kind: None,
+            speed_mts: 4800,
+            data_width_bits: 64,
+            theoretical_peak_mb_s: 73_242.0,
+        }
+    }
+
     #[test]
     fn peak_is_judged_against_the_dimms() {
         let mut m = part();
@@ -472,14 +484,7 @@ mod tests {
         s.dram_error = Some("dmidecode is not installed".into());
         let c = peak_vs_theoretical(&m, Some(&s), &t).unwrap();
         assert!(c.message.contains("dmidecode is not installed"));
-        s.dram = Some(crate::wire::system::DramInfo {
-            dimms: 2,
-            channels: 2,
-            kind: None,
-            speed_mts: 4800,
-            data_width_bits: 64,
-            theoretical_peak_mb_s: 73_242.0,
-        });
+        s.dram = Some(two_channels_ddr5_4800());
         let c = peak_vs_theoretical(&m, Some(&s), &t).unwrap();
         assert_eq!(
             (c.status, c.value),
@@ -604,14 +609,7 @@ mod tests {
             &crate::system::fake::two_socket_384(),
             None,
         ));
-        s.dram = Some(crate::wire::system::DramInfo {
-            dimms: 2,
-            channels: 2,
-            kind: None,
-            speed_mts: 4800,
-            data_width_bits: 64,
-            theoretical_peak_mb_s: 73_242.0,
-        });
+        s.dram = Some(two_channels_ddr5_4800());
         let c = peak_vs_theoretical(&m, Some(&s), &t).unwrap();
         assert_eq!(
             (c.status, c.value),
