@@ -86,66 +86,79 @@ bg_wait() { # NAME: wait for it; print its output; fail the suite with it
   [ "$rc" -eq 0 ] || { echo "FAILED: $name (exit $rc)" >&2; exit "$rc"; }
 }
 
-# What needs only the Rust toolchain runs while the packages install (mostly downloads): the
-# lints, the macOS build (it compiles and reports the Linux-only parts unsupported), the
-# shipped binary's own feature set (the tests' crates change some dependencies' features), docs.
-# The aarch64 kernels are tested under qemu-user at the end: their build needs the cross
-# compiler from the packages.
-step "rustup target add aarch64-unknown-linux-gnu x86_64-apple-darwin"
+# The order follows what each step needs of the machine. Compiling keeps both CPUs busy, the tests
+# that measure need them quiet, and pytest's tests (Ansible's round trips, Slurm's intervals,
+# responders' grace periods) leave them idle a third of the time, their real runs lifting the
+# interference limits. So: the release build beside the package installation (mostly downloads);
+# then the Rust tests, which measure, alone; then pytest beside every other build (lints, macOS,
+# the shipped features, docs, aarch64); last, the aarch64 tests under qemu-user.
+step "rustup target add aarch64-unknown-linux-gnu x86_64-apple-darwin; cargo fmt --check"
 rustup target add aarch64-unknown-linux-gnu x86_64-apple-darwin >/dev/null 2>&1
-TOOLCHAIN_CHECKS="cargo fmt; cargo clippy -D warnings; cargo check (macOS; the shipped features); cargo doc"
-toolchain_checks() {
-  cargo fmt --check
+cargo fmt --check
+
+# The library's unit tests (the judge, the parsers, the kernels' own checks: logic that runs in
+# seconds) with our crate unoptimised: optimised, they cost as much again as the library to
+# compile (about 150 CPU-s here); unoptimised 25 CPU-s, and they still run in about 3 s. Then the
+# binary and the tests that run it, optimised as shipped (the tests' crates turn on a few more
+# features of shared dependencies, hence the check of the shipped set below). Only our crate is
+# built twice: the dependencies are the release build's own.
+UNIT_TESTS=(cargo test --release --locked --lib --config 'profile.release.package.health-check.opt-level=0')
+RUN_TESTS=(cargo test --release --locked --bins --test '*')
+release_build() {
+  "${UNIT_TESTS[@]}" --no-run
+  "${RUN_TESTS[@]}" --no-run
+}
+if [ -n "${SKIP_INSTALL:-}" ]; then
+  step "release build"
+  release_build
+else
+  bg_start "release build" release_build
+  install_deps
+  step "test tools installed; waiting for the release build"
+  bg_wait "release build"
+fi
+
+step "cargo test --release --lib (our crate unoptimised)"
+"${UNIT_TESTS[@]}"
+step "cargo test --release --bins --test '*'"
+"${RUN_TESTS[@]}"
+
+# Our crate unoptimised for aarch64: it builds in a quarter of the time and its tests still take
+# seconds under qemu.
+AARCH64_TESTS=(cargo test --locked --lib --target aarch64-unknown-linux-gnu
+  --config 'profile.dev.package.health-check.opt-level=0')
+export CARGO_PROFILE_DEV_DEBUG=0 \
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
+CHECKS="clippy; macOS; shipped features; docs; ruff; shellcheck; ansible-lint; aarch64 build"
+checks_and_cross_builds() {
   step "cargo clippy --all-targets"
   cargo clippy --all-targets --locked -- -D warnings
+  # The macOS build compiles and reports the Linux-only parts unsupported.
   step "cargo check --target x86_64-apple-darwin"
   cargo check --locked --target x86_64-apple-darwin
-  step "cargo check --lib --bins"
+  step "cargo check --lib --bins (the shipped features)"
   cargo check --locked --lib --bins
   step "cargo doc"
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items --locked --quiet
+  step "ruff check and ruff format --check: benchpress tests benchmarks ansible"
+  "$VENV/bin/ruff" check benchpress tests benchmarks ansible
+  "$VENV/bin/ruff" format --check benchpress tests benchmarks ansible
+  step "shellcheck scripts/*.sh ansible/*.sh .ci/run deploy/slurm/health_check-slurm"
+  shellcheck scripts/*.sh ansible/*.sh .ci/run deploy/slurm/health_check-slurm
+  shellcheck --shell=sh deploy/slurm/health_check.default
+  step "ansible-lint --profile production (ansible/)"
+  (cd ansible && PATH="$VENV/bin:$PATH" ansible-lint --offline --profile production)
+  step "cargo test --lib --no-run on aarch64"
+  "${AARCH64_TESTS[@]}" --no-run
 }
-if [ -n "${SKIP_INSTALL:-}" ]; then
-  step "$TOOLCHAIN_CHECKS"
-  toolchain_checks
-else
-  bg_start "$TOOLCHAIN_CHECKS" toolchain_checks
-  install_deps
-  step "test tools installed; waiting for the toolchain checks"
-  bg_wait "$TOOLCHAIN_CHECKS"
-fi
-
-# The library's unit tests first (the judge, the parsers, the kernels' own checks: logic that runs
-# in seconds). Optimised, they cost as much again as the library to compile (about 150 CPU-s
-# here); unoptimised, 25 CPU-s, and they still run in about 3 s. Only our crate is built again:
-# the dependencies are the release build's own.
-step "cargo test --release --lib (our crate unoptimised)"
-cargo test --release --locked --lib --config 'profile.release.package.health-check.opt-level=0'
-
-# The binary and the tests that run it: the release build, optimised as shipped (the tests' crates
-# turn on a few more features of shared dependencies, hence the check of the shipped set above).
-step "cargo test --release --bins --test '*'"
-cargo test --release --locked --bins --test '*'
-
-step "ruff check and ruff format --check: benchpress tests benchmarks ansible"
-"$VENV/bin/ruff" check benchpress tests benchmarks ansible
-"$VENV/bin/ruff" format --check benchpress tests benchmarks ansible
-step "shellcheck scripts/*.sh ansible/*.sh .ci/run deploy/slurm/health_check-slurm"
-shellcheck scripts/*.sh ansible/*.sh .ci/run deploy/slurm/health_check-slurm
-shellcheck --shell=sh deploy/slurm/health_check.default
-step "ansible-lint --profile production (ansible/)"
-(cd ansible && PATH="$VENV/bin:$PATH" ansible-lint --offline --profile production)
-# One test at a time: many of them measure (the Ansible fleet's runs, the fleet page's, the
-# benchpress runs), and beside another test's processes their figures turn inconclusive, as they
-# should (two workers failed the fleet page's test that way).
-step "pytest tests/python"
+bg_start "$CHECKS" checks_and_cross_builds
+# One test at a time: many of them run the binary for real (the Ansible fleet's runs, the fleet
+# page's, the benchpress runs, Slurm's), and two workers made the fleet page's runs inconclusive.
+step "pytest tests/python (beside: $CHECKS)"
 HEALTH_CHECK_BIN="$PWD/target/release/health_check" "$PY" -m pytest -q -rs --durations=12 tests/python
+bg_wait "$CHECKS"
 
-# Our crate unoptimised: it builds in a quarter of the time and its tests still take seconds.
 step "cargo test --lib on aarch64 (qemu-user)"
-CARGO_PROFILE_DEV_DEBUG=0 \
-  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
-  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
-  cargo test --locked --lib --target aarch64-unknown-linux-gnu \
-  --config 'profile.dev.package.health-check.opt-level=0'
+"${AARCH64_TESTS[@]}"
 step "all tests passed"

@@ -130,6 +130,11 @@ def test_a_partial_document_says_what_it_lacks(binary, browser, tmp_path):
     assert page.locator('figure[data-plot="bandwidth"]').count() == 1
 
 
+# Other tests' work (the suite's cross builds run beside pytest) and the hypervisor's steal would
+# rightly make the real runs' figures inconclusive instead of failed: the page is under test here.
+QUIET_ENOUGH = ["--threshold", "interference.other_cpu_pct=100", "--threshold", "interference.steal_pct=100"]
+
+
 def test_a_fleet_page_from_real_runs(binary, browser, tmp_path):
     runs = tmp_path / "runs"
     runs.mkdir()
@@ -151,6 +156,7 @@ def test_a_fleet_page_from_real_runs(binary, browser, tmp_path):
                 "32",
                 "-o",
                 str(runs / f"run-{i}.json"),
+                *QUIET_ENOUGH,
             ],
             capture_output=True,
             check=True,
@@ -167,7 +173,7 @@ def test_a_fleet_page_from_real_runs(binary, browser, tmp_path):
     rules.write_text(
         "rules:\n  - metrics: '^memory\\.(peak_bandwidth|peak_read_simd)'\n    tolerance_pct: 50\n    severity: fail\n"
     )
-    html = report(binary, tmp_path, runs, name="fleet.html", extra=["--rules", str(rules)])
+    html = report(binary, tmp_path, runs, name="fleet.html", extra=["--rules", str(rules), *QUIET_ENOUGH])
     page, requests, errors = open_page(browser, html, "fleet.png")
     assert_self_contained(html, requests, errors)
     assert page.locator("h2").first.inner_text() == "Findings"
