@@ -132,6 +132,9 @@ export CARGO_PROFILE_DEV_DEBUG=0 \
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
 CHECKS="clippy; macOS; shipped features; docs; ruff; shellcheck; ansible-lint; aarch64 build"
 checks_and_cross_builds() {
+  # At the lowest priority: they take the CPU time pytest's tests leave idle, and give way
+  # whenever a test wants it (its deadlines and links' figures stay those of a quiet machine).
+  renice -n 19 -p "$BASHPID" >/dev/null
   step "cargo clippy --all-targets"
   cargo clippy --all-targets --locked -- -D warnings
   # The macOS build compiles and reports the Linux-only parts unsupported.
