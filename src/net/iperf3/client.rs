@@ -169,19 +169,34 @@ pub fn connect_interruptible(addr: SocketAddr, timeout: Duration) -> std::io::Re
     }
 }
 
-/// Connects with `timeout`, retrying a refused connection a few times for 1 s: a stock server
-/// closes and reopens its listener between tests.
+/// Connects with `timeout`, trying again for 1 s while the connection is refused or reset as it
+/// is made: a stock server closes and reopens its listener between tests (refused while it is
+/// closed; reset when our connection was in the old listener's backlog).
 pub fn connect(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, ClientError> {
-    let until = Instant::now() + Duration::from_secs(1);
+    connect_with(addr, timeout, Duration::from_secs(1), || {
+        connect_interruptible(addr, timeout)
+    })
+}
+
+/// [`connect`]'s policy over `attempt`, trying again for `window`.
+fn connect_with(
+    addr: SocketAddr,
+    timeout: Duration,
+    window: Duration,
+    mut attempt: impl FnMut() -> std::io::Result<TcpStream>,
+) -> Result<TcpStream, ClientError> {
+    use std::io::ErrorKind::{ConnectionRefused, ConnectionReset};
+    let until = Instant::now() + window;
     loop {
-        match connect_interruptible(addr, timeout) {
+        match attempt() {
             Ok(s) => return Ok(s),
-            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                if Instant::now() >= until {
-                    return Err(ClientError::Refused(addr));
-                }
+            Err(e)
+                if matches!(e.kind(), ConnectionRefused | ConnectionReset)
+                    && Instant::now() < until =>
+            {
                 std::thread::sleep(Duration::from_millis(100));
             }
+            Err(e) if e.kind() == ConnectionRefused => return Err(ClientError::Refused(addr)),
             Err(e) if is_timeout(&e) => return Err(ClientError::ConnectTimeout(addr, timeout)),
             Err(e) => {
                 return Err(ClientError::Connect {
@@ -589,6 +604,49 @@ fn report(
 mod tests {
     use super::*;
     use crate::net::iperf3::protocol::{DEFAULT_BLOCK, StreamResult};
+
+    #[test]
+    fn a_connection_refused_or_reset_as_it_is_made_is_tried_again_within_the_window() {
+        use std::io::{Error, ErrorKind};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let t = Duration::from_secs(1);
+        let window = Duration::from_millis(300);
+        // A stock server reopening its listener: refused, then reset, then it answers.
+        let mut script = vec![ErrorKind::ConnectionRefused, ErrorKind::ConnectionReset].into_iter();
+        let s = connect_with(addr, t, window, || match script.next() {
+            Some(kind) => Err(Error::from(kind)),
+            None => TcpStream::connect(addr),
+        });
+        assert!(s.is_ok(), "{s:?}");
+        // Still refused when the window ends: nothing listens there.
+        let refused = connect_with(addr, t, window, || {
+            Err(Error::from(ErrorKind::ConnectionRefused))
+        });
+        assert!(
+            matches!(refused, Err(ClientError::Refused(a)) if a == addr),
+            "{refused:?}"
+        );
+        // Still reset: the error says so.
+        let reset = connect_with(addr, t, window, || {
+            Err(Error::from(ErrorKind::ConnectionReset))
+        });
+        assert!(
+            matches!(&reset, Err(ClientError::Connect { source, .. }) if source.kind() == ErrorKind::ConnectionReset),
+            "{reset:?}"
+        );
+        // Anything else is due at once.
+        let mut calls = 0;
+        let unreachable = connect_with(addr, t, window, || {
+            calls += 1;
+            Err(Error::from(ErrorKind::NetworkUnreachable))
+        });
+        assert!(
+            matches!(unreachable, Err(ClientError::Connect { .. })),
+            "{unreachable:?}"
+        );
+        assert_eq!(calls, 1);
+    }
 
     #[test]
     fn a_reset_while_saying_hello_is_tried_again_a_few_times_and_nothing_later_is() {
