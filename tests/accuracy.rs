@@ -3,6 +3,8 @@
 //! (ours, reference; reference, ours; ...) and the ratio of their medians must lie in a band wide
 //! enough for this kind of VM's run-to-run noise and narrow enough that a figure twice or half
 //! what it should be fails. The bands and the ratios they were chosen from: docs/testing.md.
+//! Where a reference can measure the very same thing, it does: the shaped link against TCP's
+//! theory, the loopback figures against the stock iperf3 peer's count of the same transfer.
 //!
 //! The C references (tests/accuracy/*.c, benchmarks/ref/sleep_ref.c) are built with the system's
 //! `cc` at test time. In a test binary of its own, and its tests one at a time: cargo runs test
@@ -414,25 +416,95 @@ fn start_server(cmd: &mut Command, port: u16) -> Server {
     panic!("nothing listens on port {port} after 5 s: {cmd:?}");
 }
 
-/// Receiver goodput of a stock `iperf3 -c` to `port` on loopback, Gbit/s; retried while the
-/// server is still resetting after the previous test.
-fn stock_client(port: u16, seconds: &str) -> f64 {
+/// The JSON document of a stock `iperf3 -c` run on loopback to `port` (`extra`: `-R` for the
+/// server sending); retried while the server is still resetting after the previous test.
+fn stock_client(port: u16, seconds: &str, extra: &[&str]) -> Value {
     let mut last = Value::Null;
     for _ in 0..20 {
         let out = Command::new("iperf3")
             .args(["-c", "127.0.0.1", "-p", &port.to_string()])
             .args(["-t", seconds, "-P", "4", "-J"])
+            .args(extra)
             .output()
             .unwrap();
         last = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-        if let Some(bps) = last["end"]["sum_received"]["bits_per_second"].as_f64() {
-            if last.get("error").is_none() {
-                return bps / 1e9;
-            }
+        if last["end"]["sum_received"]["bits_per_second"].is_f64() && last.get("error").is_none() {
+            return last;
         }
         std::thread::sleep(Duration::from_millis(300));
     }
     panic!("iperf3 -c to port {port} kept failing: {last}");
+}
+
+/// Gbit/s of `sum` (`sum_sent` or `sum_received`) of an iperf3 document's end.
+fn sum_gbps(doc: &Value, sum: &str) -> f64 {
+    f64_at(&doc["end"][sum]["bits_per_second"], sum) / 1e9
+}
+
+/// The documents a stock `iperf3 -s -J --logfile log` has written, waiting up to 5 s until
+/// there are `want` (it writes a test's document as the test ends, as its client leaves).
+fn server_log(log: &Path, want: usize) -> Vec<Value> {
+    let mut docs = Vec::new();
+    for _ in 0..100 {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        docs = serde_json::Deserializer::from_str(&text)
+            .into_iter::<Value>()
+            .map_while(Result::ok)
+            .collect();
+        if docs.len() >= want {
+            return docs;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("iperf3 -s wrote {} test documents, not {want}", docs.len());
+}
+
+/// Asserts each figure's ratio ours/reference, both measured on the same transfer, within its
+/// band. `measure` returns one (ours, reference) per figure of `bands`. One transfer decides
+/// when all are in band; otherwise two more are made and the median ratio of the three decides.
+fn same_transfer(bands: &[Band], mut measure: impl FnMut() -> Vec<(f64, f64)>) {
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); bands.len()];
+    for round in 1..=3 {
+        let values = measure();
+        assert_eq!(values.len(), bands.len(), "{values:?}");
+        for (r, (ours, reference)) in ratios.iter_mut().zip(values) {
+            assert!(
+                ours.is_finite() && ours > 0.0 && reference.is_finite() && reference > 0.0,
+                "ours {ours}, reference {reference}"
+            );
+            r.push(ours / reference);
+        }
+        if round == 2 {
+            continue;
+        }
+        let verdicts: Vec<(bool, String)> = bands
+            .iter()
+            .zip(&ratios)
+            .map(|(&(figure, [lo, hi]), r)| {
+                let ratio = median(r);
+                let line = format!(
+                    "{figure}: ours/reference = {ratio:.4} (band {lo}..{hi}); ratios {r:.4?}"
+                );
+                ((lo..=hi).contains(&ratio), line)
+            })
+            .collect();
+        let out: Vec<&str> = verdicts
+            .iter()
+            .filter(|(ok, _)| !ok)
+            .map(|(_, l)| l.as_str())
+            .collect();
+        if out.is_empty() || round == 3 {
+            for (_, line) in &verdicts {
+                eprintln!("accuracy {line}");
+            }
+            assert!(out.is_empty(), "out of band:\n{}", out.join("\n"));
+            return;
+        }
+        eprintln!(
+            "accuracy: out of band after one transfer, making two more: {}",
+            out.join("; ")
+        );
+    }
 }
 
 #[test]
@@ -443,9 +515,13 @@ fn loopback_goodput_matches_stock_iperf3_both_roles() {
     }
     let _cpus = exclusive();
     let seconds = "1";
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("iperf3-s.json");
     let stock_port = free_port();
     let _stock = start_server(
-        Command::new("iperf3").args(["-s", "-p", &stock_port.to_string()]),
+        Command::new("iperf3")
+            .args(["-s", "-J", "-p", &stock_port.to_string(), "--logfile"])
+            .arg(&log),
         stock_port,
     );
     let our_port = free_port();
@@ -458,39 +534,75 @@ fn loopback_goodput_matches_stock_iperf3_both_roles() {
         our_port,
     );
     let pause = || std::thread::sleep(Duration::from_millis(100));
-    // Figures: [our client -> iperf3 -s, iperf3 -c -> our responder]; both against the same
-    // reference, iperf3 -c -> iperf3 -s, measured once per pair.
-    compare(
+    // Each figure of ours against the stock peer's own count of the same bytes: what the
+    // sender wrote and what the receiver read differ only by what is left in the sockets'
+    // buffers when the test ends (loopback: up to about 10 MB a stream, 1.6 % of a 1 s test at
+    // 20 Gbit/s), so a band of 15 % either way holds any rate above 3 Gbit/s and no error of 2x.
+    // Whether ours is as fast as stock is a speed question: benchmarks/network.py.
+    let mut tests_logged = 0;
+    same_transfer(
         &[
             (
-                "our iperf3 client vs iperf3 -c (to iperf3 -s on loopback)",
-                [0.65, 1.6],
+                "our client's sent count vs iperf3 -s's received",
+                [0.85, 1.15],
+            ),
+            ("our client's bandwidth is iperf3 -s's figure", [0.99, 1.01]),
+            (
+                "our client's received count vs iperf3 -s's sent",
+                [0.85, 1.15],
             ),
             (
-                "iperf3 -c to our responder vs to iperf3 -s (loopback)",
-                [0.65, 1.6],
+                "our responder's received count vs iperf3 -c's sent",
+                [0.85, 1.15],
+            ),
+            (
+                "our responder's sent count vs iperf3 -c's received",
+                [0.85, 1.15],
             ),
         ],
-        |who| match who {
-            Who::Ours => {
-                let b = iperf_entry(|| {
-                    util::bin()
-                        .args(["iperf", "127.0.0.1", "--port", &stock_port.to_string()])
-                        .args(["--iperf-time", seconds, "--no-reverse"])
-                        .output()
-                        .unwrap()
-                });
-                pause();
-                let client = f64_at(&b["bandwidth"], "bandwidth");
-                let responder = stock_client(our_port, seconds);
-                pause();
-                vec![client, responder]
-            }
-            Who::Reference => {
-                let stock = stock_client(stock_port, seconds);
-                pause();
-                vec![stock, stock]
-            }
+        || {
+            let b = iperf_entry(|| {
+                util::bin()
+                    .args(["iperf", "127.0.0.1", "--port", &stock_port.to_string()])
+                    .args(["--iperf-time", seconds])
+                    .output()
+                    .unwrap()
+            });
+            tests_logged += 2;
+            let docs = server_log(&log, tests_logged);
+            let [forward, reverse] = [0, 1].map(|r| {
+                docs[tests_logged - 2..]
+                    .iter()
+                    .find(|d| d["start"]["test_start"]["reverse"] == r)
+                    .unwrap_or_else(|| panic!("no test with reverse {r} in {docs:?}"))
+            });
+            pause();
+            let to_ours = stock_client(our_port, seconds, &[]);
+            pause();
+            let from_ours = stock_client(our_port, seconds, &["-R"]);
+            pause();
+            vec![
+                (
+                    f64_at(&b["sender_gbps"], "sender_gbps"),
+                    sum_gbps(forward, "sum_received"),
+                ),
+                (
+                    f64_at(&b["bandwidth"], "bandwidth"),
+                    sum_gbps(forward, "sum_received"),
+                ),
+                (
+                    f64_at(&b["reverse_gbps"], "reverse_gbps"),
+                    sum_gbps(reverse, "sum_sent"),
+                ),
+                (
+                    sum_gbps(&to_ours, "sum_received"),
+                    sum_gbps(&to_ours, "sum_sent"),
+                ),
+                (
+                    sum_gbps(&from_ours, "sum_sent"),
+                    sum_gbps(&from_ours, "sum_received"),
+                ),
+            ]
         },
     );
 }
