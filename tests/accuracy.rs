@@ -99,24 +99,32 @@ fn compare(bands: &[Band], mut measure: impl FnMut(Who) -> Vec<f64>) {
                 ((lo..=hi).contains(&ratio), line)
             })
             .collect();
-        let out: Vec<&str> = verdicts
-            .iter()
-            .filter(|(ok, _)| !ok)
-            .map(|(_, l)| l.as_str())
-            .collect();
-        if out.is_empty() || pairs == MAX_PAIRS {
-            for (_, line) in &verdicts {
-                eprintln!("accuracy {line}");
+        match settle(&verdicts, pairs == MAX_PAIRS) {
+            None => return,
+            Some(out) => {
+                eprintln!("accuracy: out of band after {pairs} pairs, measuring two more: {out}")
             }
-            assert!(out.is_empty(), "out of band:\n{}", out.join("\n"));
-            return;
         }
-        let _ = writeln!(
-            std::io::stderr(),
-            "accuracy: out of band after {pairs} pairs, measuring two more: {}",
-            out.join("; ")
-        );
     }
+}
+
+/// Decides on `verdicts` (in band, the comparison's line): when all are in band, or on the `last`
+/// measurement, prints every line and asserts none is out of band (`None`: done); otherwise the
+/// out-of-band lines, for measuring more.
+fn settle(verdicts: &[(bool, String)], last: bool) -> Option<String> {
+    let out: Vec<&str> = verdicts
+        .iter()
+        .filter(|(ok, _)| !ok)
+        .map(|(_, l)| l.as_str())
+        .collect();
+    if out.is_empty() || last {
+        for (_, line) in verdicts {
+            eprintln!("accuracy {line}");
+        }
+        assert!(out.is_empty(), "out of band:\n{}", out.join("\n"));
+        return None;
+    }
+    Some(out.join("; "))
 }
 
 /// Builds `source` (relative to the repository) with the system's C compiler into `dir`.
@@ -488,22 +496,12 @@ fn same_transfer(bands: &[Band], mut measure: impl FnMut() -> Vec<(f64, f64)>) {
                 ((lo..=hi).contains(&ratio), line)
             })
             .collect();
-        let out: Vec<&str> = verdicts
-            .iter()
-            .filter(|(ok, _)| !ok)
-            .map(|(_, l)| l.as_str())
-            .collect();
-        if out.is_empty() || round == 3 {
-            for (_, line) in &verdicts {
-                eprintln!("accuracy {line}");
+        match settle(&verdicts, round == 3) {
+            None => return,
+            Some(out) => {
+                eprintln!("accuracy: out of band after one transfer, making two more: {out}")
             }
-            assert!(out.is_empty(), "out of band:\n{}", out.join("\n"));
-            return;
         }
-        eprintln!(
-            "accuracy: out of band after one transfer, making two more: {}",
-            out.join("; ")
-        );
     }
 }
 
