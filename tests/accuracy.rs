@@ -449,8 +449,10 @@ fn sum_gbps(doc: &Value, sum: &str) -> f64 {
     f64_at(&doc["end"][sum]["bits_per_second"], sum) / 1e9
 }
 
-/// The documents a stock `iperf3 -s -J --logfile log` has written, waiting up to 5 s until
-/// there are `want` (it writes a test's document as the test ends, as its client leaves).
+/// The documents of completed tests a stock `iperf3 -s -J --logfile log` has written, waiting
+/// up to 5 s until there are `want` (it writes a test's document as the test ends, as its client
+/// leaves). Documents of attempts that failed (`error`, say a connection reset while our client
+/// said hello and tried again) are left out, so the last two are always the last run's.
 fn server_log(log: &Path, want: usize) -> Vec<Value> {
     let mut docs = Vec::new();
     for _ in 0..100 {
@@ -458,6 +460,7 @@ fn server_log(log: &Path, want: usize) -> Vec<Value> {
         docs = serde_json::Deserializer::from_str(&text)
             .into_iter::<Value>()
             .map_while(Result::ok)
+            .filter(|d| d.get("error").is_none())
             .collect();
         if docs.len() >= want {
             return docs;
