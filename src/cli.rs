@@ -307,6 +307,10 @@ pub struct SlurmArgs {
     /// program before it registers, when the controller may not answer).
     #[arg(long, value_name = "SECONDS", default_value = "10")]
     pub slurm_timeout: String,
+    /// Decide as usual but change nothing in Slurm: each drain or resume is logged as "would
+    /// drain ..." (for a roll-out, before the program is trusted to act).
+    #[arg(long)]
+    pub no_act: bool,
 }
 
 /// Sleep-section knobs.
@@ -464,6 +468,25 @@ network.bandwidth.HOST, sleepbench.calls_per_second); rules match these names. E
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
         /// Shared options (--output, --profile: only runs of that profile).
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Acknowledge a hardware condition that keeps failing (an uncorrected memory error, a fatal
+    /// PCIe error, a machine check, a link down) as the last run recorded in the history saw it:
+    /// who and when are recorded, the count seen passes from then on, and any new event fails
+    /// again. Counters reset at reboot, and acknowledgements with them.
+    Acknowledge {
+        /// The check, as the run named it: `errors.edac:mc0/dimm1`, or `errors.edac` for all
+        /// of a source.
+        #[arg(value_name = "CHECK")]
+        check: String,
+        /// The history file the runs are recorded in (also $HEALTH_CHECK_HISTORY).
+        #[arg(long, value_name = "FILE")]
+        history: Option<PathBuf>,
+        /// What is being done about it ("DIMM B2 ordered, ticket 4711").
+        #[arg(long, value_name = "TEXT")]
+        note: Option<String>,
+        /// Shared options.
         #[command(flatten)]
         common: CommonArgs,
     },

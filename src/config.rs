@@ -52,6 +52,15 @@ pub enum Mode {
     Debug(Debug),
     /// `slurm`: a server run, then drain or resume this node in Slurm.
     Slurm(SlurmConfig),
+    /// `acknowledge`: an operator acknowledges a condition the history's last run saw.
+    Acknowledge {
+        /// The history file.
+        file: PathBuf,
+        /// `errors.<source>` or `errors.<source>:<subject>`.
+        check: crate::wire::check::CheckId,
+        /// What they said.
+        note: Option<String>,
+    },
     /// `history`: a machine's recorded runs and trends.
     History {
         /// The history file.
@@ -93,6 +102,8 @@ pub struct SlurmConfig {
     pub sinfo: PathBuf,
     /// Longest wait for each scontrol or sinfo call.
     pub timeout: Duration,
+    /// `--no-act`: decide and log, change nothing in Slurm.
+    pub no_act: bool,
 }
 
 // The share is checked finite when the settings are made.
@@ -187,6 +198,7 @@ impl Mode {
             | Mode::Baseline(_)
             | Mode::Report { .. }
             | Mode::Merge(_)
+            | Mode::Acknowledge { .. }
             | Mode::History { .. } => Role::Checks,
             Mode::Slurm(_) => Role::Server,
         }
@@ -395,6 +407,44 @@ impl Config {
                 let mode = Mode::Schema { fleet: *fleet };
                 base(mode, common, &none.0, &none.1, &none.2)
             }
+            Some(Command::Acknowledge {
+                check,
+                history,
+                note,
+                common,
+            }) => {
+                let file = history
+                    .clone()
+                    .or_else(|| {
+                        std::env::var_os(HISTORY_ENV)
+                            .filter(|v| !v.is_empty())
+                            .map(PathBuf::from)
+                    })
+                    .ok_or_else(|| {
+                        ConfigError::new(
+                            "--history",
+                            format!(
+                                "give the history the runs are recorded in (or set {HISTORY_ENV})"
+                            ),
+                        )
+                    })?;
+                let id = crate::wire::check::CheckId::parse(check);
+                if id.section != "errors" || id.rule.is_empty() {
+                    return Err(ConfigError::new(
+                        "CHECK",
+                        format!(
+                            "'{check}' is not an error counter's check: give one as the run named \
+                             it, such as errors.edac:mc0/dimm1 or errors.aer"
+                        ),
+                    ));
+                }
+                let mode = Mode::Acknowledge {
+                    file,
+                    check: id,
+                    note: note.clone().filter(|n| !n.trim().is_empty()),
+                };
+                base(mode, common, &none.0, &none.1, &none.2)
+            }
             Some(Command::History {
                 file,
                 host,
@@ -554,6 +604,7 @@ impl Config {
             scontrol: slurm.scontrol.clone(),
             sinfo: slurm.sinfo.clone(),
             timeout,
+            no_act: slurm.no_act,
         };
         let mut config = Self::base_with(
             Mode::Slurm(settings),

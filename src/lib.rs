@@ -11,10 +11,12 @@
 // Layers, each importing only from those above it in this list (docs/architecture.md; the test
 // tests/integration/layers.rs holds the code to it).
 // Leaves: no imports from the crate.
+pub mod command;
 pub mod error;
 pub mod os;
 pub mod rng;
 pub mod stats;
+pub mod trust;
 pub mod units;
 // Measurement: measures and knows nothing of documents. `system` first: the others may read it.
 pub mod memory;

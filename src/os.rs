@@ -491,6 +491,24 @@ pub fn skip_or_fail(test: &str, why: &str) {
     let _ = writeln!(std::io::stderr(), "skipped {test}: {why}");
 }
 
+/// Takes an exclusive `flock` on `file` without waiting: `Ok(true)` when taken, `Ok(false)`
+/// when another open description holds it. The lock belongs to the open file description, not
+/// to this descriptor: it holds while any copy (a forked child's) stays open, and nothing here
+/// lifts it on drop.
+pub fn try_lock_exclusive(file: &std::fs::File) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock(2) on a descriptor `file` owns for the call; no memory is passed.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    if e.kind() == std::io::ErrorKind::WouldBlock {
+        Ok(false)
+    } else {
+        Err(e)
+    }
+}
+
 /// The effective user id.
 pub fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.

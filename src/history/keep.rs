@@ -47,7 +47,8 @@ impl std::str::FromStr for Keep {
                 keep.runs = Some(n);
                 continue;
             }
-            let split = part.len().checked_sub(1).ok_or_else(bad)?;
+            // The unit is the last character, whatever its width (`9ü` is refused, not a panic).
+            let split = part.char_indices().last().ok_or_else(bad)?.0;
             let (number, unit) = part.split_at(split);
             let n: u64 = number.parse().map_err(|_| bad())?;
             let secs = match unit {
@@ -80,7 +81,9 @@ mod tests {
             (k.runs, k.age),
             (Some(500), Some(Duration::from_secs(43_200)))
         );
-        for bad in ["", "0", "d", "10x", "1,2", "1d,2d", "-3", "0d"] {
+        for bad in [
+            "", "0", "d", "10x", "1,2", "1d,2d", "-3", "0d", "９", "9ü", "１２", "ü", "12h,ü",
+        ] {
             assert!(bad.parse::<Keep>().is_err(), "{bad}");
         }
     }

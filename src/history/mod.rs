@@ -58,6 +58,14 @@ pub enum HistoryError {
         /// Why.
         why: String,
     },
+    /// Another user could change the file: it is not used.
+    #[error("refusing the history '{path}': {why}")]
+    Untrusted {
+        /// The file.
+        path: String,
+        /// What is wrong, from [`crate::trust`].
+        why: String,
+    },
     /// The file is not one of ours, or from a newer version.
     #[error("'{path}' is not a health_check history this version can use: {why}")]
     NotOurs {

@@ -5,6 +5,7 @@
 
 use super::{Filter, HistoryError, Keep, LastRun, Record, fact_changes};
 use crate::wire::check::Status;
+use crate::wire::counters::{Acknowledgement, ErrorCounter};
 use crate::wire::document::Document;
 use crate::wire::figures::{Direction, Figure};
 use crate::wire::history::{FactChange, Point, Points, RunSummary, Trend};
@@ -15,8 +16,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// `PRAGMA application_id`: "hchk", so a file is known as ours before any table is read.
 const APPLICATION_ID: i32 = 0x6863_686b;
-/// The schema this version writes; files of a newer one are refused.
-const SCHEMA_VERSION: i32 = 1;
+/// The schema this version writes; files of a newer one are refused. 2 added the operators'
+/// acknowledgements of conditions (a file of schema 1 gains the table when next written).
+const SCHEMA_VERSION: i32 = 2;
 /// How long a run waits for another writer before giving up: appends take milliseconds, and a
 /// run under a scheduler's timeout must not spend it waiting.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -57,6 +59,18 @@ CREATE TABLE IF NOT EXISTS figures(
     status INTEGER,
     PRIMARY KEY (series, run)
 ) STRICT, WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS acknowledgements(
+    machine TEXT NOT NULL,
+    boot_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    counter TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    by TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    note TEXT
+) STRICT;
+CREATE INDEX IF NOT EXISTS acknowledgements_by_boot ON acknowledgements(machine, boot_id);
 ";
 
 /// An open history file.
@@ -76,6 +90,8 @@ fn unix_now() -> u64 {
 impl History {
     /// Opens the history at `path` for recording, creating it (mode 0600, in a directory
     /// created 0700 when missing). A symlink is not followed.
+    /// A file, or a directory on its way, that another user could change is refused
+    /// ([`crate::trust`]): the history decides whether a node is drained.
     pub fn open(path: &Path) -> Result<History> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             if !dir.exists() {
@@ -86,6 +102,16 @@ impl History {
                     .create(dir)
                     .map_err(|e| open_error(path, &e.to_string()))?;
             }
+        }
+        let untrusted = |e: crate::trust::Untrusted| HistoryError::Untrusted {
+            path: path.display().to_string(),
+            why: e.0,
+        };
+        crate::trust::check_file(path).map_err(untrusted)?;
+        for side in ["-wal", "-shm"] {
+            let mut name = path.as_os_str().to_owned();
+            name.push(side);
+            crate::trust::check_existing_file(Path::new(&name)).map_err(untrusted)?;
         }
         let created = !path.exists();
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -106,7 +132,9 @@ impl History {
         Ok(h)
     }
 
-    /// Opens an existing history for reading.
+    /// Opens an existing history for reading. On read-only media (a snapshot, a copy on a
+    /// read-only mount), where SQLite cannot make the write-ahead log's index beside the file,
+    /// it is opened as immutable: nothing can write it there anyway.
     pub fn open_existing(path: &Path) -> Result<History> {
         if !path.is_file() {
             return Err(open_error(path, "no such file"));
@@ -114,14 +142,23 @@ impl History {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NOFOLLOW
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags)
-            .map_err(|e| open_error(path, &e.to_string()))?;
-        let mut h = History {
-            conn,
-            path: path.to_path_buf(),
+        let open = |target: &Path, flags: OpenFlags| -> Result<History> {
+            let conn = Connection::open_with_flags(target, flags)
+                .map_err(|e| open_error(path, &e.to_string()))?;
+            let mut h = History {
+                conn,
+                path: path.to_path_buf(),
+            };
+            h.prepare(false)?;
+            Ok(h)
         };
-        h.prepare(false)?;
-        Ok(h)
+        match open(path, flags) {
+            Err(e) if !writable_dir(path) => {
+                let uri = immutable_uri(path);
+                open(Path::new(&uri), flags | OpenFlags::SQLITE_OPEN_URI).map_err(|_| e)
+            }
+            other => other,
+        }
     }
 
     /// Sets the connection up and checks (or, writable, creates) the schema. Runs started
@@ -237,6 +274,102 @@ impl History {
         }))
     }
 
+    /// The newest run of the boot `boot_id` that read error counters, whichever machine it was
+    /// (a boot id is one machine's): what an operator acknowledges.
+    pub fn last_run_of_boot(&self, boot_id: &str) -> Result<Option<LastRun>> {
+        let row = self
+            .conn
+            .query_row(
+                &format!(
+                    "{SUMMARY} WHERE boot_id = ?1 AND counters IS NOT NULL ORDER BY id DESC LIMIT 1"
+                ),
+                params![boot_id],
+                |r| {
+                    Ok((
+                        summary(r)?,
+                        r.get::<_, Option<String>>(10)?,
+                        r.get::<_, Option<String>>(11)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.db(e))?;
+        Ok(row.map(|(summary, counters, facts)| LastRun {
+            summary,
+            counters: counters.and_then(|c| serde_json::from_str(&c).ok()),
+            facts: facts
+                .and_then(|f| serde_json::from_str(&f).ok())
+                .unwrap_or_default(),
+        }))
+    }
+
+    /// Records that `ack` covers each of `counters` (their counts since boot) of `machine` in
+    /// the boot `boot_id`, in one transaction.
+    pub fn acknowledge(
+        &mut self,
+        machine: &str,
+        boot_id: &str,
+        counters: &[ErrorCounter],
+        ack: &Acknowledgement,
+    ) -> Result<()> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| db_error(&path, e))?;
+        for c in counters {
+            tx.execute(
+                "INSERT INTO acknowledgements(machine, boot_id, source, subject, counter, count,
+                     by, at, note) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    machine,
+                    boot_id,
+                    c.source,
+                    c.subject,
+                    c.counter,
+                    c.total as i64,
+                    ack.by,
+                    ack.at_unix as i64,
+                    ack.note
+                ],
+            )
+            .map_err(|e| db_error(&path, e))?;
+        }
+        tx.commit().map_err(|e| db_error(&path, e))
+    }
+
+    /// The newest acknowledgement of each counter of `machine` in the boot `boot_id`, keyed by
+    /// (source, subject, counter).
+    pub fn acknowledgements(
+        &self,
+        machine: &str,
+        boot_id: &str,
+    ) -> Result<BTreeMap<(String, String, String), Acknowledgement>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT source, subject, counter, count, by, at, note FROM acknowledgements
+                 WHERE machine = ?1 AND boot_id = ?2 ORDER BY rowid",
+            )
+            .map_err(|e| self.db(e))?;
+        let rows = stmt
+            .query_map(params![machine, boot_id], |r| {
+                Ok((
+                    (r.get(0)?, r.get(1)?, r.get(2)?),
+                    Acknowledgement {
+                        count: r.get::<_, i64>(3)?.max(0) as u64,
+                        by: r.get(4)?,
+                        at_unix: r.get::<_, i64>(5)?.max(0) as u64,
+                        note: r.get(6)?,
+                    },
+                ))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.db(e))?;
+        // Later rows replace earlier ones.
+        Ok(rows.into_iter().collect())
+    }
+
     /// The machine's earlier runs of `profile` (the last `runs`, oldest first) and, for each of
     /// `figures`, its values in them measured the same way (same basis), oldest first.
     pub fn past(
@@ -287,6 +420,11 @@ impl History {
     /// Records a run in one transaction and applies `keep` to its machine's runs. Returns the
     /// run's number.
     pub fn append(&mut self, rec: &Record, keep: Keep) -> Result<i64> {
+        self.append_at(rec, keep, unix_now())
+    }
+
+    /// [`History::append`] with retention judged at `now` (Unix seconds): this machine's clock.
+    fn append_at(&mut self, rec: &Record, keep: Keep, now: u64) -> Result<i64> {
         let doc = rec.doc;
         let machine = Self::machine_of(doc).ok_or(HistoryError::NoMachine)?;
         let info = &doc.health_check;
@@ -372,7 +510,7 @@ impl History {
             }
             drop(fig_stmt);
             drop(series_stmt);
-            apply_keep(&tx, &machine, keep)?;
+            apply_keep(&tx, &machine, keep, now)?;
             Ok(run)
         })()
         .map_err(|e| db_error(&path, e))?;
@@ -599,6 +737,30 @@ impl History {
     }
 }
 
+/// Whether we can write the directory `path` is in (a read-only mount says no).
+fn writable_dir(path: &Path) -> bool {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_ok()
+}
+
+/// An SQLite URI that opens `path` as immutable (no locks, no write-ahead log index).
+fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut uri = String::from("file:");
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
 /// The columns of a [`RunSummary`] (0 to 9), then counters and facts (10, 11).
 const SUMMARY: &str = "SELECT id, started, machine, hostname, profile, boot_id, kernel, firmware,
     worst, seconds, counters, facts FROM runs";
@@ -660,9 +822,21 @@ fn direction_name(d: Direction) -> &'static str {
     }
 }
 
-/// Deletes the machine's runs `keep` no longer keeps, with their figures: every run up to the
-/// newest one either the count or the age gives up.
-fn apply_keep(tx: &rusqlite::Transaction, machine: &str, keep: Keep) -> rusqlite::Result<()> {
+/// Deletes the machine's runs `keep` no longer keeps, with their figures: the runs beyond the
+/// newest `keep.runs`, and the runs older than `keep.age`, neither more.
+///
+/// A run's age is taken from its clock, which can be wrong, so no one run's clock decides alone:
+/// a run stamped before a run recorded earlier counts as that run's time (its clock was behind;
+/// one run stamped in the year 2000 does not make every run before it "older than two years"),
+/// and runs go by age only while the run before this one is itself within the age (a clock
+/// years ahead, or a machine back after longer than the age, deletes nothing until the next run
+/// agrees; the count still bounds the file).
+fn apply_keep(
+    tx: &rusqlite::Transaction,
+    machine: &str,
+    keep: Keep,
+    now: u64,
+) -> rusqlite::Result<()> {
     let by_count: Option<i64> = match keep.runs {
         Some(n) => tx
             .query_row(
@@ -674,11 +848,19 @@ fn apply_keep(tx: &rusqlite::Transaction, machine: &str, keep: Keep) -> rusqlite
         None => None,
     };
     let by_age: Option<i64> = match keep.age {
-        Some(age) => tx.query_row(
-            "SELECT max(id) FROM runs WHERE machine = ?1 AND started < ?2",
-            params![machine, unix_now().saturating_sub(age.as_secs()) as i64],
-            |r| r.get(0),
-        )?,
+        Some(age) => {
+            // Times never go back along the ids, so the runs too old are a prefix of them.
+            let cutoff = now.saturating_sub(age.as_secs()) as i64;
+            let (last_old, newest_earlier): (Option<i64>, Option<i64>) = tx.query_row(
+                "WITH t AS (SELECT id, max(started) OVER (ORDER BY id) AS at
+                            FROM runs WHERE machine = ?1)
+                 SELECT (SELECT max(id) FROM t WHERE at < ?2),
+                        (SELECT at FROM t ORDER BY id DESC LIMIT 1 OFFSET 1)",
+                params![machine, cutoff],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            last_old.filter(|_| newest_earlier.is_some_and(|at| at >= cutoff))
+        }
         None => None,
     };
     let Some(cutoff) = by_count.max(by_age) else {
@@ -818,14 +1000,20 @@ mod tests {
     }
 
     fn append(h: &mut History, d: &Document, keep: Keep) -> i64 {
+        append_at(h, d, keep, unix_now())
+    }
+
+    /// Records `d` as a run whose clock read `now` when it was recorded.
+    fn append_at(h: &mut History, d: &Document, keep: Keep, now: u64) -> i64 {
         let figures = of_document(d).figures;
-        h.append(
+        h.append_at(
             &Record {
                 doc: d,
                 figures: &figures,
                 noisy: &BTreeSet::new(),
             },
             keep,
+            now,
         )
         .expect("append")
     }
@@ -912,8 +1100,59 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut h = History::open(&dir.path().join("h.sqlite")).expect("open");
         append(&mut h, &doc(unix_now() - 3 * 86_400, 1.0), ALL);
-        append(&mut h, &doc(unix_now(), 2.0), by_age);
-        assert_eq!(h.runs(&Filter::default()).expect("runs").len(), 1);
+        append(&mut h, &doc(unix_now() - 1, 2.0), by_age);
+        // One run's clock never decides alone: the run before this one must agree.
+        assert_eq!(h.runs(&Filter::default()).expect("runs").len(), 2);
+        append(&mut h, &doc(unix_now(), 3.0), by_age);
+        assert_eq!(h.runs(&Filter::default()).expect("runs").len(), 2);
+    }
+
+    #[test]
+    fn a_wrong_clock_never_moves_retention() {
+        let two_years = Keep::default();
+        let year_2000 = 946_684_800;
+        let now = unix_now();
+        // One run stamped in the year 2000 among normal ones: every run stays.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut h = History::open(&dir.path().join("h.sqlite")).expect("open");
+        for i in 0..3 {
+            append(&mut h, &doc(now - 300 + i, 1.0), two_years);
+        }
+        append(&mut h, &doc(year_2000, 2.0), two_years);
+        append(&mut h, &doc(now, 3.0), two_years);
+        append(&mut h, &doc(now + 1, 4.0), two_years);
+        assert_eq!(h.runs(&Filter::default()).expect("runs").len(), 6);
+        // A clock years ahead: the run is recorded, and ages judged by it delete nothing.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut h = History::open(&dir.path().join("h.sqlite")).expect("open");
+        for i in 0..3 {
+            append(&mut h, &doc(now - 300 + i, 1.0), two_years);
+        }
+        // The clock reads ten years on: by it, the earlier runs are all older than two years.
+        let later = now + 10 * 365 * 86_400;
+        append_at(&mut h, &doc(later, 2.0), two_years, later);
+        assert_eq!(h.runs(&Filter::default()).expect("runs").len(), 4);
+        // Back to the right time: the run from the future is kept, and nothing else goes.
+        append(&mut h, &doc(now, 3.0), two_years);
+        assert_eq!(h.runs(&Filter::default()).expect("runs").len(), 5);
+        let ahead = Keep {
+            runs: Some(10_000),
+            age: Some(Duration::from_secs(86_400)),
+        };
+        // The age still deletes what it names: the runs older than it.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut h = History::open(&dir.path().join("h.sqlite")).expect("open");
+        for started in [now - 5 * 86_400, now - 4 * 86_400, now - 3600] {
+            append(&mut h, &doc(started, 1.0), two_years);
+        }
+        append(&mut h, &doc(now, 2.0), ahead);
+        let left: Vec<u64> = h
+            .runs(&Filter::default())
+            .expect("runs")
+            .iter()
+            .map(|r| r.started_unix)
+            .collect();
+        assert_eq!(left, [now - 3600, now]);
     }
 
     #[test]

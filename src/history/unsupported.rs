@@ -2,6 +2,7 @@
 //! so and nothing else is reachable.
 
 use super::{Filter, HistoryError, Keep, LastRun, Record};
+use crate::wire::counters::{Acknowledgement, ErrorCounter};
 use crate::wire::document::Document;
 use crate::wire::figures::Figure;
 use crate::wire::history::{FactChange, Points, RunSummary, Trend};
@@ -39,6 +40,28 @@ impl History {
     }
     /// Unreachable.
     pub fn last_run(&self, _machine: &str) -> Result<Option<LastRun>> {
+        match self.0 {}
+    }
+    /// Unreachable.
+    pub fn last_run_of_boot(&self, _boot_id: &str) -> Result<Option<LastRun>> {
+        match self.0 {}
+    }
+    /// Unreachable.
+    pub fn acknowledge(
+        &mut self,
+        _machine: &str,
+        _boot_id: &str,
+        _counters: &[ErrorCounter],
+        _ack: &Acknowledgement,
+    ) -> Result<()> {
+        match self.0 {}
+    }
+    /// Unreachable.
+    pub fn acknowledgements(
+        &self,
+        _machine: &str,
+        _boot_id: &str,
+    ) -> Result<BTreeMap<(String, String, String), Acknowledgement>> {
         match self.0 {}
     }
     /// Unreachable.

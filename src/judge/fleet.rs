@@ -198,16 +198,7 @@ fn apply_baseline(machines: &mut [Machine], b: &BaselineRef) {
             &b.rules,
             &file,
         );
-        for c in checks.iter_mut() {
-            let interfered = super::noise::section_of(&c.name).and_then(|s| m.interfered.get(&s));
-            if let (Some(why), Status::Warn | Status::Fail) = (interfered, c.status) {
-                c.message = format!(
-                    "inconclusive, measured under interference ({why}): {}",
-                    c.message
-                );
-                c.status = Status::Inconclusive;
-            }
-        }
+        super::noise::mark_interfered(&mut checks, &m.interfered);
         let worst = checks
             .iter()
             .map(|c| match c.status {

@@ -313,6 +313,21 @@ fn describe_ours(
         }
     }
     for c in doc.checks.iter().filter(|c| c.status == Status::Fail) {
+        // A document written with other limits (or by an older version) may hold a failure
+        // that load moved: judged by these limits, it is inconclusive, not the machine's fault.
+        let disturbed = noise::section_of(&c.name)
+            .and_then(|s| m.interfered.get(&s))
+            .filter(|_| noise::load_can_move(&c.name));
+        if let Some(why) = disturbed {
+            m.raise(
+                MachineStatus::Inconclusive,
+                format!(
+                    "its own check {} failed under interference ({why}): not judged",
+                    c.name
+                ),
+            );
+            continue;
+        }
         m.entry.checks_failed.push(c.name.to_string());
         match (&c.name.subject, c.name.section.as_str()) {
             (Some(client), "network") => {

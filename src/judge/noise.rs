@@ -4,8 +4,10 @@
 //! interfered in its message, and readers leave such figures out of their references. A check
 //! that passes under interference still passes: interference only makes figures worse.
 //!
-//! DCPerf's own CPU-split verdicts (busy CPU and IRQ during the nanosleep benchmark) stay as
-//! DCPerf defines them, and checks of configuration rather than performance are not affected.
+//! That holds for every figure another process can move: speeds, and DCPerf's CPU-split
+//! verdicts too (busy CPU and IRQ time during the nanosleep benchmark count everything the
+//! machine ran, a job beside the check included). Checks of configuration, of lost packets and
+//! of error counters are not affected: no load makes them worse.
 
 use super::checks::Thresholds;
 use crate::wire::document::{Check, CheckId, Section, Status};
@@ -64,12 +66,12 @@ pub fn section_of(id: &CheckId) -> Option<Section> {
     }
 }
 
-/// Whether a check judges how fast the machine is (which load can spoil), rather than its
-/// configuration, a loss of packets, or DCPerf's CPU-split rules.
-pub fn judges_speed(id: &CheckId) -> bool {
+/// Whether another process's load can move the figure a check judges (a speed, or the CPU
+/// split while the nanosleep benchmark ran), rather than configuration or lost packets.
+pub fn load_can_move(id: &CheckId) -> bool {
     match id.section.as_str() {
         "baseline" | "history" => true,
-        "sleepbench" => id.rule == "calls_per_thread",
+        "sleepbench" => matches!(id.rule.as_str(), "calls_per_thread" | "total_cpu" | "irq"),
         "network" => matches!(
             id.rule.as_str(),
             "bandwidth" | "link_efficiency" | "reverse_symmetry" | "ping_rtt"
@@ -96,11 +98,18 @@ pub fn mark_inconclusive(
         .iter()
         .filter_map(|(s, i)| interfered(i, t).map(|w| (*s, w)))
         .collect();
+    mark_interfered(checks, &why);
+}
+
+/// Turns the warn and fail verdicts on figures load can move into `inconclusive` where their
+/// section was measured under interference; `why` holds those sections and what interfered
+/// (from [`interfered`]).
+pub fn mark_interfered(checks: &mut [Check], why: &BTreeMap<Section, String>) {
     if why.is_empty() {
         return;
     }
     for c in checks.iter_mut() {
-        if !matches!(c.status, Status::Warn | Status::Fail) || !judges_speed(&c.name) {
+        if !matches!(c.status, Status::Warn | Status::Fail) || !load_can_move(&c.name) {
             continue;
         }
         if let Some(w) = section_of(&c.name).and_then(|s| why.get(&s)) {
@@ -156,7 +165,7 @@ mod tests {
             statuses,
             [
                 Status::Inconclusive,
-                Status::Fail,
+                Status::Inconclusive,
                 Status::Pass,
                 Status::Inconclusive,
                 Status::Warn,
@@ -164,6 +173,8 @@ mod tests {
             ]
         );
         assert!(checks[0].message.contains("other processes used 60.0%"));
+        // The busy-CPU verdict counts the other processes' time: theirs, not the machine's.
+        assert!(checks[1].message.contains("other processes used 60.0%"));
         // The same run on a quiet machine stands as judged.
         let mut quiet = vec![check("sleepbench.calls_per_thread", Status::Fail)];
         mark_inconclusive(
@@ -222,15 +233,18 @@ mod tests {
             "memory.numa_ratio",
             "storage.read_iops",
             "network.bandwidth",
+            "sleepbench.total_cpu",
+            "sleepbench.irq",
         ] {
-            assert!(judges_speed(&CheckId::parse(speed)), "{speed}");
+            assert!(load_can_move(&CheckId::parse(speed)), "{speed}");
         }
         for setting in [
             "memory.full_random_pages",
-            "sleepbench.irq",
             "network.ping_loss",
+            "errors.edac:mc0",
+            "system.governor",
         ] {
-            assert!(!judges_speed(&CheckId::parse(setting)), "{setting}");
+            assert!(!load_can_move(&CheckId::parse(setting)), "{setting}");
         }
     }
 }

@@ -17,7 +17,7 @@ pub enum Format {
     Junit,
     /// Prometheus text: figures and check statuses as gauges.
     Prometheus,
-    /// node-problem-detector's custom plugin line: at most 80 characters naming the first
+    /// node-problem-detector's custom plugin line: at most 80 bytes naming the first
     /// failing check; exit 0 healthy, 1 failing, 2 inconclusive or could not run.
     Npd,
 }

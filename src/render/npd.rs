@@ -3,18 +3,18 @@
 //! Unknown. The line names the first failing check and no figure, so an unchanged problem
 //! writes an unchanged line (NPD raises an event when the condition's message changes).
 
-use super::text::{shorten, terminal_safe};
+use super::text::{shorten_bytes, terminal_safe};
 use crate::judge::health::{self, Health};
 use crate::wire::document::Document;
 use crate::wire::fleet::{FleetReport, MachineStatus};
 
-/// NPD's default `max_output_length`.
+/// NPD's default `max_output_length`, in bytes.
 pub const MAX_LINE: usize = 80;
 
 /// A document's NPD line and exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
-    /// At most [`MAX_LINE`] characters.
+    /// At most [`MAX_LINE`] bytes.
     pub line: String,
     /// 0 healthy, 1 failing, 2 inconclusive or could not run.
     pub code: u8,
@@ -39,7 +39,7 @@ pub fn verdict(doc: &Document) -> Verdict {
         ),
     };
     Verdict {
-        line: shorten(&terminal_safe(&line), MAX_LINE),
+        line: shorten_bytes(&terminal_safe(&line), MAX_LINE),
         code,
     }
 }
@@ -66,7 +66,7 @@ pub fn fleet_line(r: &FleetReport) -> String {
         [one] => format!("health_check: fail: {one}"),
         [first, rest @ ..] => format!("health_check: fail: {first} (+{} more)", rest.len()),
     };
-    shorten(&terminal_safe(&line), MAX_LINE)
+    shorten_bytes(&terminal_safe(&line), MAX_LINE)
 }
 
 #[cfg(test)]
@@ -98,7 +98,17 @@ mod tests {
             v.line
                 .starts_with("health_check: fail: network.bandwidth:a-client")
         );
-        assert!(v.line.chars().count() <= MAX_LINE, "{}", v.line);
+        assert!(v.line.len() <= MAX_LINE, "{}", v.line);
+        // A name of two-byte characters is cut by bytes, on a character boundary.
+        d.checks[0].name = CheckId::new("network", "bandwidth").on("é".repeat(60));
+        let v = verdict(&d);
+        assert!(
+            v.line.len() <= MAX_LINE,
+            "{} bytes: {}",
+            v.line.len(),
+            v.line
+        );
+        assert!(v.line.ends_with('~'), "{}", v.line);
         d.checks[0].status = Status::Inconclusive;
         assert_eq!(verdict(&d).code, 2);
     }

@@ -1,8 +1,11 @@
 //! The summary for people, printed on stderr after the JSON is written: each section's outcome
 //! with the figures people look for first, then the checks (failures, warnings and inconclusive
 //! ones with their messages, passes and skips by name), and the total time. Colour only on a
-//! terminal (and never with NO_COLOR set). Never parsed by anything.
+//! terminal (and never with NO_COLOR set). Never parsed by anything. Text from the document (a
+//! BIOS string in a configuration change, a host name, a reason) is shown, never acted on by the
+//! terminal: control characters are written out ([`terminal_safe`]).
 
+use super::text::terminal_safe;
 use crate::wire::document::{Check, Document, Section, Status, word};
 use std::fmt::Write as _;
 
@@ -33,7 +36,7 @@ pub fn summary(doc: &Document, color: bool) -> String {
     let _ = writeln!(
         out,
         "health_check {}: {} role, {} profile, {:.1} s",
-        info.version,
+        terminal_safe(&info.version),
         word(&info.role),
         word(&info.profile),
         info.seconds
@@ -46,9 +49,9 @@ pub fn summary(doc: &Document, color: bool) -> String {
         .max()
         .unwrap_or(0);
     for (section, status) in &info.sections.0 {
-        let figures = key_figures(doc, *section);
+        let figures = terminal_safe(&key_figures(doc, *section));
         let sep = if figures.is_empty() { "" } else { "  " };
-        let shown = paint(&status.to_wire(), status.status(), color);
+        let shown = paint(&terminal_safe(&status.to_wire()), status.status(), color);
         let _ = writeln!(out, "  {:<width$}  {shown}{sep}{figures}", section.name());
     }
     if !doc.checks.is_empty() {
@@ -89,7 +92,7 @@ pub fn summary(doc: &Document, color: bool) -> String {
                 .checks
                 .iter()
                 .filter(|c| c.status == status)
-                .map(|c| c.name.to_string())
+                .map(|c| terminal_safe(&c.name.to_string()))
                 .collect();
             if !names.is_empty() {
                 let word = paint(&status.as_str().to_uppercase(), status, color);
@@ -120,7 +123,11 @@ fn listed<T: AsRef<str>>(items: &[T], max: usize) -> String {
 
 fn check_line(c: &Check, color: bool) -> String {
     let word = paint(&c.status.as_str().to_uppercase(), c.status, color);
-    format!("{word:<4}  {}: {}", c.name, c.message)
+    format!(
+        "{word:<4}  {}: {}",
+        terminal_safe(&c.name.to_string()),
+        terminal_safe(&c.message)
+    )
 }
 
 fn key_figures(doc: &Document, section: Section) -> String {
@@ -270,6 +277,39 @@ checks: 1 pass, 1 warn, 1 fail, 1 skip
             ),
             "{text}"
         );
+    }
+
+    /// A crafted BIOS string in a configuration change (`history.fingerprint`), a host name or
+    /// a section's reason reaches the terminal written out, never as escape sequences.
+    #[test]
+    fn text_from_the_document_cannot_drive_the_terminal() {
+        let mut d = doc();
+        d.checks.push(check(
+            "history.fingerprint",
+            Status::Warn,
+            "changed since the last run: BIOS version 1.0 -> \u{1b}]0;owned\u{7}\u{1b}[2J2.0",
+        ));
+        d.checks
+            .push(check("network.ping_loss:h\u{1b}[31m", Status::Pass, ""));
+        d.health_check.sections.0.push((
+            Section::Memory,
+            SectionOutcome::Failed("x\u{1b}[2Jy\ru\u{9b}".into()),
+        ));
+        let ours = regex::Regex::new("\u{1b}\\[[0-9]+m").unwrap();
+        for color in [false, true] {
+            let text = summary(&d, color);
+            // Our own colours taken out, nothing but new lines is left to act on the terminal.
+            let rest = ours.replace_all(&text, "");
+            assert!(
+                !rest.chars().any(|c| c.is_control() && c != '\n'),
+                "{text:?}"
+            );
+            assert!(text.contains("\\u{1b}]0;owned\\u{7}"), "{text}");
+            assert!(
+                text.contains("failed: x\\u{1b}[2Jy\\u{d}u\\u{9b}"),
+                "{text}"
+            );
+        }
     }
 
     #[test]

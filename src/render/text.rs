@@ -36,6 +36,19 @@ pub fn shorten(text: &str, width: usize) -> String {
     }
 }
 
+/// At most `bytes` bytes of `text` (node-problem-detector cuts its plugins' output by bytes),
+/// cut on a character boundary, the last one `~` when it was cut.
+pub fn shorten_bytes(text: &str, bytes: usize) -> String {
+    if text.len() <= bytes {
+        return text.to_string();
+    }
+    let mut end = bytes.saturating_sub(1);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}~", &text[..end])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,5 +64,10 @@ mod tests {
         assert_eq!(terminal_safe("a\u{9b}b"), "a\\u{9b}b");
         assert_eq!(shorten("abcdef", 4), "abc~");
         assert_eq!(shorten("abc", 4), "abc");
+        assert_eq!(shorten_bytes("abcdef", 4), "abc~");
+        assert_eq!(shorten_bytes("abc", 4), "abc");
+        // Never in the middle of a character: 'é' is two bytes.
+        assert_eq!(shorten_bytes("aéé", 4), "aé~");
+        assert_eq!(shorten_bytes("ééé", 4), "é~");
     }
 }

@@ -12,6 +12,7 @@ use crate::history::{Filter, History, HistoryError, LastRun, Record};
 use crate::judge::{history as judge_history, noise, rules::Rules};
 use crate::render::history as render_history;
 use crate::wire::check::{Check, CheckId, Status};
+use crate::wire::counters::{Acknowledgement, ErrorCounter};
 use crate::wire::document::{Document, Part, Section};
 use crate::wire::figures;
 use crate::wire::history::{HistoryReport, RunSummary};
@@ -56,6 +57,16 @@ impl Recorder {
                     .saturating_sub(last.summary.started_unix) as f64
                     / 3600.0;
                 counters.since_last_run(before, hours, last.summary.started_unix);
+            }
+        }
+        // An operator's acknowledgements in this boot go with the counters they cover.
+        if let (Some(boot), Some(Part::Measured(sys))) = (&boot, &mut doc.system) {
+            if let Some(counters) = &mut sys.error_counters {
+                let acks = history.acknowledgements(&machine, boot)?;
+                for c in &mut counters.counters {
+                    let key = (c.source.clone(), c.subject.clone(), c.counter.clone());
+                    c.acknowledged = acks.get(&key).cloned();
+                }
             }
         }
         Ok(Recorder {
@@ -179,6 +190,98 @@ fn fingerprint_check(sys: &crate::wire::system::SystemPart, last: &LastRun) -> C
                 text.join("; ")
             )
         },
+    }
+}
+
+/// `health_check acknowledge CHECK`: records who acknowledged the counters of `check` (one
+/// source, or one subject of it) as the newest run of this boot in the history counted them.
+/// Prints what was acknowledged as JSON; a line on stderr says it for people.
+pub fn acknowledge(config: &Config, file: &Path, check: &CheckId, note: Option<&str>) -> Exit {
+    match record_acknowledgement(file, check, note) {
+        Ok(value) => super::export(config, &|pretty| crate::render::render(&value, pretty)),
+        Err(e) => {
+            eprintln!("health_check: error: {e}");
+            Exit::Usage
+        }
+    }
+}
+
+fn record_acknowledgement(
+    file: &Path,
+    check: &CheckId,
+    note: Option<&str>,
+) -> Result<serde_json::Value, String> {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|b| b.trim().to_string())
+        .map_err(|e| format!("cannot read this boot's id: {e}"))?;
+    let mut history = History::open(file).map_err(|e| e.to_string())?;
+    let last = history
+        .last_run_of_boot(&boot)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
+            format!(
+                "no run of this boot is recorded in '{}': run health_check with --history {}                  first, so there is a count to acknowledge",
+                file.display(),
+                file.display()
+            )
+        })?;
+    let covered: Vec<ErrorCounter> = last
+        .counters
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| {
+            c.source == check.rule && check.subject.as_ref().is_none_or(|s| *s == c.subject)
+        })
+        .collect();
+    if covered.is_empty() {
+        return Err(format!(
+            "the last run of this boot ({}) counted nothing for {check}: nothing to acknowledge",
+            crate::units::utc(last.summary.started_unix)
+        ));
+    }
+    let ack = Acknowledgement {
+        by: who(),
+        at_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        count: 0,
+        note: note.map(str::to_string),
+    };
+    history
+        .acknowledge(&last.summary.machine, &boot, &covered, &ack)
+        .map_err(|e| e.to_string())?;
+    for c in &covered {
+        eprintln!(
+            "health_check: acknowledged {} {} on {} (counted since boot by the run of {}), by {}",
+            c.total,
+            c.counter,
+            crate::render::text::terminal_safe(&c.subject),
+            crate::units::utc(last.summary.started_unix),
+            ack.by
+        );
+    }
+    Ok(serde_json::json!({
+        "acknowledged": covered.iter().map(|c| serde_json::json!({
+            "source": c.source, "subject": c.subject, "counter": c.counter, "count": c.total,
+        })).collect::<Vec<_>>(),
+        "by": ack.by,
+        "at_unix": ack.at_unix,
+        "note": ack.note,
+        "boot_id": boot,
+        "machine": last.summary.machine,
+    }))
+}
+
+/// Who is acknowledging: the user who ran sudo, else the real user, with the uid.
+fn who() -> String {
+    let uid = nix::unistd::getuid();
+    let name = nix::unistd::User::from_uid(uid)
+        .ok()
+        .flatten()
+        .map_or_else(|| format!("uid {uid}"), |u| u.name);
+    match std::env::var("SUDO_USER").ok().filter(|s| !s.is_empty()) {
+        Some(sudo) if uid.is_root() => format!("{sudo} (sudo, uid {uid})"),
+        _ => format!("{name} (uid {uid})"),
     }
 }
 

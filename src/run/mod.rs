@@ -112,29 +112,34 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Exit {
             return print_pretty(&schema);
         }
         Mode::Slurm(cfg) => return slurm::run(config, cfg, options_from_env),
+        Mode::Acknowledge { file, check, note } => {
+            return history::acknowledge(config, file, check, note.as_deref());
+        }
         Mode::History { file, filter, html } => {
             return history::show(config, file, filter, html.as_deref());
         }
         Mode::Server | Mode::Debug(_) => {}
     }
     let outcome = driver::run(config, options_from_env);
-    let written = if config.format == Format::Npd {
-        deliver_quietly(config, &outcome)
-    } else {
-        deliver(config, &outcome)
-    };
-    if written != Exit::Ok {
-        return written;
-    }
-    if let Some(signal) = outcome.interrupted {
-        return Exit::Interrupted(signal);
-    }
     if config.format == Format::Npd {
+        // NPD sets the condition from the exit code, which must say what the line says: a
+        // `--output` that could not be written is on stderr, not a verdict on the node.
+        deliver_quietly(config, &outcome);
+        if let Some(signal) = outcome.interrupted {
+            return Exit::Interrupted(signal);
+        }
         return match crate::render::npd::verdict(&outcome.doc).code {
             0 => Exit::Ok,
             1 => Exit::Unhealthy,
             _ => Exit::Unknown,
         };
+    }
+    let written = deliver(config, &outcome);
+    if written != Exit::Ok {
+        return written;
+    }
+    if let Some(signal) = outcome.interrupted {
+        return Exit::Interrupted(signal);
     }
     if config.strict && checks::any_failed(&outcome.doc.checks) {
         return Exit::ChecksFailed;
@@ -209,6 +214,7 @@ fn benchmark_args(config: &Config) -> Vec<String> {
         Mode::Debug(d) => vec![d.name().to_string()],
         Mode::Slurm(_) => vec!["slurm".to_string()],
         Mode::History { .. } => vec!["history".to_string()],
+        Mode::Acknowledge { .. } => vec!["acknowledge".to_string()],
     }
 }
 

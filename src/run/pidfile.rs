@@ -117,19 +117,78 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), PidFileError> {
     Ok(())
 }
 
-/// A pid file we created and hold open until the pid is known.
+/// A pid file we created, locked (`flock`) for as long as a copy of its descriptor is open:
+/// the daemon keeps one for its whole life, so a file that is locked belongs to a responder that
+/// is starting or running, even before its pid is written.
 #[derive(Debug)]
 pub struct PidFile {
     path: PathBuf,
     file: File,
 }
 
+/// Holds an exclusive lock on a pid file's directory while a pid file is made in it, so two
+/// responders started together cannot both find the other's new, still empty file stale (the
+/// lock goes with the descriptor, closed when this is dropped).
+struct DirLock(#[allow(dead_code)] File);
+
+fn lock_dir(path: &Path) -> Result<DirLock, PidFileError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let io = |cause| PidFileError::Io {
+        path: dir.display().to_string(),
+        what: "cannot lock its directory",
+        cause,
+    };
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC)
+        .open(dir)
+        .map_err(io)?;
+    // Held for microseconds by a responder starting; another user holding it longer must not
+    // hang the start.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        match crate::os::try_lock_exclusive(&file) {
+            Ok(true) => return Ok(DirLock(file)),
+            Ok(false) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Ok(false) => {
+                return Err(io(std::io::Error::new(
+                    std::io::ErrorKind::WouldBlock,
+                    "another process holds its lock",
+                )));
+            }
+            Err(e) => return Err(io(e)),
+        }
+    }
+}
+
+/// Whether another open description holds the lock of the file at `path` (ours is released
+/// when the descriptor opened here closes).
+fn locked_by_another(path: &Path) -> bool {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)
+        .is_ok_and(|f| matches!(crate::os::try_lock_exclusive(&f), Ok(false)))
+}
+
 impl PidFile {
-    /// Creates `path` exclusively, replacing only our own stale pid file.
+    /// Creates `path` exclusively and locks it, replacing only our own stale pid file.
     pub fn create(path: &Path) -> Result<PidFile, PidFileError> {
+        let _dir = lock_dir(path)?;
         for _ in 0..2 {
             match open_new(path) {
                 Ok(file) => {
+                    // New and made under the directory's lock: nobody else can hold it.
+                    crate::os::try_lock_exclusive(&file).map_err(|cause| PidFileError::Io {
+                        path: path.display().to_string(),
+                        what: "cannot lock it",
+                        cause,
+                    })?;
                     return Ok(PidFile {
                         path: path.to_path_buf(),
                         file,
@@ -158,7 +217,7 @@ impl PidFile {
         &self.path
     }
 
-    /// Records `pid` and closes the file.
+    /// Records `pid` and closes this copy of the file (the daemon's copy keeps the lock).
     pub fn write_pid(mut self, pid: u32) -> Result<(), PidFileError> {
         self.file
             .write_all(format!("{pid}\n").as_bytes())
@@ -258,6 +317,13 @@ fn remove_stale(path: &Path) -> Result<(), PidFileError> {
                 cause,
             });
         }
+    }
+    // Empty, or a pid that is gone: stale, unless a responder holds it (one starting has not
+    // written its pid yet).
+    if locked_by_another(path) {
+        return Err(refuse(
+            "is held by a responder that is starting or running (it is locked)".into(),
+        ));
     }
     match std::fs::remove_file(path) {
         Ok(()) => Ok(()),

@@ -61,9 +61,9 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Exit {
                 return finish(config, report, started, options_from_env);
             }
             Ok(None) => {
-                // The child: the parent writes the pid; this copy of the descriptor closes.
-                drop(pid_file);
-                daemon_pid_file = Some(path);
+                // The child: the parent writes the pid; this copy of the descriptor stays open
+                // for the daemon's life, holding the file's lock.
+                daemon_pid_file = Some((path, pid_file));
             }
             Err(e) => {
                 let _ = std::fs::remove_file(&path);
@@ -82,7 +82,7 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Exit {
         )
     );
     let (ended, log) = responder.serve(&|| os::interrupted().is_some(), rc.idle_timeout);
-    if let Some(path) = &daemon_pid_file {
+    if let Some((path, _held)) = &daemon_pid_file {
         pidfile::remove_if_ours(path, std::process::id());
     }
     report = fill_report(report, &log);

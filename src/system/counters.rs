@@ -179,7 +179,28 @@ fn nic(src: &dyn Source, out: &mut Vec<Counter>) {
                 push(out, CounterSource::Nic, &name, counter, v);
             }
         }
+        if link_lost(src, &dir) {
+            push(out, CounterSource::Nic, &name, "link_down", 1);
+        }
     }
+}
+
+/// Whether the NIC at `dir` lost its link and has not got it back: a physical port (it has a
+/// `device`) configured up (`IFF_UP` in `flags`) whose link is down now, and was up since boot.
+/// A port nobody configured, or that never had a link (an unused port), is not a fault.
+fn link_lost(src: &dyn Source, dir: &str) -> bool {
+    let physical = src.list(dir).iter().any(|n| n == "device");
+    let configured_up = src
+        .read(&format!("{dir}/flags"))
+        .and_then(|t| u64::from_str_radix(t.trim().trim_start_matches("0x"), 16).ok())
+        .is_some_and(|f| f & 1 == 1);
+    let down = src
+        .read(&format!("{dir}/operstate"))
+        .is_some_and(|t| matches!(t.trim(), "down" | "lowerlayerdown"));
+    let was_up = number(src, &format!("{dir}/carrier_up_count"))
+        .or_else(|| number(src, &format!("{dir}/carrier_changes")))
+        .is_some_and(|n| n > 0);
+    physical && configured_up && down && was_up
 }
 
 const CPU: &str = "/sys/devices/system/cpu";
@@ -333,6 +354,33 @@ mod tests {
         assert_eq!(find(&c, "package0", "package_throttle").unwrap().value, 10);
         assert_eq!(find(&c, "package1", "package_throttle").unwrap().value, 11);
         assert_eq!(find(&c, "all", "exceptions").unwrap().value, 3);
+    }
+
+    #[test]
+    fn a_link_configured_up_that_went_down_is_a_condition() {
+        let nic = |fs: &mut FakeFs, name: &str, flags: &str, state: &str, ups: &str| {
+            let d = format!("{NET}/{name}");
+            fs.insert(format!("{d}/device/vendor"), "0x8086\n")
+                .insert(format!("{d}/flags"), format!("{flags}\n"))
+                .insert(format!("{d}/operstate"), format!("{state}\n"))
+                .insert(format!("{d}/carrier_up_count"), format!("{ups}\n"));
+        };
+        let mut fs = FakeFs::new();
+        nic(&mut fs, "eth0", "0x1003", "down", "1"); // lost its link
+        nic(&mut fs, "eth1", "0x1003", "up", "1"); // fine
+        nic(&mut fs, "eth2", "0x1002", "down", "1"); // an administrator set it down
+        nic(&mut fs, "eth3", "0x1003", "down", "0"); // configured, never cabled
+        // A virtual interface (no device) that is down is nobody's fault.
+        fs.insert(format!("{NET}/veth0/flags"), "0x1003\n")
+            .insert(format!("{NET}/veth0/operstate"), "down\n")
+            .insert(format!("{NET}/veth0/carrier_up_count"), "2\n");
+        let c = collect(&fs);
+        let down: Vec<&str> = c
+            .iter()
+            .filter(|c| c.counter == "link_down")
+            .map(|c| c.subject.as_str())
+            .collect();
+        assert_eq!(down, ["eth0"]);
     }
 
     #[test]

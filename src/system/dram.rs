@@ -199,31 +199,18 @@ fn modules(devices: &[Device]) -> String {
 /// Runs `dmidecode -t memory` (2 s limit) and parses it.
 pub fn read_dram() -> Result<DramInfo, DramError> {
     let path = which::which("dmidecode").map_err(|_| DramError::NotInstalled)?;
-    let handle = duct::cmd!(path, "-t", "memory")
-        .stdout_capture()
-        .stderr_capture()
-        .unchecked()
-        .start()
-        .map_err(|e| DramError::Failed(format!("cannot run dmidecode: {e}")))?;
-    let deadline = std::time::Instant::now() + Duration::from_secs(2);
-    let output = loop {
-        match handle.try_wait() {
-            Ok(Some(out)) => break out.clone(),
-            Ok(None) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(20))
+    let output = crate::command::run(&path, &["-t", "memory"], Duration::from_secs(2)).map_err(
+        |e| match e {
+            crate::command::CommandError::Timeout { .. } => {
+                DramError::Failed("dmidecode took longer than 2 s".into())
             }
-            Ok(None) => {
-                let _ = handle.kill();
-                return Err(DramError::Failed("dmidecode took longer than 2 s".into()));
-            }
-            Err(e) => return Err(DramError::Failed(format!("dmidecode failed: {e}"))),
-        }
-    };
-    if !output.status.success() {
-        let err = String::from_utf8_lossy(&output.stderr);
+            e => DramError::Failed(e.to_string()),
+        },
+    )?;
+    if !output.success() {
         return Err(DramError::Failed(format!(
             "dmidecode failed ({}); it needs root to read the DMI tables",
-            err.trim()
+            output.stderr_text()
         )));
     }
     parse_dmidecode_memory(&String::from_utf8_lossy(&output.stdout))

@@ -18,8 +18,28 @@ pub trait Source {
 pub struct HostFs;
 
 impl Source for HostFs {
+    /// Only a regular file is read (every /proc and /sys attribute is one): a FIFO or a device
+    /// put where a counter should be would block the run, past its deadline and its signals.
     fn read(&self, path: &str) -> Option<String> {
-        std::fs::read_to_string(path).ok()
+        use std::io::Read;
+        #[cfg(unix)]
+        let file = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)
+                .ok()?
+        };
+        #[cfg(not(unix))]
+        let file = std::fs::File::open(path).ok()?;
+        if !file.metadata().ok()?.is_file() {
+            return None;
+        }
+        let mut text = String::new();
+        // Regular files ignore O_NONBLOCK: this reads to the end.
+        (&file).read_to_string(&mut text).ok()?;
+        Some(text)
     }
 
     fn list(&self, dir: &str) -> Vec<String> {
@@ -80,6 +100,24 @@ impl Source for FakeFs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_fifo_where_a_counter_should_be_is_not_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("ue_count");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let started = std::time::Instant::now();
+        assert_eq!(HostFs.read(fifo.to_str().unwrap()), None);
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        let file = dir.path().join("ce_count");
+        std::fs::write(&file, "7\n").unwrap();
+        assert_eq!(HostFs.read(file.to_str().unwrap()).as_deref(), Some("7\n"));
+        assert_eq!(
+            HostFs.read("/proc/self/stat").map(|t| t.is_empty()),
+            Some(false)
+        );
+    }
 
     #[test]
     fn fake_lists_direct_children_once() {

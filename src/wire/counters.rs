@@ -51,6 +51,26 @@ pub struct ErrorCounter {
     pub total: u64,
     /// Events in the window (`since`).
     pub new: u64,
+    /// An operator's acknowledgement of this counter's events in this boot (`health_check
+    /// acknowledge`), from the history: a condition that persists (an uncorrected error, a link
+    /// down) passes while its count stays at what was acknowledged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acknowledged: Option<Acknowledgement>,
+}
+
+/// Who acknowledged a counter's events, when, and how many.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Acknowledgement {
+    /// Who: the user's name and uid.
+    pub by: String,
+    /// When (Unix seconds).
+    pub at_unix: u64,
+    /// The count since boot that was acknowledged.
+    pub count: u64,
+    /// What they said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl ErrorCounters {
@@ -74,6 +94,7 @@ impl ErrorCounters {
                     counter: c.counter.clone(),
                     total: c.value,
                     new: c.value,
+                    acknowledged: None,
                 })
                 .collect(),
         }
@@ -240,6 +261,7 @@ mod tests {
                 counter: "corrected".into(),
                 total: 5,
                 new: 5,
+                acknowledged: None,
             },
             ErrorCounter {
                 source: "nic".into(),
@@ -247,6 +269,7 @@ mod tests {
                 counter: "rx_crc_errors".into(),
                 total: 40,
                 new: 0,
+                acknowledged: None,
             },
         ];
         now.since_last_run(&before, 0.5, 1_700_000_000);

@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 
 /// Top to bottom is last to first: a module may import from the layers before its own.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("leaves", &["error", "os", "rng", "stats", "units"]),
+    (
+        "leaves",
+        &["command", "error", "os", "rng", "stats", "trust", "units"],
+    ),
     ("measurement: the machine", &["system"]),
     (
         "measurement: the sections",

@@ -21,6 +21,8 @@
 //! - `storage`: the storage section's safety rules and figures.
 //! - `verdicts`: thresholds, the rule list, system findings, panics and interrupted runs.
 //! - `protocol_props`: property tests over the iperf3 control-message decoder.
+//! - `slurm_actions`: `health_check slurm` against a stand-in controller (issue 32).
+//! - `wrong_action`: a busy machine, a lasting error, a history only its owner steers (issue 32).
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used)]
 
@@ -40,6 +42,8 @@ mod memory;
 mod netns;
 mod network;
 mod protocol_props;
+mod slurm_actions;
 mod storage;
 mod util;
 mod verdicts;
+mod wrong_action;

@@ -34,6 +34,9 @@ TOOLS = {
     "slurmd": "slurmd",
     "scontrol": "slurm-client",
     "sinfo": "slurm-client",
+    "sbatch": "slurm-client",
+    "scancel": "slurm-client",
+    "unshare": "util-linux",
 }
 
 
@@ -97,6 +100,7 @@ class Cluster:
         self.defaults = self.root / "health_check.defaults"
         self.runs_log = self.root / "runs.log"
         self.state_file = self.root / "slurm-state.json"
+        self.fake_sys = self.root / "fake-sys"
         self.procs = {}
         self.env = dict(os.environ, SLURM_CONF=str(self.conf), PATH=SBIN_PATH)
         self.started_at = None
@@ -196,13 +200,22 @@ PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
         # slurmd gives its HealthCheckProgram SLURMD_NODENAME and nothing else: no PATH, no
         # SLURM_CONF. The wrapper must cope without PATH; SLURM_CONF is this cluster's own.
         program = self.root / "health_check_program"
+        # With a directory fake-sys/ beside it, the wrapper runs in a mount namespace of its own
+        # where that directory lies over /sys/devices/system (overlayfs; the real tree stays as
+        # it is beneath): the error counters of the run are the test's.
         program.write_text(
             f"""#!/bin/sh
 # Written by tests/python/slurm_harness.py: Slurm's HealthCheckProgram for this test cluster.
 SLURM_CONF={self.conf}
 HEALTH_CHECK_DEFAULTS={self.defaults}
 export SLURM_CONF HEALTH_CHECK_DEFAULTS
-{WRAPPER} >> {self.runs_log}.out 2>&1
+echo "run started" >> {self.runs_log}
+if [ -d {self.fake_sys} ]; then
+    unshare -m sh -c 'mount -t overlay overlay -o "lowerdir=$1:/sys/devices/system" /sys/devices/system && shift && exec "$@"' \
+        sh {self.fake_sys} {WRAPPER} >> {self.runs_log}.out 2>&1
+else
+    {WRAPPER} >> {self.runs_log}.out 2>&1
+fi
 rc=$?
 echo "run rc=$rc" >> {self.runs_log}
 exit $rc
@@ -257,6 +270,29 @@ exit $rc
     def resume(self):
         if self.node_state().drained:
             self.scontrol("update", f"NodeName={self.node}", "State=RESUME")
+
+    def runs_started(self):
+        """How many health check runs have started so far."""
+        if not self.runs_log.exists():
+            return 0
+        return self.runs_log.read_text().count("run started\n")
+
+    def submit(self, script):
+        """Submits a batch job running `script` (sh) on the node; returns its id."""
+        r = subprocess.run(
+            [tool("sbatch"), "--parsable", "-N", "1", "-t", "5", "-o", "/dev/null", "--wrap", script],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=15,
+            check=False,
+        )
+        if r.returncode != 0:
+            raise AssertionError(f"sbatch: {r.stderr.strip()}\n{self.diagnostics()}")
+        return r.stdout.strip().split(";")[0]
+
+    def cancel(self, job):
+        subprocess.run([tool("scancel"), job], env=self.env, capture_output=True, timeout=15, check=False)
 
     def runs(self):
         """The exit codes of the health check runs so far, oldest first."""

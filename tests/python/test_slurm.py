@@ -6,13 +6,20 @@ Polling `scontrol show node` with deadlines, it shows what an administrator reli
 - consecutive failing runs drain the node, with a reason starting "health_check:", and not before
   --drain-after of them;
 - passing runs resume it;
-- an administrator's drain survives passing runs;
+- an administrator's drain survives passing runs, and one made while a run measures is neither
+  overwritten nor lifted by it;
+- a node running a job that loads its CPUs is not drained: the run says inconclusive, naming the
+  load;
+- an uncorrected memory error (a fake EDAC tree laid over /sys in the check's own mount
+  namespace) drains the node after --drain-after runs and keeps it drained while the count stands;
 - with the controller frozen (SIGSTOP), a run still ends within its --slurm-timeout plus a margin;
 - everything started is stopped and removed, also when a test fails.
 
 Needs root and Debian's slurmctld, slurmd, slurm-client and munge; without them the tests skip with
-one line (fail when HEALTH_CHECK_TEST_REQUIRE_ALL is set). About 17 s."""
+one line (fail when HEALTH_CHECK_TEST_REQUIRE_ALL is set). About 45 s."""
 
+import json
+import shutil
 import subprocess
 import time
 
@@ -25,13 +32,13 @@ DRAIN_AFTER = 2
 SLURM_TIMEOUT = 5
 
 
-def options(passing, drain_after=DRAIN_AFTER, slurm_timeout=SLURM_TIMEOUT):
+def options(passing, drain_after=DRAIN_AFTER, slurm_timeout=SLURM_TIMEOUT, sleep_time=0.3):
     """A run of the nanosleep benchmark alone for 0.3 s that fails (its per-thread rate asked to
     be impossible) or passes (asked to be trivial); the busy-CPU and IRQ limits are lifted either
     way (a small VM is 100 % busy while the benchmark runs), so the rate is the one failing check. A single node is 100 % of its partition: the
     default --max-drained-pct would forbid its drain."""
     argv = ["--drain-after", str(drain_after), "--resume-after", "1", "--max-drained-pct", "100"]
-    argv += ["--slurm-timeout", str(slurm_timeout), "--only", "sleep", "--sleep-time", "0.3"]
+    argv += ["--slurm-timeout", str(slurm_timeout), "--only", "sleep", "--sleep-time", str(sleep_time)]
     # The history (which the wrapper always records) keeps one run: its judgment of the machine's
     # past starts from the fourth run, so it never starts here. With other load lifted below, a
     # rate slowed by that load would fail against the earlier runs' (CI builds beside pytest).
@@ -144,3 +151,80 @@ def test_a_run_ends_in_time_with_the_controller_frozen(node, tmp_path):
     assert r.returncode == 1, r.stderr
     assert r.stderr.strip(), "says what it could not do"
     node.wait(lambda: node.scontrol("ping", check=False).returncode == 0, 20, "slurmctld to answer again")
+
+
+def test_an_administrators_drain_made_while_a_run_measures_survives_it(node):
+    """The state is read when the run starts and acted on at its end: a drain an administrator
+    makes in between is read again before `scontrol update`, and left as it is."""
+    node.set_options(options(passing=False, drain_after=1, sleep_time=3))
+    started = node.runs_started()
+    node.wait(lambda: node.runs_started() > started, RUN_DEADLINE, "a run to start")
+    # After the run read the node (a few ms in), before it ends (3 s of measuring).
+    time.sleep(1)
+    reason = "admin: replacing DIMM B2, do not resume"
+    node.drain(reason)
+    ended = len(node.runs())
+    node.wait(lambda: len(node.runs()) > ended, RUN_DEADLINE * 2, "the run to end")
+    state = node.node_state()
+    assert state.drained and state.reason == reason, f"{state}\n{node.diagnostics()}"
+    log = (node.root / "runs.log.out").read_text()
+    assert "changed while the check ran" in log or "held by someone else" in log, log[-2000:]
+    # Passing runs leave it drained too.
+    node.set_options(PASSING)
+    node.wait_runs(2, RUN_DEADLINE * 3)
+    state = node.node_state()
+    assert state.drained and state.reason == reason, state
+
+
+def busy_options(output):
+    """The busy-CPU verdict made to fail whatever the load (this small VM is busy with the
+    benchmark alone; a large node idles at a few %), one failing run to drain, and the
+    interference limits as shipped: only they stand between a loaded node and its drain."""
+    argv = ["--drain-after", "1", "--resume-after", "1", "--max-drained-pct", "100"]
+    argv += ["--slurm-timeout", str(SLURM_TIMEOUT), "--only", "sleep", "--sleep-time", "1"]
+    for limit in ["sleepbench.total_cpu_pct=1", "sleepbench.calls_per_thread=1", "sleepbench.irq_pct=1000"]:
+        argv += ["--threshold", limit]
+    return [*argv, "--history-keep", "1", "--output", str(output)]
+
+
+def test_a_node_running_a_busy_job_is_not_drained_and_says_inconclusive(node):
+    doc = node.root / "busy.json"
+    job = node.submit("while :; do :; done")
+    try:
+        node.wait_node(lambda n: n.flags & {"ALLOCATED", "MIXED"}, 30, "running the job")
+        node.set_options(busy_options(doc))
+        ended = len(node.runs())
+        # Two runs that ended with the job running: the later one started after it did.
+        node.wait(lambda: len(node.runs()) >= ended + 2, RUN_DEADLINE * 3, "two runs beside the job")
+        codes = node.runs()[ended:]
+        state = node.node_state()
+        assert not state.drained, f"{state}\n{node.diagnostics()}"
+        assert set(codes) == {0}, node.diagnostics()
+        checks = {c["name"]: c for c in json.loads(doc.read_text())["checks"]}
+        busy = checks["sleepbench.total_cpu"]
+        assert busy["status"] == "inconclusive", busy
+        assert "other processes used" in busy["message"], busy
+    finally:
+        node.cancel(job)
+
+
+def test_an_uncorrected_memory_error_drains_the_node_and_keeps_it_drained(node):
+    mc = node.fake_sys / "edac" / "mc" / "mc0"
+    mc.mkdir(parents=True)
+    for name, value in (("ce_count", 0), ("ue_count", 1)):
+        (mc / name).write_text(f"{value}\n")
+    argv = ["--drain-after", "2", "--resume-after", "1", "--max-drained-pct", "100"]
+    node.set_options([*argv, "--slurm-timeout", str(SLURM_TIMEOUT), "--only", "system"])
+    try:
+        before = len(node.runs())
+        node.wait(lambda: 1 in node.runs()[before:], RUN_DEADLINE, "a failing run")
+        state = node.wait_node(lambda n: n.drained, RUN_DEADLINE * 2, "drained")
+        assert state.reason == "health_check: errors.edac:mc0: check failed", state
+        # The history counts nothing new since the last run; the condition holds all the same.
+        ended = len(node.runs())
+        node.wait(lambda: len(node.runs()) >= ended + 3, RUN_DEADLINE * 3, "three more runs")
+        assert set(node.runs()[ended:]) == {1}, node.diagnostics()
+        state = node.node_state()
+        assert state.drained and state.reason.startswith("health_check: errors.edac:mc0"), state
+    finally:
+        shutil.rmtree(node.fake_sys)

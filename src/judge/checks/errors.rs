@@ -1,11 +1,18 @@
-//! Hardware error counters, judged as NHC and fleet operators do: any uncorrected memory error
-//! or fatal PCIe error fails; corrected errors warn above a rate (per hour, over at least an
-//! hour, so two runs a minute apart do not turn one error into sixty an hour); a NIC that lost its
-//! link, receive CRC errors, drops for lack of buffers, thermal throttling and machine-check
-//! exceptions warn. The window is the last recorded run of the same boot (`--history`), else the
-//! boot, where the link's first loss is its coming up and is allowed.
+//! Hardware error counters, judged as NHC and fleet operators do. Two kinds:
 //!
-//! One `errors.<source>` check passes for a source with nothing new; each subject with new
+//! - **Conditions** hold until the part is replaced (or the machine reboots, which resets the
+//!   counters): an uncorrected memory error, an uncorrectable PCIe error, a machine-check
+//!   exception, a NIC configured up whose link went down. They are judged on the count since
+//!   boot, so the check keeps failing on every run while the count stands, not only on the run
+//!   that first saw it; an operator's `health_check acknowledge` (recorded in the history, who and
+//!   when) lets the count acknowledged pass, and any new event fails again.
+//! - **Rates**: corrected errors warn above a rate (per hour, over at least an hour, so two runs a
+//!   minute apart do not turn one error into sixty an hour); link losses, receive CRC errors,
+//!   drops for lack of buffers and thermal throttling warn on what is new in the window: since the
+//!   last recorded run of the same boot (`--history`), else since boot, where the link's first
+//!   loss is its coming up and is allowed.
+//!
+//! One `errors.<source>` check passes for a source with nothing to report; each subject with
 //! events gets its own `errors.<source>:<subject>` check.
 
 use super::{Thresholds, check};
@@ -51,8 +58,13 @@ pub fn all(c: &ErrorCounters, t: &Thresholds) -> Vec<Check> {
         listed.push(source);
         let judged: Vec<Judged> = counted
             .iter()
-            .filter(|(_, _, new)| *new > 0)
-            .map(|(e, _, new)| judge(e, *new, c.hours, t, &window))
+            .filter_map(|(e, total, new)| {
+                if counter_kind(&e.source, &e.counter).persists {
+                    Some(condition(e, *total, *new, t, &window))
+                } else {
+                    (*new > 0).then(|| judge(e, *new, c.hours, t, &window))
+                }
+            })
             .collect();
         let name = CheckId::new("errors", source).on(*subject);
         let Some(worst) = judged.iter().max_by_key(|j| rank(j.status)) else {
@@ -133,6 +145,8 @@ struct Kind {
     bad: Status,
     /// Judged per hour (else by count).
     per_hour: bool,
+    /// A condition that holds until the part is replaced: judged on the count since boot.
+    persists: bool,
     /// The events, for people.
     what: &'static str,
     /// What to do about them.
@@ -143,13 +157,20 @@ fn counter_kind(source: &str, counter: &str) -> Kind {
     let k = |bad, per_hour, what, todo| Kind {
         bad,
         per_hour,
+        persists: false,
+        what,
+        todo,
+    };
+    let lasting = |bad, what, todo| Kind {
+        bad,
+        per_hour: false,
+        persists: true,
         what,
         todo,
     };
     match (source, counter) {
-        ("edac", "uncorrected") => k(
+        ("edac", "uncorrected") => lasting(
             Status::Fail,
-            false,
             "uncorrected memory error(s)",
             "replace the DIMM: the machine may crash or corrupt data",
         ),
@@ -159,15 +180,13 @@ fn counter_kind(source: &str, counter: &str) -> Kind {
             "corrected memory errors",
             "a DIMM going bad: plan its replacement",
         ),
-        ("aer", "fatal") => k(
+        ("aer", "fatal") => lasting(
             Status::Fail,
-            false,
             "fatal PCIe errors",
             "the device or its link is failing: reseat or replace it",
         ),
-        ("aer", "nonfatal") => k(
+        ("aer", "nonfatal") => lasting(
             Status::Warn,
-            false,
             "uncorrectable (non-fatal) PCIe errors",
             "the device or its link is failing: reseat or replace it",
         ),
@@ -176,6 +195,11 @@ fn counter_kind(source: &str, counter: &str) -> Kind {
             true,
             "correctable PCIe errors",
             "a marginal link: check the card's seating and riser",
+        ),
+        ("nic", "link_down") => lasting(
+            Status::Fail,
+            "link down (the interface is configured up, its link was up since boot)",
+            "check the cable, the optic and the switch port",
         ),
         ("nic", "carrier_down") => k(
             Status::Warn,
@@ -201,11 +225,11 @@ fn counter_kind(source: &str, counter: &str) -> Kind {
             "thermal-throttle events",
             "check the cooling: fans, airflow, heatsink",
         ),
-        _ => k(
-            Status::Warn,
-            false,
+        _ => lasting(
+            Status::Fail,
             "machine-check exceptions",
-            "read the kernel log (rasdaemon, mcelog)",
+            "an uncorrected hardware error was signalled: read the kernel log (rasdaemon, \
+             mcelog) for the part",
         ),
     }
 }
@@ -218,10 +242,54 @@ fn limit_of(source: &str, counter: &str, t: &Thresholds) -> f64 {
         ("aer", "fatal" | "nonfatal") => t.errors_pcie_uncorrectable,
         ("aer", _) => t.errors_pcie_correctable_per_hour,
         ("nic", "carrier_down") => t.errors_nic_carrier_downs,
+        ("nic", "link_down") => 0.0,
         ("nic", "rx_crc_errors") => t.errors_nic_crc_per_hour,
         ("nic", _) => t.errors_nic_missed_per_hour,
         ("thermal", _) => t.errors_thermal_per_hour,
         _ => t.errors_machine_checks,
+    }
+}
+
+/// The verdict on a condition: `total` events since boot (`new` of them in the window), less
+/// what an operator acknowledged in this boot.
+fn condition(e: &ErrorCounter, total: u64, new: u64, t: &Thresholds, window: &str) -> Judged {
+    let kind = counter_kind(&e.source, &e.counter);
+    let limit = limit_of(&e.source, &e.counter, t);
+    let (subject, what) = (&e.subject, kind.what);
+    let acked = e.acknowledged.as_ref();
+    let open = total.saturating_sub(acked.map_or(0, |a| a.count));
+    let ack_text = acked.map(|a| {
+        format!(
+            "{} acknowledged by {} at {}{}",
+            a.count,
+            a.by,
+            crate::units::utc(a.at_unix),
+            a.note
+                .as_ref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
+        )
+    });
+    let counted = match (&ack_text, new) {
+        (Some(ack), _) => format!("{total} {what} on {subject} since boot, {ack}"),
+        (None, 0) => format!("{total} {what} on {subject} since boot, none new {window}"),
+        (None, n) => format!("{total} {what} on {subject} since boot, {n} new {window}"),
+    };
+    let over = open as f64 > limit;
+    Judged {
+        status: if over { kind.bad } else { Status::Pass },
+        value: open as f64,
+        limit,
+        text: if over {
+            format!(
+                "{counted} (limit {limit}): {}; this holds until the part is replaced or the \
+                 machine reboots, or an operator runs `health_check acknowledge {}:{subject}`",
+                kind.todo,
+                CheckId::new("errors", &e.source),
+            )
+        } else {
+            counted
+        },
     }
 }
 
@@ -278,6 +346,7 @@ mod tests {
                     counter: counter.to_string(),
                     total: *new,
                     new: *new,
+                    acknowledged: None,
                 })
                 .collect(),
         }
@@ -402,7 +471,7 @@ mod tests {
         assert_eq!(status(&checks, "errors.aer:0000:5e:00.0"), Status::Warn);
         assert_eq!(status(&checks, "errors.aer:0000:86:00.0"), Status::Warn);
         assert_eq!(status(&checks, "errors.thermal:package0"), Status::Warn);
-        assert_eq!(status(&checks, "errors.mce:all"), Status::Warn);
+        assert_eq!(status(&checks, "errors.mce:all"), Status::Fail);
         assert_eq!(status(&checks, "errors.nic:eth1"), Status::Warn);
         assert!(
             !checks.iter().any(|c| c.name == "errors.aer"),
@@ -491,7 +560,7 @@ mod tests {
             (
                 "mce",
                 "exceptions",
-                warn,
+                fail,
                 9.0,
                 false,
                 "machine-check exceptions",
@@ -521,6 +590,75 @@ mod tests {
                 got.message
             );
         }
+    }
+
+    /// An uncorrected error is a condition: it fails on every run while its count stands, not
+    /// only on the run that first saw it, until an operator acknowledges it; a new one after
+    /// that fails again. A rate (corrected errors) is still judged on what is new.
+    #[test]
+    fn a_condition_keeps_failing_until_acknowledged_and_fails_again_when_it_grows() {
+        let t = Thresholds::default();
+        let mut c = counters(
+            CounterWindow::LastRun,
+            0.1,
+            &[
+                ("edac", "mc0/dimm1", "uncorrected", 0),
+                ("aer", "0000:3b:00.0", "fatal", 0),
+                ("mce", "all", "exceptions", 0),
+                ("nic", "eth0", "link_down", 0),
+                ("edac", "mc1", "corrected", 0),
+            ],
+        );
+        for e in &mut c.counters {
+            e.total = 2;
+        }
+        let checks = all(&c, &t);
+        for name in [
+            "errors.edac:mc0/dimm1",
+            "errors.aer:0000:3b:00.0",
+            "errors.mce:all",
+            "errors.nic:eth0",
+        ] {
+            let got = checks.iter().find(|c| c.name == name).unwrap();
+            assert_eq!(got.status, Status::Fail, "{name}: {}", got.message);
+            assert!(
+                got.message.contains("since boot, none new"),
+                "{}",
+                got.message
+            );
+            assert!(
+                got.message.contains("health_check acknowledge"),
+                "{}",
+                got.message
+            );
+        }
+        assert_eq!(status(&checks, "errors.edac:mc1"), Status::Pass);
+        // Acknowledged at its count: passes, and says by whom and when.
+        c.counters[0].acknowledged = Some(crate::wire::counters::Acknowledgement {
+            by: "alice (uid 1000)".into(),
+            at_unix: 1_796_027_264,
+            count: 2,
+            note: Some("DIMM B2 ordered".into()),
+        });
+        let dimm = all(&c, &t)
+            .into_iter()
+            .find(|c| c.name == "errors.edac:mc0/dimm1")
+            .unwrap();
+        assert_eq!(dimm.status, Status::Pass, "{}", dimm.message);
+        assert_eq!(
+            dimm.message,
+            "2 uncorrected memory error(s) on mc0/dimm1 since boot, 2 acknowledged by alice \
+             (uid 1000) at 2026-11-30 08:27 UTC (DIMM B2 ordered)"
+        );
+        // One more after the acknowledgement fails again.
+        c.counters[0].total = 3;
+        c.counters[0].new = 1;
+        let dimm = all(&c, &t)
+            .into_iter()
+            .find(|c| c.name == "errors.edac:mc0/dimm1")
+            .unwrap();
+        assert_eq!(dimm.status, Status::Fail, "{}", dimm.message);
+        assert_eq!(dimm.value, Some(1.0));
     }
 
     /// A subject's check takes its worst counter's status, wherever that counter is listed.

@@ -9,9 +9,9 @@ pub mod history;
 pub mod plots;
 mod single;
 
+pub use crate::units::utc;
 pub use fleet::page as fleet_page;
 pub use single::page as machine_page;
-pub use single::utc;
 
 use crate::wire::document::{Check, Status};
 use std::fmt::Write as _;

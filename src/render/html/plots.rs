@@ -133,6 +133,14 @@ pub fn bytes_tick(v: f64) -> String {
 }
 
 fn figure(id: &str, title: &str, svg: &str, series: &[(String, &str, usize)], note: &str) -> Plot {
+    // The plotting library escapes markup in labels, not control characters, which XML does not
+    // allow (a page with one does not render) and which have no business in text: written out,
+    // as everywhere else on the page.
+    let svg: String = svg
+        .split('\n')
+        .map(crate::render::text::terminal_safe)
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut data = String::from("[");
     for (i, (name, color, n)) in series.iter().enumerate() {
         if i > 0 {
@@ -630,5 +638,35 @@ mod tests {
             plot.html
         );
         assert!(strip_plot("q", "ping", "ms", &[point("only", 1e300)], None).is_none());
+    }
+
+    /// A label from a document (a BIOS string at a configuration change) is text in the SVG:
+    /// no raw control character (XML forbids them), no markup.
+    #[test]
+    fn labels_reach_the_svg_as_text() {
+        let crafted = "BIOS 1.0 -> \u{1b}]0;x\u{7}\u{1}<script>2.0";
+        let chart = LineChart {
+            id: "t".into(),
+            title: crafted.into(),
+            x_label: "run".into(),
+            y_label: crafted.into(),
+            x_log: false,
+            series: vec![Series {
+                name: crafted.into(),
+                points: vec![(1.0, 1.0), (2.0, 2.0)],
+            }],
+            horizontal: Vec::new(),
+            vertical: vec![Reference {
+                at: 1.5,
+                label: crafted.into(),
+            }],
+        };
+        let html = line_chart(&chart).unwrap().html;
+        assert!(
+            !html.chars().any(|c| c.is_control() && c != '\n'),
+            "{html:?}"
+        );
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(html.contains("\\u{1b}]0;x\\u{7}\\u{1}"), "{html}");
     }
 }

@@ -6,7 +6,7 @@ use super::plots::{
     stacked_bar,
 };
 use super::{checks_table, escape, facts, heat, missing, num};
-use crate::units::format_binary_size;
+use crate::units::{format_binary_size, utc};
 use crate::wire::document::{Document, NotMeasured, Part, Section, SectionOutcome, word};
 use crate::wire::history::HistoryReport;
 use crate::wire::memory::MemoryPart;
@@ -53,27 +53,6 @@ pub fn page(doc: &Document, source: &str, history: Option<&HistoryReport>) -> St
     }
     body.push_str(&system(doc));
     super::page(&format!("health_check: {host}"), &body)
-}
-
-/// Seconds since the epoch as `YYYY-MM-DD HH:MM UTC`.
-pub fn utc(unix: u64) -> String {
-    let days = (unix / 86_400) as i64;
-    let secs = unix % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
-        secs / 3600,
-        secs % 3600 / 60
-    )
 }
 
 fn sections(doc: &Document) -> String {
@@ -689,16 +668,4 @@ fn system_rows(s: &SystemPart) -> Vec<(&'static str, String)> {
             },
         ),
     ]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn utc_dates() {
-        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
-        assert_eq!(utc(1_796_027_264), "2026-11-30 08:27 UTC");
-        assert_eq!(utc(951_782_400), "2000-02-29 00:00 UTC");
-    }
 }

@@ -1,0 +1,315 @@
+//! What to do with the node after a run: a pure function of what Slurm said of the node before
+//! the run, the run's verdict, the streaks of failing and passing runs, and the policy. No call
+//! to Slurm is made here; `mod.rs` carries the decision out on the node as it is read again.
+
+use super::node::{NodeInfo, REASON_PREFIX};
+use crate::judge::health::Health;
+
+/// slurmdbd keeps a reason in 255 bytes.
+pub const REASON_MAX: usize = 255;
+
+/// The streaks kept between runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Streaks {
+    /// Failing runs in a row.
+    pub failing: u32,
+    /// Passing runs in a row.
+    pub passing: u32,
+}
+
+impl Streaks {
+    /// The streaks after a run with `verdict`: an inconclusive run counts for neither.
+    pub fn after(&self, verdict: &Health) -> Streaks {
+        match verdict {
+            Health::Healthy => Streaks {
+                failing: 0,
+                passing: self.passing.saturating_add(1),
+            },
+            Health::Failing { .. } => Streaks {
+                failing: self.failing.saturating_add(1),
+                passing: 0,
+            },
+            Health::Inconclusive { .. } => self.clone(),
+        }
+    }
+}
+
+/// How many runs in a row decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    /// Failing runs in a row before a drain.
+    pub drain_after: u32,
+    /// Passing runs in a row before our drain is lifted.
+    pub resume_after: u32,
+}
+
+/// What to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Nothing; the line says why.
+    Leave(String),
+    /// Drain the node with this reason (once the cap allows and the node still is as read).
+    Drain {
+        /// The reason, ours.
+        reason: String,
+        /// Why, for the log.
+        why: String,
+    },
+    /// Lift our drain (once the node still is as read).
+    Resume {
+        /// Why, for the log.
+        why: String,
+    },
+}
+
+/// The drain reason of a failing verdict: prefix, what failed, how. No figure, count or time,
+/// so the same problem gives the same reason and `sinfo -R`'s 20 characters group it. Control
+/// characters (a newline from a crafted name would split the log line and sinfo's answer) and
+/// `|` (sinfo's field separator here) become `?`.
+pub fn reason(h: &Health) -> Option<String> {
+    let text = match h {
+        Health::Failing {
+            what, check: true, ..
+        } => format!("{REASON_PREFIX} {what}: check failed"),
+        Health::Failing { what, .. } => format!("{REASON_PREFIX} {what}: section failed to run"),
+        _ => return None,
+    };
+    let mut cut: String = text
+        .chars()
+        .map(|c| if c.is_control() || c == '|' { '?' } else { c })
+        .collect();
+    while cut.len() > REASON_MAX {
+        cut.pop();
+    }
+    Some(cut)
+}
+
+/// The decision for `node` (as read before the run) after a run with `verdict`, the streaks
+/// counting that run.
+pub fn decide(node: &NodeInfo, verdict: &Health, streaks: &Streaks, policy: Policy) -> Decision {
+    let leave = Decision::Leave;
+    match verdict {
+        Health::Inconclusive { what } => leave(format!(
+            "inconclusive ({what} measured under interference or cut short): no action"
+        )),
+        Health::Healthy => {
+            if node.drained_by_us() {
+                if streaks.passing >= policy.resume_after {
+                    Decision::Resume {
+                        why: format!(
+                            "{} passing run(s); it was drained: {}",
+                            streaks.passing,
+                            node.reason.as_deref().unwrap_or_default()
+                        ),
+                    }
+                } else {
+                    leave(format!(
+                        "healthy; {} of {} passing runs before our drain is lifted",
+                        streaks.passing, policy.resume_after
+                    ))
+                }
+            } else if let Some(theirs) = node.foreign_reason() {
+                leave(format!(
+                    "healthy; held by someone else ({theirs}): left alone"
+                ))
+            } else {
+                leave("healthy".into())
+            }
+        }
+        Health::Failing { .. } => {
+            let Some(reason) = reason(verdict) else {
+                return leave("failing, but no reason could be made: no action".into());
+            };
+            if let Some(theirs) = node.foreign_reason() {
+                leave(format!(
+                    "failing ({reason}); held by someone else ({theirs}): left alone"
+                ))
+            } else if streaks.failing < policy.drain_after {
+                leave(format!(
+                    "failing ({reason}); {} of {} failing runs before a drain",
+                    streaks.failing, policy.drain_after
+                ))
+            } else if node.drained_by_us() && node.reason.as_deref() == Some(reason.as_str()) {
+                leave(format!("still failing, still drained ({reason})"))
+            } else {
+                Decision::Drain {
+                    why: format!("{} failing run(s) in a row", streaks.failing),
+                    reason,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(state: &str, reason: Option<&str>) -> NodeInfo {
+        NodeInfo {
+            name: "n1".into(),
+            state: state.into(),
+            reason: reason.map(str::to_string),
+            partitions: vec!["debug".into()],
+        }
+    }
+
+    fn failing(what: &str) -> Health {
+        Health::Failing {
+            what: what.into(),
+            check: true,
+            count: 1,
+        }
+    }
+
+    const POLICY: Policy = Policy {
+        drain_after: 2,
+        resume_after: 2,
+    };
+
+    fn streaks(failing: u32, passing: u32) -> Streaks {
+        Streaks { failing, passing }
+    }
+
+    #[test]
+    fn a_reason_is_stable_bounded_one_line_and_ours() {
+        let r = reason(&failing("sleepbench.calls_per_thread")).unwrap();
+        assert_eq!(r, "health_check: sleepbench.calls_per_thread: check failed");
+        assert!(reason(&failing(&"x".repeat(400))).unwrap().len() <= REASON_MAX);
+        assert_eq!(
+            reason(&failing("errors.nic:eth0\nn2|drained|health_check: x")).unwrap(),
+            "health_check: errors.nic:eth0?n2?drained?health_check: x: check failed"
+        );
+        let section = Health::Failing {
+            what: "memory".into(),
+            check: false,
+            count: 1,
+        };
+        assert_eq!(
+            reason(&section).unwrap(),
+            "health_check: memory: section failed to run"
+        );
+        assert_eq!(reason(&Health::Healthy), None);
+    }
+
+    #[test]
+    fn streaks_count_pass_and_fail_and_an_inconclusive_run_neither() {
+        let s = streaks(1, 0);
+        assert_eq!(s.after(&failing("a.b")), streaks(2, 0));
+        assert_eq!(s.after(&Health::Healthy), streaks(0, 1));
+        let i = Health::Inconclusive { what: "a".into() };
+        assert_eq!(s.after(&i), s);
+        assert_eq!(streaks(u32::MAX, 0).after(&failing("a")).failing, u32::MAX);
+    }
+
+    /// Every branch, each with the case that owns it.
+    #[test]
+    fn the_decision_table() {
+        let ours = "health_check: a.b: check failed";
+        let idle = node("IDLE", None);
+        let drained_by_us = node("IDLE+DRAIN", Some(ours));
+        let admin = node(
+            "IDLE+DRAIN",
+            Some("admin: replacing DIMM B2, do not resume"),
+        );
+        let down = node("DOWN", Some("Not responding"));
+        let ours_other = node("IDLE+DRAIN", Some("health_check: c.d: check failed"));
+        let fail = failing("a.b");
+        let inconclusive = Health::Inconclusive {
+            what: "sleepbench.total_cpu".into(),
+        };
+        let drain = |why: &str| Decision::Drain {
+            reason: ours.into(),
+            why: why.into(),
+        };
+        let leaves = |d: &Decision, words: &str| match d {
+            Decision::Leave(line) => line.contains(words),
+            _ => false,
+        };
+        // (node, verdict, streaks, what happens)
+        type Want<'a> = Box<dyn Fn(&Decision) -> bool + 'a>;
+        let table: Vec<(&NodeInfo, &Health, Streaks, Want<'_>)> = vec![
+            // Inconclusive: nothing, whatever the node.
+            (
+                &idle,
+                &inconclusive,
+                streaks(5, 0),
+                Box::new(|d| leaves(d, "inconclusive")),
+            ),
+            (
+                &drained_by_us,
+                &inconclusive,
+                streaks(0, 5),
+                Box::new(|d| leaves(d, "inconclusive")),
+            ),
+            // Failing: counted until --drain-after, then drained; not twice for one reason.
+            (
+                &idle,
+                &fail,
+                streaks(1, 0),
+                Box::new(|d| leaves(d, "1 of 2 failing runs")),
+            ),
+            (
+                &idle,
+                &fail,
+                streaks(2, 0),
+                Box::new(move |d| *d == drain("2 failing run(s) in a row")),
+            ),
+            (
+                &drained_by_us,
+                &fail,
+                streaks(3, 0),
+                Box::new(|d| leaves(d, "still drained")),
+            ),
+            // Our drain for another reason is ours to update.
+            (
+                &ours_other,
+                &fail,
+                streaks(2, 0),
+                Box::new(move |d| *d == drain("2 failing run(s) in a row")),
+            ),
+            // Someone else's reason is never overwritten nor lifted.
+            (
+                &admin,
+                &fail,
+                streaks(9, 0),
+                Box::new(|d| leaves(d, "held by someone else")),
+            ),
+            (
+                &down,
+                &fail,
+                streaks(9, 0),
+                Box::new(|d| leaves(d, "Not responding")),
+            ),
+            (
+                &admin,
+                &Health::Healthy,
+                streaks(0, 9),
+                Box::new(|d| leaves(d, "left alone")),
+            ),
+            // Healthy: our drain lifted after --resume-after, not before.
+            (
+                &drained_by_us,
+                &Health::Healthy,
+                streaks(0, 1),
+                Box::new(|d| leaves(d, "1 of 2 passing")),
+            ),
+            (
+                &drained_by_us,
+                &Health::Healthy,
+                streaks(0, 2),
+                Box::new(|d| matches!(d, Decision::Resume { why } if why.contains(ours))),
+            ),
+            (
+                &idle,
+                &Health::Healthy,
+                streaks(0, 9),
+                Box::new(|d| *d == Decision::Leave("healthy".into())),
+            ),
+        ];
+        for (i, (n, v, s, want)) in table.iter().enumerate() {
+            let got = decide(n, v, s, POLICY);
+            assert!(want(&got), "row {i}: {n:?} {v:?} {s:?} -> {got:?}");
+        }
+    }
+}

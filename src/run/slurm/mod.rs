@@ -1,0 +1,490 @@
+//! `health_check slurm`: Slurm's HealthCheckProgram (and Prolog). slurmd runs it as root, with
+//! no arguments and `SLURMD_NODENAME` set, kills it after 60 s, and takes no action on its exit
+//! code: the program drains its own node. So, as LBNL NHC does, and more carefully:
+//!
+//! - a failing run (a check or a section failed) drains the node with `scontrol update
+//!   NodeName=N State=DRAIN Reason="health_check: <what>: <how>"`, once `--drain-after` runs in a
+//!   row have failed (a shared hiccup must not drain a cluster), and never when more than
+//!   `--max-drained-pct` of any of its partitions is already drained by health_check (one node
+//!   may always be); the reason's first 20 characters are stable from run to run (`sinfo -R`
+//!   shows 20) and the same reason is not sent again;
+//! - a passing run resumes the node after `--resume-after` runs in a row, only when the current
+//!   reason is ours (`health_check:`): an administrator's drain is never lifted, and a node held
+//!   for someone else's reason is never drained over it;
+//! - an inconclusive run (measured under interference) does neither;
+//! - every action is taken only on the state the decision was made on: the node is read again
+//!   right before `scontrol update` (the check ran for seconds: an administrator may have drained
+//!   it meanwhile) and once more after it, and the log says what Slurm then says. A state that
+//!   cannot be read (a controller that does not answer, an answer that cannot be parsed, an empty
+//!   partition) means no action: the cap fails closed;
+//! - on a node running jobs (ALLOCATED or MIXED) the intrusive sections (memory bandwidth,
+//!   network, storage) are left out, and the document says so; what the jobs' load can move is
+//!   judged only where the interference stayed within its limits;
+//! - every scontrol and sinfo call has a deadline (slurmd runs the program before it registers,
+//!   when the controller may not answer), runs overlap-free under a lock, and each action is one
+//!   line on stderr and in syslog.
+//!
+//! stdout gets one line (slurmd logs a failing program's output: not a whole document); the
+//! document goes to `--output`. Exit 1 when the run failed, else 0; as a Prolog or Epilog
+//! (`SLURM_SCRIPT_CONTEXT`), where slurmd drains the node itself on a non-zero exit, 1 only when
+//! the node ends the run drained by health_check, so slurmd's own drain never bypasses the
+//! damping and the cap.
+
+mod decide;
+mod node;
+
+pub use decide::{Decision, Policy, REASON_MAX, Streaks, decide, reason};
+pub use node::{NodeInfo, Partition, REASON_PREFIX, check_node_name, parse_node, parse_partition};
+
+use super::{Exit, driver};
+use crate::command::{self, CommandError};
+use crate::config::{Config, Section, SlurmConfig};
+use crate::judge::health::{self, Health};
+use crate::render::text::terminal_safe;
+use std::path::{Path, PathBuf};
+
+/// One line on stderr and, best effort, in syslog (user.notice); control characters from a
+/// name or a reason are shown, not acted on.
+fn log(line: &str) {
+    let line = terminal_safe(line);
+    eprintln!("health_check slurm: {line}");
+    let msg = format!("<13>health_check[{}]: slurm: {line}", std::process::id());
+    if let Ok(sock) = std::os::unix::net::UnixDatagram::unbound() {
+        let _ = sock.send_to(msg.as_bytes(), "/dev/log");
+    }
+}
+
+/// Where slurmd runs us: its HealthCheckProgram, or a Prolog or Epilog, where a non-zero exit
+/// makes slurmd drain the node itself ("Prolog error") and requeue the job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    /// `HealthCheckProgram` (or run by hand): the exit code is only logged.
+    HealthCheck,
+    /// `Prolog`, `Epilog` (`SLURM_SCRIPT_CONTEXT=prolog_slurmd`, `epilog_slurmd`, ...).
+    JobScript,
+}
+
+impl Context {
+    /// From `SLURM_SCRIPT_CONTEXT`'s value.
+    pub fn of(script_context: Option<&str>) -> Context {
+        match script_context {
+            Some(c) if c.starts_with("prolog") || c.starts_with("epilog") => Context::JobScript,
+            _ => Context::HealthCheck,
+        }
+    }
+}
+
+/// The calls to Slurm for one node, each with its deadline.
+struct Controller<'a> {
+    cfg: &'a SlurmConfig,
+    node: &'a str,
+}
+
+impl Controller<'_> {
+    /// What a command printed (bytes read as text, an odd byte as U+FFFD), or why not.
+    fn call(&self, program: &Path, args: &[&str]) -> Result<String, String> {
+        match command::run(program, args, self.cfg.timeout) {
+            Ok(out) if out.success() => Ok(out.stdout_text()),
+            Ok(out) => Err(format!(
+                "'{} {}' failed (exit {}): {}",
+                program.display(),
+                args.join(" "),
+                out.code.map_or("by a signal".into(), |c| c.to_string()),
+                out.stderr_text()
+            )),
+            Err(e @ CommandError::Timeout { .. }) => Err(format!("{e} (is slurmctld up?)")),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// The node as Slurm has it now.
+    fn read(&self) -> Result<NodeInfo, String> {
+        let text = self.call(&self.cfg.scontrol, &["show", "node", self.node])?;
+        parse_node(&text, self.node)
+    }
+
+    /// `scontrol update NodeName=<node> <settings>`.
+    fn update(&self, settings: &[&str]) -> Result<(), String> {
+        let name = format!("NodeName={}", self.node);
+        let mut args = vec!["update", name.as_str()];
+        args.extend_from_slice(settings);
+        self.call(&self.cfg.scontrol, &args).map(drop)
+    }
+
+    /// Whether draining this node keeps every one of its partitions within the cap; `Err`
+    /// says why not, or that a partition's state is unknown (then nothing is drained).
+    fn under_cap(&self, info: &NodeInfo) -> Result<(), String> {
+        for name in &info.partitions {
+            let text = self.call(&self.cfg.sinfo, &["-h", "-N", "-p", name, "-o", "%N|%T|%E"])?;
+            let p = parse_partition(&text, name, self.node)?;
+            let ours = p.ours_elsewhere.len();
+            let share = 100.0 * (ours + 1) as f64 / p.nodes as f64;
+            if ours > 0 && share > self.cfg.max_drained_pct {
+                return Err(format!(
+                    "{ours} of {} nodes of partition '{name}' are drained by health_check \
+                     already; one more would be {share:.0}% (--max-drained-pct {}): not \
+                     draining, look for a cause they share",
+                    p.nodes, self.cfg.max_drained_pct
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the run did to the node.
+struct Acted {
+    /// The line that says it (also stdout's).
+    line: String,
+    /// Whether the node ends the run drained by health_check.
+    drained_by_us: bool,
+}
+
+/// Carries `decision` out on the node, read again right before and after: nothing happens to a
+/// node whose drain or reason changed since `before` was read.
+fn carry_out(ctl: &Controller, before: &NodeInfo, decision: Decision, no_act: bool) -> Acted {
+    let node = ctl.node;
+    let (settings, doing, reason): (Vec<String>, String, Option<String>) = match decision {
+        Decision::Leave(line) => {
+            return Acted {
+                line: format!("{node}: {line}"),
+                drained_by_us: before.drained_by_us(),
+            };
+        }
+        Decision::Drain { reason, why } => {
+            if let Err(e) = ctl.under_cap(before) {
+                return Acted {
+                    line: format!("{node}: failing ({reason}); {e}"),
+                    drained_by_us: before.drained_by_us(),
+                };
+            }
+            (
+                vec!["State=DRAIN".into(), format!("Reason={reason}")],
+                format!("drain after {why}: {reason}"),
+                Some(reason),
+            )
+        }
+        Decision::Resume { why } => (
+            vec!["State=RESUME".into()],
+            format!("resume after {why}"),
+            None,
+        ),
+    };
+    let unchanged = |line: String| Acted {
+        line,
+        drained_by_us: before.drained_by_us(),
+    };
+    let now = match ctl.read() {
+        Ok(now) => now,
+        Err(e) => {
+            return unchanged(format!(
+                "{node}: would {doing}, but its state cannot be read again ({e}): no action"
+            ));
+        }
+    };
+    if !before.holds_as(&now) {
+        return unchanged(format!(
+            "{node}: would {doing}, but it changed while the check ran (was {}, now {}): no \
+             action",
+            before.describe(),
+            now.describe()
+        ));
+    }
+    if no_act {
+        return unchanged(format!("{node}: would {doing} (--no-act: nothing changed)"));
+    }
+    let settings: Vec<&str> = settings.iter().map(String::as_str).collect();
+    if let Err(e) = ctl.update(&settings) {
+        return unchanged(format!("{node}: could not {doing}: {e}"));
+    }
+    match ctl.read() {
+        Ok(after) => {
+            let took = match &reason {
+                Some(r) => after.drained() && after.reason.as_deref() == Some(r.as_str()),
+                None => !after.drained(),
+            };
+            Acted {
+                line: format!(
+                    "{node}: {}{doing}; Slurm now says {}",
+                    if took { "" } else { "asked to " },
+                    after.describe()
+                ),
+                drained_by_us: after.drained_by_us(),
+            }
+        }
+        Err(e) => Acted {
+            line: format!("{node}: asked to {doing}; its state cannot be read back ({e})"),
+            drained_by_us: reason.is_some(),
+        },
+    }
+}
+
+fn load(path: &Path) -> Streaks {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+fn save(path: &Path, s: &Streaks) {
+    let text = serde_json::to_string(s).unwrap_or_default();
+    if let Err(e) = crate::render::write_atomically(path, &text) {
+        log(&format!("cannot keep the run streaks: {e}"));
+    }
+}
+
+/// The state file: `--state`, else `slurm-state.json` in `/var/lib/health_check` (root) or the
+/// runtime directory, made private if missing. A file, or a directory on its way, that another
+/// user could change is refused: its streaks and its lock would steer the node.
+fn state_path(cfg: &SlurmConfig) -> Result<PathBuf, String> {
+    let path = match &cfg.state {
+        Some(p) => p.clone(),
+        None => {
+            let dir = if crate::os::euid() == 0 {
+                PathBuf::from("/var/lib/health_check")
+            } else {
+                super::pidfile::runtime_dir()
+            };
+            super::pidfile::ensure_private_dir(&dir).map_err(|e| e.to_string())?;
+            dir.join("slurm-state.json")
+        }
+    };
+    crate::trust::check_file(&path)
+        .map_err(|e| format!("refusing the state file '{}': {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Holds an exclusive lock on `<state>.lock` while it lives: a run that finds it held (an
+/// overlapping HealthCheckProgram, or the Prolog beside it) stops without acting.
+struct Lock(#[allow(dead_code)] nix::fcntl::Flock<std::fs::File>);
+
+fn lock(state: &Path) -> Result<Lock, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = state.with_extension("lock");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(&path)
+        .map_err(|e| format!("cannot open the lock '{}': {e}", path.display()))?;
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
+        .map(Lock)
+        .map_err(|(_, e)| {
+            format!(
+                "another 'health_check slurm' holds '{}' ({e}): this run takes no action",
+                path.display()
+            )
+        })
+}
+
+/// This node's name: `--node`, `$SLURMD_NODENAME`, else the short host name.
+fn node_name(cfg: &SlurmConfig) -> String {
+    cfg.node
+        .clone()
+        .or_else(|| {
+            std::env::var("SLURMD_NODENAME")
+                .ok()
+                .filter(|n| !n.is_empty())
+        })
+        .or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|h| h.trim().split('.').next().unwrap_or_default().to_string())
+        })
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// The run's sections on a node that runs jobs: the intrusive ones left out, with the reason.
+fn gentle(config: &Config, info: &NodeInfo) -> Config {
+    let mut c = config.clone();
+    if !info.busy() {
+        return c;
+    }
+    let why = format!(
+        "the node runs jobs ({}): intrusive sections are left out",
+        info.state
+    );
+    for s in [Section::Network, Section::Storage] {
+        if c.plan.contains(&s) {
+            c.plan.retain(|p| *p != s);
+            c.excluded.push((s, why.clone()));
+        }
+    }
+    // Memory: the idle-latency chain only, no bandwidth test.
+    c.memory.tests.peak = false;
+    c.memory.tests.memcpy = false;
+    c.memory.tests.loaded = false;
+    c
+}
+
+/// The verdict in a few words, for stdout's line.
+fn verdict_words(v: &Health) -> String {
+    match v {
+        Health::Healthy => "healthy".into(),
+        Health::Failing { .. } => format!("failing ({})", reason(v).unwrap_or_default()),
+        Health::Inconclusive { what } => format!("inconclusive ({what})"),
+    }
+}
+
+/// Runs the check and acts on it; returns the exit status.
+pub fn run(config: &Config, cfg: &SlurmConfig, options_from_env: Option<String>) -> Exit {
+    let context = Context::of(std::env::var("SLURM_SCRIPT_CONTEXT").ok().as_deref());
+    let node = node_name(cfg);
+    let state = state_path(cfg);
+    let _lock = match state.as_ref().map(|s| lock(s)) {
+        Ok(Err(e)) => {
+            log(&e);
+            println!(
+                "health_check slurm: {}: {}",
+                terminal_safe(&node),
+                terminal_safe(&e)
+            );
+            return Exit::Ok;
+        }
+        Ok(Ok(l)) => Some(l),
+        Err(_) => None,
+    };
+    let ctl = Controller { cfg, node: &node };
+    let before = check_node_name(&node).and_then(|()| ctl.read());
+    if let Err(e) = &before {
+        log(&format!(
+            "{node}: state unknown ({e}): the run goes on, no action after it"
+        ));
+    }
+    let run_config = before
+        .as_ref()
+        .map_or_else(|_| config.clone(), |i| gentle(config, i));
+    let outcome = driver::run(&run_config, options_from_env);
+    write_document(&run_config, &outcome);
+    let verdict = health::of(&outcome.doc);
+    let mut no_action = None;
+    let acted = match &state {
+        Ok(path) => {
+            let streaks = load(path).after(&verdict);
+            save(path, &streaks);
+            let policy = Policy {
+                drain_after: cfg.drain_after,
+                resume_after: cfg.resume_after,
+            };
+            before.as_ref().ok().map(|info| {
+                carry_out(
+                    &ctl,
+                    info,
+                    decide(info, &verdict, &streaks, policy),
+                    cfg.no_act,
+                )
+            })
+        }
+        Err(e) => {
+            no_action = Some(format!("{e}; no streaks are kept"));
+            None
+        }
+    };
+    if let Err(e) = &before {
+        no_action.get_or_insert_with(|| format!("state unknown: {e}"));
+    }
+    let line = match &acted {
+        Some(a) => a.line.clone(),
+        None => format!(
+            "{node}: {}; no action ({})",
+            verdict_words(&verdict),
+            no_action.unwrap_or_default()
+        ),
+    };
+    log(&line);
+    println!("health_check slurm: {}", terminal_safe(&line));
+    let drained_by_us = acted.as_ref().is_some_and(|a| a.drained_by_us);
+    exit_status(context, &verdict, drained_by_us, outcome.interrupted)
+}
+
+/// The exit status: a failing run exits 1 (slurmd logs it). As a Prolog or Epilog, where
+/// slurmd drains the node on any non-zero exit, 1 only when the node ends the run drained by
+/// health_check, and 0 otherwise, an interrupted run included.
+fn exit_status(
+    context: Context,
+    verdict: &Health,
+    drained_by_us: bool,
+    interrupted: Option<crate::os::Interrupt>,
+) -> Exit {
+    let failing = matches!(verdict, Health::Failing { .. });
+    match context {
+        Context::JobScript if failing && drained_by_us => Exit::Unhealthy,
+        Context::JobScript => Exit::Ok,
+        Context::HealthCheck => match interrupted {
+            Some(signal) => Exit::Interrupted(signal),
+            None if failing => Exit::Unhealthy,
+            None => Exit::Ok,
+        },
+    }
+}
+
+/// The document to `--output` in `--format`; a failure to write it is logged and changes
+/// nothing about the node.
+fn write_document(config: &Config, outcome: &super::Outcome) {
+    let Some(path) = &config.output else {
+        return;
+    };
+    let exporter = super::run_exporter(config, outcome);
+    let written = exporter
+        .document(&outcome.doc, true)
+        .map_err(|e| e.to_string())
+        .and_then(|text| {
+            crate::render::write_atomically(path, &text).map_err(|e| format!("{e:#}"))
+        });
+    if let Err(e) = written {
+        log(&format!(
+            "cannot write the document to '{}': {e}",
+            path.display()
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::os::Interrupt;
+
+    #[test]
+    fn the_script_context_is_read_as_slurm_sets_it() {
+        assert_eq!(Context::of(None), Context::HealthCheck);
+        assert_eq!(Context::of(Some("")), Context::HealthCheck);
+        for c in ["prolog_slurmd", "epilog_slurmd", "prolog_slurmctld"] {
+            assert_eq!(Context::of(Some(c)), Context::JobScript, "{c}");
+        }
+    }
+
+    /// As a Prolog, a non-zero exit drains the node behind health_check's back: only a node
+    /// health_check itself holds drained exits 1 there.
+    #[test]
+    fn a_job_script_exits_non_zero_only_when_we_hold_the_node_drained() {
+        let fail = Health::Failing {
+            what: "a.b".into(),
+            check: true,
+            count: 1,
+        };
+        let inconclusive = Health::Inconclusive { what: "a".into() };
+        let js = Context::JobScript;
+        assert_eq!(exit_status(js, &fail, true, None), Exit::Unhealthy);
+        assert_eq!(exit_status(js, &fail, false, None), Exit::Ok);
+        assert_eq!(exit_status(js, &Health::Healthy, true, None), Exit::Ok);
+        assert_eq!(exit_status(js, &inconclusive, false, None), Exit::Ok);
+        assert_eq!(
+            exit_status(js, &fail, true, Some(Interrupt::Term)),
+            Exit::Unhealthy
+        );
+        assert_eq!(
+            exit_status(js, &Health::Healthy, false, Some(Interrupt::Term)),
+            Exit::Ok
+        );
+        let hc = Context::HealthCheck;
+        assert_eq!(exit_status(hc, &fail, false, None), Exit::Unhealthy);
+        assert_eq!(exit_status(hc, &inconclusive, false, None), Exit::Ok);
+        assert_eq!(exit_status(hc, &Health::Healthy, false, None), Exit::Ok);
+        assert_eq!(
+            exit_status(hc, &Health::Healthy, false, Some(Interrupt::Term)),
+            Exit::Interrupted(Interrupt::Term)
+        );
+    }
+}

@@ -1,0 +1,235 @@
+//! Whether a file only this user (and root) can change: the history a node is drained on, the
+//! Slurm streaks and lock. Another local user who can write the file, or the directory it is in,
+//! could forge past runs, plant a lock that stops every run, or read what root records there.
+//!
+//! The rule is the one the Ansible role holds its work directory to: the directory holding the
+//! file is a real directory owned by us and writable by no group or other user; every directory
+//! above it is owned by root or us and writable by no one else unless it is sticky (like /tmp,
+//! where others can add entries but not rename or remove ours); none of them is a symbolic link
+//! (what it points at would be out of sight). The file itself, when it exists, is a regular file
+//! with one link, owned by us, that no group or other user can write.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+
+/// Why a path cannot be trusted, for people: what is wrong and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Untrusted(pub String);
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// `path` made absolute against the working directory, without resolving links.
+fn absolute(path: &Path) -> Result<PathBuf, Untrusted> {
+    let abs = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map_err(|e| Untrusted(format!("cannot tell where '{}' is: {e}", path.display())))?
+            .join(path)
+    };
+    let mut out = PathBuf::from("/");
+    for c in abs.components() {
+        match c {
+            Component::Normal(p) => out.push(p),
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    Ok(out)
+}
+
+fn owner(uid: u32) -> String {
+    if uid == 0 {
+        "root".into()
+    } else {
+        format!("uid {uid}")
+    }
+}
+
+/// Checks that only we and root can change the directory `dir` and everything above it.
+pub fn check_dir(dir: &Path) -> Result<(), Untrusted> {
+    let me = euid();
+    let dir = absolute(dir)?;
+    let mut chain: Vec<&Path> = dir.ancestors().collect();
+    chain.reverse();
+    for d in chain {
+        let meta = std::fs::symlink_metadata(d)
+            .map_err(|e| Untrusted(format!("cannot look at '{}': {e}", d.display())))?;
+        let what = if d == dir {
+            format!("the directory '{}'", d.display())
+        } else {
+            format!("'{}' (above '{}')", d.display(), dir.display())
+        };
+        if meta.file_type().is_symlink() {
+            return Err(Untrusted(format!(
+                "{what} is a symbolic link: give the path without links"
+            )));
+        }
+        if !meta.is_dir() {
+            return Err(Untrusted(format!("{what} is not a directory")));
+        }
+        let mode = meta.mode() & 0o7777;
+        if d == dir {
+            if meta.uid() != me {
+                return Err(Untrusted(format!(
+                    "{what} is owned by {}, not by us ({}): another user could replace what is in it",
+                    owner(meta.uid()),
+                    owner(me)
+                )));
+            }
+            if mode & 0o022 != 0 {
+                return Err(Untrusted(format!(
+                    "{what} is writable by group or others (mode {mode:04o}): another user could \
+                     replace what is in it; use a directory only we can write"
+                )));
+            }
+        } else {
+            if meta.uid() != me && meta.uid() != 0 {
+                return Err(Untrusted(format!(
+                    "{what} is owned by {}, neither root nor us ({}): its owner could swap the directory",
+                    owner(meta.uid()),
+                    owner(me)
+                )));
+            }
+            if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+                return Err(Untrusted(format!(
+                    "{what} is writable by group or others and not sticky (mode {mode:04o}): \
+                     another user could swap the directory"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks `file`: its directory as [`check_dir`] says, and the file, when it exists, a regular
+/// file with one link, owned by us and writable by nobody else.
+pub fn check_file(file: &Path) -> Result<(), Untrusted> {
+    let abs = absolute(file)?;
+    let dir = abs.parent().unwrap_or(Path::new("/"));
+    check_dir(dir)?;
+    check_existing_file(&abs)
+}
+
+/// Checks an existing `file` (a missing one passes): a regular file with one link, owned by us,
+/// writable by nobody else.
+pub fn check_existing_file(file: &Path) -> Result<(), Untrusted> {
+    let meta = match std::fs::symlink_metadata(file) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(Untrusted(format!(
+                "cannot look at '{}': {e}",
+                file.display()
+            )));
+        }
+    };
+    let shown = file.display();
+    if meta.file_type().is_symlink() {
+        return Err(Untrusted(format!("'{shown}' is a symbolic link")));
+    }
+    if !meta.is_file() {
+        return Err(Untrusted(format!("'{shown}' is not a regular file")));
+    }
+    let me = euid();
+    if meta.uid() != me {
+        return Err(Untrusted(format!(
+            "'{shown}' is owned by {}, not by us ({}): its owner could forge what it holds; \
+             remove it or give another path",
+            owner(meta.uid()),
+            owner(me)
+        )));
+    }
+    let mode = meta.mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(Untrusted(format!(
+            "'{shown}' is writable by group or others (mode {mode:04o}): another user could \
+             forge what it holds; chmod go-w it"
+        )));
+    }
+    if meta.nlink() != 1 {
+        return Err(Untrusted(format!(
+            "'{shown}' has {} hard links: another name for it may be writable by others",
+            meta.nlink()
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn chmod(p: &Path, mode: u32) {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn a_private_directory_and_our_file_are_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        chmod(dir.path(), 0o700);
+        let file = dir.path().join("history.sqlite");
+        assert_eq!(check_file(&file), Ok(()), "a file not made yet");
+        std::fs::write(&file, "x").unwrap();
+        chmod(&file, 0o600);
+        assert_eq!(check_file(&file), Ok(()));
+        // Readable by others is their business; writable is not.
+        chmod(&file, 0o644);
+        assert_eq!(check_file(&file), Ok(()));
+        chmod(&file, 0o666);
+        let e = check_file(&file).unwrap_err();
+        assert!(
+            e.0.contains("writable by group or others (mode 0666)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_directory_others_can_write_or_a_link_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        chmod(&shared, 0o777);
+        let e = check_file(&shared.join("h.sqlite")).unwrap_err();
+        assert!(e.0.contains("the directory"), "{e}");
+        assert!(e.0.contains("mode 0777"), "{e}");
+        // Sticky and world-writable (like /tmp) is fine above, not as the file's own directory.
+        chmod(&shared, 0o1777);
+        assert!(check_file(&shared.join("h.sqlite")).is_err());
+        let inner = shared.join("mine");
+        std::fs::create_dir(&inner).unwrap();
+        chmod(&inner, 0o700);
+        assert_eq!(check_file(&inner.join("h.sqlite")), Ok(()));
+        // Not sticky above: refused.
+        chmod(&shared, 0o777);
+        let e = check_file(&inner.join("h.sqlite")).unwrap_err();
+        assert!(e.0.contains("above"), "{e}");
+        chmod(&shared, 0o700);
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&inner, &link).unwrap();
+        let e = check_file(&link.join("h.sqlite")).unwrap_err();
+        assert!(e.0.contains("symbolic link"), "{e}");
+        let file_link = inner.join("h.sqlite");
+        std::os::unix::fs::symlink("/etc/passwd", &file_link).unwrap();
+        assert!(check_file(&file_link).is_err());
+    }
+
+    #[test]
+    fn a_file_with_another_name_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        chmod(dir.path(), 0o700);
+        let file = dir.path().join("h.sqlite");
+        std::fs::write(&file, "x").unwrap();
+        chmod(&file, 0o600);
+        std::fs::hard_link(&file, dir.path().join("other")).unwrap();
+        let e = check_file(&file).unwrap_err();
+        assert!(e.0.contains("2 hard links"), "{e}");
+    }
+}

@@ -1,0 +1,426 @@
+//! `health_check slurm` against a stand-in controller (issue 32: never the wrong action): a
+//! scontrol and a sinfo that answer from files the test writes, byte for byte, and log every
+//! call, so the cases a real controller gives rarely (an administrator's drain landing while the
+//! check runs, an odd byte, an empty partition, a node name that is a host list, a call that
+//! hangs with a grandchild) are made at will. The real cluster's tests are in
+//! tests/python/test_slurm.py.
+
+use crate::util::{NO_INTERFERENCE_LIMITS, bin_path};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// scontrol: `show node` answers from `show.N` (the Nth call) or `show`; `update` is logged and,
+/// when `after-update` exists, becomes the answer of later calls.
+const SCONTROL: &str = r#"#!/bin/sh
+d=$(dirname "$0")
+printf '%s\n' "$*" >> "$d/calls.log"
+case "$1" in
+show)
+    n=$(cat "$d/shows" 2>/dev/null || echo 0)
+    n=$((n + 1))
+    echo "$n" > "$d/shows"
+    if [ -f "$d/show.$n" ]; then cat "$d/show.$n"; else cat "$d/show"; fi
+    ;;
+update)
+    if [ -f "$d/after-update" ]; then
+        mv "$d/after-update" "$d/show"
+        rm -f "$d"/show.[0-9]*
+    fi
+    ;;
+esac
+"#;
+
+/// sinfo: answers from `sinfo.out`.
+const SINFO: &str = r#"#!/bin/sh
+d=$(dirname "$0")
+printf 'sinfo %s\n' "$*" >> "$d/calls.log"
+cat "$d/sinfo.out"
+"#;
+
+/// A stand-in controller for the node `n1` in the partition `debug`.
+struct Controller {
+    dir: tempfile::TempDir,
+}
+
+fn show(state: &str, reason: &str) -> Vec<u8> {
+    format!(
+        "NodeName=n1 Arch=x86_64 CoresPerSocket=1\n   State={state} ThreadsPerCore=1\n   \
+         Partitions=debug\n   Reason={reason}\n"
+    )
+    .into_bytes()
+}
+
+impl Controller {
+    fn new() -> Controller {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [("scontrol", SCONTROL), ("sinfo", SINFO)] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let c = Controller { dir };
+        c.answer("show", &show("IDLE", "(null)"));
+        c.answer(
+            "sinfo.out",
+            b"n1|idle|none\nn2|idle|none\nn3|idle|none\nn4|idle|none\n",
+        );
+        c
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// What the file `name` answers from now on.
+    fn answer(&self, name: &str, bytes: &[u8]) {
+        std::fs::write(self.path(name), bytes).unwrap();
+    }
+
+    /// The calls made, one line each.
+    fn calls(&self) -> Vec<String> {
+        std::fs::read_to_string(self.path("calls.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn updates(&self) -> Vec<String> {
+        self.calls()
+            .into_iter()
+            .filter(|c| c.starts_with("update"))
+            .collect()
+    }
+
+    /// `health_check slurm` for node `n1`, its state in a private directory, the nanosleep
+    /// benchmark alone made to fail or pass, draining at the first failing run.
+    fn command(&self, failing: bool, extra: &[&str]) -> Command {
+        let state = self.dir.path().join("state");
+        let _ = std::fs::create_dir(&state);
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let rate = if failing { "1e12" } else { "1" };
+        let mut cmd = Command::new(bin_path());
+        cmd.args(["slurm", "--node", "n1", "--scontrol"])
+            .arg(self.path("scontrol"))
+            .arg("--sinfo")
+            .arg(self.path("sinfo"))
+            .arg("--state")
+            .arg(state.join("slurm-state.json"))
+            .args(["--drain-after", "1", "--resume-after", "1"])
+            .args(["--slurm-timeout", "5", "--max-drained-pct", "50"])
+            .args(["--only", "sleep", "--sleep-time", "0.1"])
+            .arg(format!("--threshold=sleepbench.calls_per_thread={rate}"))
+            .args([
+                "--threshold=sleepbench.total_cpu_pct=1000",
+                "--threshold=sleepbench.irq_pct=1000",
+            ])
+            .args(NO_INTERFERENCE_LIMITS)
+            .args(extra)
+            .env_remove("HEALTH_CHECK_OPTS")
+            .env_remove("HEALTH_CHECK_HISTORY")
+            .env_remove("SLURMD_NODENAME")
+            .env_remove("SLURM_SCRIPT_CONTEXT");
+        cmd
+    }
+
+    fn run(&self, failing: bool, extra: &[&str]) -> Ran {
+        Ran::of(self.command(failing, extra).output().unwrap())
+    }
+}
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Ran {
+    fn of(out: std::process::Output) -> Ran {
+        Ran {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+#[test]
+fn a_failing_run_drains_and_reads_the_node_back_and_stdout_is_one_line() {
+    let c = Controller::new();
+    c.answer(
+        "after-update",
+        &show(
+            "IDLE+DRAIN",
+            "health_check: sleepbench.calls_per_thread: check failed [root@t]",
+        ),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("doc.json");
+    let r = c.run(true, &["--output", doc.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        c.updates(),
+        [
+            "update NodeName=n1 State=DRAIN Reason=health_check: sleepbench.calls_per_thread: check failed"
+        ]
+    );
+    // Read again right before the update and once after it.
+    let shows = c.calls().iter().filter(|l| l.starts_with("show")).count();
+    assert_eq!(shows, 3, "{:?}", c.calls());
+    // slurmd logs a failing program's output: one line, the document in --output.
+    assert_eq!(r.stdout.lines().count(), 1, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("Slurm now says IDLE+DRAIN"),
+        "{}",
+        r.stdout
+    );
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&doc).unwrap()).unwrap();
+    assert!(written["sleepbench"].is_object());
+}
+
+#[test]
+fn an_administrators_drain_made_while_the_check_runs_is_never_touched() {
+    let c = Controller::new();
+    let admin = show(
+        "IDLE+DRAIN",
+        "admin: replacing DIMM B2, do not resume [alice@2026-12-02T10:00:00]",
+    );
+    // Idle when the run starts; drained by an administrator when the drain would be sent.
+    c.answer("show.1", &show("IDLE", "(null)"));
+    c.answer("show", &admin);
+    let r = c.run(true, &[]);
+    assert!(c.updates().is_empty(), "{:?}", c.calls());
+    assert!(
+        r.stdout.contains("changed while the check ran"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("replacing DIMM B2"), "{}", r.stdout);
+    // Our drain, re-drained by an administrator during a healthy run: not resumed.
+    let c = Controller::new();
+    c.answer(
+        "show.1",
+        &show("IDLE+DRAIN", "health_check: a.b: check failed [root@t]"),
+    );
+    c.answer("show", &admin);
+    let r = c.run(false, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(c.updates().is_empty(), "{:?}", c.calls());
+    assert!(r.stdout.contains("would resume"), "{}", r.stdout);
+}
+
+#[test]
+fn one_odd_byte_in_the_controllers_answer_is_not_an_empty_answer() {
+    // An administrator's reason with byte 0xFC (Latin-1 'ü'): the node reads drained by
+    // someone else, and stays so.
+    let c = Controller::new();
+    let mut answer = show("IDLE+DRAIN", "");
+    let at = answer.len() - 1;
+    answer.splice(at..at, b"Gr\xfcn: fan [bob@t]".iter().copied());
+    c.answer("show", &answer);
+    let r = c.run(true, &[]);
+    assert!(c.updates().is_empty(), "{:?}", c.calls());
+    assert!(
+        r.stdout.contains("held by someone else (Gr\u{fffd}n: fan)"),
+        "{}",
+        r.stdout
+    );
+    // An answer that cannot be read at all: state unknown, no action.
+    let c = Controller::new();
+    c.answer("show", b"\xff\xfe garbage\n");
+    let r = c.run(true, &[]);
+    assert!(c.updates().is_empty(), "{:?}", c.calls());
+    assert!(r.stderr.contains("state unknown"), "{}", r.stderr);
+}
+
+#[test]
+fn a_partition_that_cannot_be_counted_drains_nothing_and_a_large_one_is_read() {
+    for (answer, why) in [
+        (&b""[..], "listed no node"),
+        (b"n2|idle|none\nn3|idle|none\n", "does not hold this node"),
+        (b"n1|idle|none\nnot a line of sinfo's\n", "cannot be read"),
+    ] {
+        let c = Controller::new();
+        c.answer("sinfo.out", answer);
+        let r = c.run(true, &[]);
+        assert!(c.updates().is_empty(), "{why}: {:?}", c.calls());
+        assert!(r.stdout.contains(why), "{why}: {}", r.stdout);
+    }
+    // 30,000 nodes (over 1 MiB, past a pipe's 64 KiB): read whole, and the cap counts them.
+    let mut big = String::from("n1|idle|none\n");
+    for i in 2..=30_000 {
+        let reason = if i <= 3_000 {
+            "drained|health_check: memory: check failed"
+        } else {
+            "idle|none"
+        };
+        big.push_str(&format!("node-with-a-longish-name-{i:05}|{reason}\n"));
+    }
+    assert!(big.len() > 1 << 20);
+    let c = Controller::new();
+    c.answer("sinfo.out", big.as_bytes());
+    let started = Instant::now();
+    let r = c.run(true, &["--max-drained-pct", "5"]);
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(c.updates().is_empty());
+    assert!(
+        r.stdout
+            .contains("2999 of 30000 nodes of partition 'debug' are drained by health_check"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_node_name_that_is_not_one_node_never_reaches_scontrol() {
+    for name in ["n[1-100]", "ALL", "n1 State=RESUME", "n1,n2"] {
+        let c = Controller::new();
+        let r = Ran::of(
+            c.command(true, &[])
+                .args(["--node", name])
+                .output()
+                .unwrap(),
+        );
+        assert!(c.calls().is_empty(), "{name}: {:?}", c.calls());
+        assert!(
+            r.stderr.contains("is not the name of one Slurm node"),
+            "{name}: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn a_call_that_hangs_with_a_grandchild_is_cut_at_its_deadline() {
+    let c = Controller::new();
+    // Answers, then leaves a grandchild holding the pipe for 30 s.
+    std::fs::write(
+        c.path("scontrol"),
+        "#!/bin/sh\nprintf '%s\\n' \"$*\" >> \"$(dirname \"$0\")/calls.log\"\n\
+         echo 'NodeName=n1 State=IDLE'\nsleep 30 &\n",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let r = c.run(true, &["--slurm-timeout", "1"]);
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(8), "{took:?}: {}", r.stderr);
+    assert!(
+        r.stderr.contains("did not answer within 1 s"),
+        "{}",
+        r.stderr
+    );
+    assert!(c.updates().is_empty());
+}
+
+#[test]
+fn no_act_decides_and_logs_but_changes_nothing() {
+    let c = Controller::new();
+    let r = c.run(true, &["--no-act"]);
+    assert!(c.updates().is_empty(), "{:?}", c.calls());
+    assert!(
+        r.stdout.contains("would drain after 1 failing run(s)"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("--no-act"), "{}", r.stdout);
+}
+
+#[test]
+fn a_state_directory_others_can_write_is_refused_and_nothing_is_done() {
+    let c = Controller::new();
+    let shared = c.dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let r = Ran::of(
+        c.command(true, &[])
+            .arg("--state")
+            .arg(shared.join("slurm-state.json"))
+            .output()
+            .unwrap(),
+    );
+    assert!(c.updates().is_empty(), "{:?}", c.calls());
+    assert!(r.stdout.contains("refusing the state file"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("writable by group or others"),
+        "{}",
+        r.stdout
+    );
+    assert!(!shared.join("slurm-state.lock").exists());
+}
+
+#[test]
+fn an_output_that_cannot_be_written_does_not_change_the_verdict() {
+    let c = Controller::new();
+    let r = c.run(false, &["--output", "/nonexistent-dir/doc.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("cannot write the document"),
+        "{}",
+        r.stderr
+    );
+    // node-problem-detector: the exit code says what the line says.
+    let out = Command::new(bin_path())
+        .args(["sleep", "--sleep-time", "0.1", "--format", "npd"])
+        .args([
+            "--threshold=sleepbench.total_cpu_pct=1000",
+            "--threshold=sleepbench.irq_pct=1000",
+        ])
+        .args(["--threshold=sleepbench.calls_per_thread=1"])
+        .args(NO_INTERFERENCE_LIMITS)
+        .args(["--output", "/nonexistent-dir/doc.json"])
+        .env_remove("HEALTH_CHECK_OPTS")
+        .output()
+        .unwrap();
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).trim()
+        ),
+        (Some(0), "health_check: ok")
+    );
+}
+
+#[test]
+fn as_a_prolog_it_exits_non_zero_only_when_it_holds_the_node_drained() {
+    let c = Controller::new();
+    // The first failing run of two: not drained, so slurmd must not drain it either.
+    let r = Ran::of(
+        c.command(true, &["--drain-after", "2"])
+            .env("SLURM_SCRIPT_CONTEXT", "prolog_slurmd")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(c.updates().is_empty());
+    // The second drains it: now the Prolog fails, and the reason is ours.
+    c.answer(
+        "after-update",
+        &show(
+            "IDLE+DRAIN",
+            "health_check: sleepbench.calls_per_thread: check failed [root@t]",
+        ),
+    );
+    let r = Ran::of(
+        c.command(true, &["--drain-after", "2"])
+            .env("SLURM_SCRIPT_CONTEXT", "prolog_slurmd")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert_eq!(c.updates().len(), 1);
+}
+
+/// The stand-in's own files stay put: a test that leaves its directory behind is a bug.
+#[test]
+fn the_stand_in_answers_as_written() {
+    let c = Controller::new();
+    let out = Command::new(c.path("scontrol"))
+        .args(["show", "node", "n1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, show("IDLE", "(null)"));
+    assert!(Path::new(&c.path("calls.log")).exists());
+}
