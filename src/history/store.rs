@@ -248,42 +248,22 @@ impl History {
     /// The machine's last recorded run, of any profile.
     pub fn last_run(&self, machine: &str) -> Result<Option<LastRun>> {
         // The last run that described the machine: a run of one section (`sleep`) did not.
-        let row = self
-            .conn
-            .query_row(
-                &format!(
-                    "{SUMMARY} WHERE machine = ?1 AND facts IS NOT NULL ORDER BY id DESC LIMIT 1"
-                ),
-                params![machine],
-                |r| {
-                    Ok((
-                        summary(r)?,
-                        r.get::<_, Option<String>>(10)?,
-                        r.get::<_, Option<String>>(11)?,
-                    ))
-                },
-            )
-            .optional()
-            .map_err(|e| self.db(e))?;
-        Ok(row.map(|(summary, counters, facts)| LastRun {
-            summary,
-            counters: counters.and_then(|c| serde_json::from_str(&c).ok()),
-            facts: facts
-                .and_then(|f| serde_json::from_str(&f).ok())
-                .unwrap_or_default(),
-        }))
+        self.newest_where("machine = ?1 AND facts IS NOT NULL", machine)
     }
 
     /// The newest run of the boot `boot_id` that read error counters, whichever machine it was
     /// (a boot id is one machine's): what an operator acknowledges.
     pub fn last_run_of_boot(&self, boot_id: &str) -> Result<Option<LastRun>> {
+        self.newest_where("boot_id = ?1 AND counters IS NOT NULL", boot_id)
+    }
+
+    /// The newest run matching `condition` (with `?1` bound to `value`).
+    fn newest_where(&self, condition: &str, value: &str) -> Result<Option<LastRun>> {
         let row = self
             .conn
             .query_row(
-                &format!(
-                    "{SUMMARY} WHERE boot_id = ?1 AND counters IS NOT NULL ORDER BY id DESC LIMIT 1"
-                ),
-                params![boot_id],
+                &format!("{SUMMARY} WHERE {condition} ORDER BY id DESC LIMIT 1"),
+                params![value],
                 |r| {
                     Ok((
                         summary(r)?,
