@@ -14,7 +14,7 @@ pub struct Output {
     pub stdout: Vec<u8>,
     /// Its standard error, as bytes.
     pub stderr: Vec<u8>,
-    /// Its exit code; `None` when a signal ended it.
+    /// Its exit code, or 128 + the signal's number when a signal ended it (as a shell says).
     pub code: Option<i32>,
 }
 

@@ -2,15 +2,16 @@
 //! Slurm streaks and lock. Another local user who can write the file, or the directory it is in,
 //! could forge past runs, plant a lock that stops every run, or read what root records there.
 //!
-//! The rule is the one the Ansible role holds its work directory to: the directory holding the
-//! file is a real directory owned by us and writable by no group or other user; every directory
-//! above it is owned by root or us and writable by no one else unless it is sticky (like /tmp,
-//! where others can add entries but not rename or remove ours); none of them is a symbolic link
-//! (what it points at would be out of sight). The file itself, when it exists, is a regular file
-//! with one link, owned by us, that no group or other user can write.
+//! The rule is the one the Ansible role holds its work directory to, applied to the directory as
+//! it really is (symbolic links on the way resolved: `/home -> /var/home` is fine, and the file
+//! is then opened by that real path, so a link changed later cannot redirect it): the directory
+//! holding the file is owned by us and writable by no group or other user; every directory above
+//! it is owned by root or us and writable by no one else unless it is sticky (like /tmp, where
+//! others can add entries but not rename or remove ours). The file itself, when it exists, is a
+//! regular file (not a link) with one link, owned by us, that no group or other user can write.
 
 use std::os::unix::fs::MetadataExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// Why a path cannot be trusted, for people: what is wrong and what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -22,26 +23,10 @@ fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
-/// `path` made absolute against the working directory, without resolving links.
-fn absolute(path: &Path) -> Result<PathBuf, Untrusted> {
-    let abs = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map_err(|e| Untrusted(format!("cannot tell where '{}' is: {e}", path.display())))?
-            .join(path)
-    };
-    let mut out = PathBuf::from("/");
-    for c in abs.components() {
-        match c {
-            Component::Normal(p) => out.push(p),
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
-        }
-    }
-    Ok(out)
+/// The directory `dir` as it really is: absolute, every link resolved.
+fn real(dir: &Path) -> Result<PathBuf, Untrusted> {
+    std::fs::canonicalize(dir)
+        .map_err(|e| Untrusted(format!("cannot look at '{}': {e}", dir.display())))
 }
 
 fn owner(uid: u32) -> String {
@@ -52,10 +37,11 @@ fn owner(uid: u32) -> String {
     }
 }
 
-/// Checks that only we and root can change the directory `dir` and everything above it.
-pub fn check_dir(dir: &Path) -> Result<(), Untrusted> {
+/// Checks that only we and root can change the directory `dir` (as it really is) and everything
+/// above it; returns its real path, to open files by.
+pub fn check_dir(dir: &Path) -> Result<PathBuf, Untrusted> {
     let me = euid();
-    let dir = absolute(dir)?;
+    let dir = real(dir)?;
     let mut chain: Vec<&Path> = dir.ancestors().collect();
     chain.reverse();
     for d in chain {
@@ -66,11 +52,6 @@ pub fn check_dir(dir: &Path) -> Result<(), Untrusted> {
         } else {
             format!("'{}' (above '{}')", d.display(), dir.display())
         };
-        if meta.file_type().is_symlink() {
-            return Err(Untrusted(format!(
-                "{what} is a symbolic link: give the path without links"
-            )));
-        }
         if !meta.is_dir() {
             return Err(Untrusted(format!("{what} is not a directory")));
         }
@@ -105,16 +86,23 @@ pub fn check_dir(dir: &Path) -> Result<(), Untrusted> {
             }
         }
     }
-    Ok(())
+    Ok(dir)
 }
 
-/// Checks `file`: its directory as [`check_dir`] says, and the file, when it exists, a regular
-/// file with one link, owned by us and writable by nobody else.
-pub fn check_file(file: &Path) -> Result<(), Untrusted> {
-    let abs = absolute(file)?;
-    let dir = abs.parent().unwrap_or(Path::new("/"));
-    check_dir(dir)?;
-    check_existing_file(&abs)
+/// Checks `file`: its directory (which must exist) as [`check_dir`] says, and the file, when it
+/// exists, a regular file with one link, owned by us and writable by nobody else. Returns the
+/// file's real path, to open it by.
+pub fn check_file(file: &Path) -> Result<PathBuf, Untrusted> {
+    let name = file
+        .file_name()
+        .ok_or_else(|| Untrusted(format!("'{}' names no file", file.display())))?;
+    let dir = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let real = check_dir(dir)?.join(name);
+    check_existing_file(&real)?;
+    Ok(real)
 }
 
 /// Checks an existing `file` (a missing one passes): a regular file with one link, owned by us,
@@ -176,13 +164,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         chmod(dir.path(), 0o700);
         let file = dir.path().join("history.sqlite");
-        assert_eq!(check_file(&file), Ok(()), "a file not made yet");
+        let real = std::fs::canonicalize(dir.path())
+            .unwrap()
+            .join("history.sqlite");
+        assert_eq!(check_file(&file), Ok(real.clone()), "a file not made yet");
         std::fs::write(&file, "x").unwrap();
         chmod(&file, 0o600);
-        assert_eq!(check_file(&file), Ok(()));
+        assert_eq!(check_file(&file), Ok(real.clone()));
         // Readable by others is their business; writable is not.
         chmod(&file, 0o644);
-        assert_eq!(check_file(&file), Ok(()));
+        assert_eq!(check_file(&file), Ok(real));
         chmod(&file, 0o666);
         let e = check_file(&file).unwrap_err();
         assert!(
@@ -206,19 +197,28 @@ mod tests {
         let inner = shared.join("mine");
         std::fs::create_dir(&inner).unwrap();
         chmod(&inner, 0o700);
-        assert_eq!(check_file(&inner.join("h.sqlite")), Ok(()));
+        assert!(check_file(&inner.join("h.sqlite")).is_ok());
         // Not sticky above: refused.
         chmod(&shared, 0o777);
         let e = check_file(&inner.join("h.sqlite")).unwrap_err();
         assert!(e.0.contains("above"), "{e}");
-        chmod(&shared, 0o700);
+        // A link on the way is followed and the real path checked (and given back to open):
+        // through a link, the shared directory above is still seen.
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&inner, &link).unwrap();
         let e = check_file(&link.join("h.sqlite")).unwrap_err();
-        assert!(e.0.contains("symbolic link"), "{e}");
+        assert!(e.0.contains("above"), "{e}");
+        chmod(&shared, 0o700);
+        let real = check_file(&link.join("h.sqlite")).unwrap();
+        assert_eq!(
+            real,
+            std::fs::canonicalize(&inner).unwrap().join("h.sqlite")
+        );
+        // The file itself may not be a link.
         let file_link = inner.join("h.sqlite");
         std::os::unix::fs::symlink("/etc/passwd", &file_link).unwrap();
-        assert!(check_file(&file_link).is_err());
+        let e = check_file(&file_link).unwrap_err();
+        assert!(e.0.contains("symbolic link"), "{e}");
     }
 
     #[test]

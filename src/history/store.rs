@@ -107,22 +107,23 @@ impl History {
             path: path.display().to_string(),
             why: e.0,
         };
-        crate::trust::check_file(path).map_err(untrusted)?;
+        // Opened by its real path: a link on the way changed later cannot redirect it.
+        let real = crate::trust::check_file(path).map_err(untrusted)?;
         for side in ["-wal", "-shm"] {
-            let mut name = path.as_os_str().to_owned();
+            let mut name = real.as_os_str().to_owned();
             name.push(side);
             crate::trust::check_existing_file(Path::new(&name)).map_err(untrusted)?;
         }
-        let created = !path.exists();
+        let created = !real.exists();
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NOFOLLOW
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags)
+        let conn = Connection::open_with_flags(&real, flags)
             .map_err(|e| open_error(path, &e.to_string()))?;
         if created {
             use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+            let _ = std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600));
         }
         let mut h = History {
             conn,
@@ -154,6 +155,18 @@ impl History {
         };
         match open(path, flags) {
             Err(e) if !writable_dir(path) => {
+                // Immutable means the write-ahead log is not read: runs still in it would be
+                // missing without a word.
+                let mut wal = path.as_os_str().to_owned();
+                wal.push("-wal");
+                if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+                    return Err(open_error(
+                        path,
+                        "it is on read-only media and its write-ahead log (-wal) holds runs not \
+                         yet in it: copy the file and its -wal to a writable directory and read \
+                         the copy",
+                    ));
+                }
                 let uri = immutable_uri(path);
                 open(Path::new(&uri), flags | OpenFlags::SQLITE_OPEN_URI).map_err(|_| e)
             }
@@ -741,6 +754,10 @@ fn immutable_uri(path: &Path) -> String {
     uri
 }
 
+/// The newest runs of a machine retention by age never deletes (the count still may): three
+/// times the default reference window and then some.
+const AGE_KEEPS_NEWEST: usize = 32;
+
 /// The columns of a [`RunSummary`] (0 to 9), then counters and facts (10, 11).
 const SUMMARY: &str = "SELECT id, started, machine, hostname, profile, boot_id, kernel, firmware,
     worst, seconds, counters, facts FROM runs";
@@ -808,9 +825,11 @@ fn direction_name(d: Direction) -> &'static str {
 /// A run's age is taken from its clock, which can be wrong, so no one run's clock decides alone:
 /// a run stamped before a run recorded earlier counts as that run's time (its clock was behind;
 /// one run stamped in the year 2000 does not make every run before it "older than two years"),
-/// and runs go by age only while the run before this one is itself within the age (a clock
-/// years ahead, or a machine back after longer than the age, deletes nothing until the next run
-/// agrees; the count still bounds the file).
+/// runs go by age only while the run before this one is itself within the age (a clock years
+/// ahead, or a machine back after longer than the age, deletes nothing until the next run
+/// agrees; the count still bounds the file), and the age never takes the newest
+/// [`AGE_KEEPS_NEWEST`] runs (several runs in a row with a clock years ahead, before NTP set it
+/// right, cannot empty the past the machine is judged against).
 fn apply_keep(
     tx: &rusqlite::Transaction,
     machine: &str,
@@ -833,10 +852,12 @@ fn apply_keep(
             let cutoff = now.saturating_sub(age.as_secs()) as i64;
             let (last_old, newest_earlier): (Option<i64>, Option<i64>) = tx.query_row(
                 "WITH t AS (SELECT id, max(started) OVER (ORDER BY id) AS at
-                            FROM runs WHERE machine = ?1)
-                 SELECT (SELECT max(id) FROM t WHERE at < ?2),
+                            FROM runs WHERE machine = ?1),
+                      kept AS (SELECT id FROM t ORDER BY id DESC LIMIT ?3)
+                 SELECT (SELECT max(id) FROM t WHERE at < ?2
+                             AND id < (SELECT min(id) FROM kept)),
                         (SELECT at FROM t ORDER BY id DESC LIMIT 1 OFFSET 1)",
-                params![machine, cutoff],
+                params![machine, cutoff, AGE_KEEPS_NEWEST as i64],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )?;
             last_old.filter(|_| newest_earlier.is_some_and(|at| at >= cutoff))
@@ -1072,19 +1093,30 @@ mod tests {
             .map(|p| p.value)
             .collect();
         assert_eq!(values, [103.0, 104.0], "the figures went with their runs");
-        // By age: a run from three days ago goes when two days are kept.
+        // By age: a run from three days ago goes when two days are kept, once the newest
+        // AGE_KEEPS_NEWEST runs are others.
         let by_age = Keep {
             runs: None,
             age: Some(Duration::from_secs(2 * 86_400)),
         };
         let dir = tempfile::tempdir().expect("tempdir");
         let mut h = History::open(&dir.path().join("h.sqlite")).expect("open");
-        append(&mut h, &doc(unix_now() - 3 * 86_400, 1.0), ALL);
-        append(&mut h, &doc(unix_now() - 1, 2.0), by_age);
+        let now = unix_now();
+        append(&mut h, &doc(now - 3 * 86_400, 1.0), ALL);
+        append(&mut h, &doc(now - 1000, 2.0), by_age);
         // One run's clock never decides alone: the run before this one must agree.
         assert_eq!(h.runs(&Filter::default()).expect("runs").len(), 2);
-        append(&mut h, &doc(unix_now(), 3.0), by_age);
-        assert_eq!(h.runs(&Filter::default()).expect("runs").len(), 2);
+        for i in 2..AGE_KEEPS_NEWEST as u64 {
+            append(&mut h, &doc(now - 1000 + i, 3.0), by_age);
+        }
+        // The old run is still among the newest AGE_KEEPS_NEWEST.
+        let runs = h.runs(&Filter::default()).expect("runs");
+        assert_eq!(runs.len(), AGE_KEEPS_NEWEST);
+        assert_eq!(runs[0].started_unix, now - 3 * 86_400);
+        append(&mut h, &doc(now, 3.0), by_age);
+        let runs = h.runs(&Filter::default()).expect("runs");
+        assert_eq!(runs.len(), AGE_KEEPS_NEWEST);
+        assert!(runs.iter().all(|r| r.started_unix > now - 86_400));
     }
 
     #[test]
@@ -1115,24 +1147,40 @@ mod tests {
         // Back to the right time: the run from the future is kept, and nothing else goes.
         append(&mut h, &doc(now, 3.0), two_years);
         assert_eq!(h.runs(&Filter::default()).expect("runs").len(), 5);
+        // Several runs in a row years ahead (before NTP set the clock): the newest
+        // AGE_KEEPS_NEWEST runs stay, whatever the clock says.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut h = History::open(&dir.path().join("h.sqlite")).expect("open");
+        for i in 0..40 {
+            append(&mut h, &doc(now - 300 + i, 1.0), two_years);
+        }
+        append_at(&mut h, &doc(later, 2.0), two_years, later);
+        // One run's clock does not decide: the run before it must agree.
+        assert_eq!(h.runs(&Filter::default()).expect("runs").len(), 41);
+        for i in 1..5 {
+            append_at(&mut h, &doc(later + i, 2.0), two_years, later + i);
+        }
+        assert_eq!(
+            h.runs(&Filter::default()).expect("runs").len(),
+            AGE_KEEPS_NEWEST
+        );
+        // The age still deletes what it names: the runs older than it.
         let ahead = Keep {
             runs: Some(10_000),
             age: Some(Duration::from_secs(86_400)),
         };
-        // The age still deletes what it names: the runs older than it.
         let dir = tempfile::tempdir().expect("tempdir");
         let mut h = History::open(&dir.path().join("h.sqlite")).expect("open");
-        for started in [now - 5 * 86_400, now - 4 * 86_400, now - 3600] {
+        for started in [now - 5 * 86_400, now - 4 * 86_400] {
             append(&mut h, &doc(started, 1.0), two_years);
         }
+        for i in 0..AGE_KEEPS_NEWEST as u64 {
+            append(&mut h, &doc(now - 3600 + i, 1.0), two_years);
+        }
         append(&mut h, &doc(now, 2.0), ahead);
-        let left: Vec<u64> = h
-            .runs(&Filter::default())
-            .expect("runs")
-            .iter()
-            .map(|r| r.started_unix)
-            .collect();
-        assert_eq!(left, [now - 3600, now]);
+        let runs = h.runs(&Filter::default()).expect("runs");
+        assert_eq!(runs.len(), AGE_KEEPS_NEWEST + 1);
+        assert!(runs.iter().all(|r| r.started_unix >= now - 3600));
     }
 
     #[test]

@@ -144,6 +144,12 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), OutputError> {
     }
 }
 
+/// Replaces the regular file `path` (or creates it) atomically with `text`, mode 0600 whatever
+/// the umask: state only its owner may change (`trust` refuses a file others can write).
+pub fn write_private(path: &Path, text: &str) -> Result<(), OutputError> {
+    replace(path, text, Some(0o600))
+}
+
 /// `/dev/stdout`, `/dev/stderr` and `/dev/fd/N`: symlinks by nature, naming our own streams.
 fn is_standard_stream(path: &Path) -> bool {
     path.starts_with("/dev/fd")

@@ -220,7 +220,8 @@ fn record_acknowledgement(
         .map_err(|e| e.to_string())?
         .ok_or_else(|| {
             format!(
-                "no run of this boot is recorded in '{}': run health_check with --history {}                  first, so there is a count to acknowledge",
+                "no run of this boot is recorded in '{}': run health_check with --history {} \
+                 first, so there is a count to acknowledge",
                 file.display(),
                 file.display()
             )

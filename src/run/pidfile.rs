@@ -128,8 +128,10 @@ pub struct PidFile {
 
 /// Holds an exclusive lock on a pid file's directory while a pid file is made in it, so two
 /// responders started together cannot both find the other's new, still empty file stale (the
-/// lock goes with the descriptor, closed when this is dropped).
-struct DirLock(#[allow(dead_code)] File);
+/// lock goes with the descriptor, closed when this is dropped). `None` where the file system
+/// cannot lock a directory (NFS turns `flock` into a byte-range lock, which needs a file open
+/// for writing): the pid file's own lock still tells a running responder's file from a stale one.
+struct DirLock(#[allow(dead_code)] Option<File>);
 
 fn lock_dir(path: &Path) -> Result<DirLock, PidFileError> {
     let dir = match path.parent() {
@@ -151,7 +153,7 @@ fn lock_dir(path: &Path) -> Result<DirLock, PidFileError> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
     loop {
         match crate::os::try_lock_exclusive(&file) {
-            Ok(true) => return Ok(DirLock(file)),
+            Ok(true) => return Ok(DirLock(Some(file))),
             Ok(false) if std::time::Instant::now() < deadline => {
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
@@ -161,7 +163,7 @@ fn lock_dir(path: &Path) -> Result<DirLock, PidFileError> {
                     "another process holds its lock",
                 )));
             }
-            Err(e) => return Err(io(e)),
+            Err(_) => return Ok(DirLock(None)),
         }
     }
 }

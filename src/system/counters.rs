@@ -179,16 +179,24 @@ fn nic(src: &dyn Source, out: &mut Vec<Counter>) {
                 push(out, CounterSource::Nic, &name, counter, v);
             }
         }
-        if link_lost(src, &dir) {
-            push(out, CounterSource::Nic, &name, "link_down", 1);
+        if let Some(losses) = link_lost(src, &dir, down) {
+            // A bond's member: the bond carries on over its other links.
+            let bonded = src.list(&dir).iter().any(|n| n == "bonding_slave");
+            let counter = if bonded {
+                "bond_link_down"
+            } else {
+                "link_down"
+            };
+            push(out, CounterSource::Nic, &name, counter, losses);
         }
     }
 }
 
-/// Whether the NIC at `dir` lost its link and has not got it back: a physical port (it has a
+/// When the NIC at `dir` lost its link and has not got it back, its losses since boot (so an
+/// operator's acknowledgement covers this loss, not a later one): a physical port (it has a
 /// `device`) configured up (`IFF_UP` in `flags`) whose link is down now, and was up since boot.
 /// A port nobody configured, or that never had a link (an unused port), is not a fault.
-fn link_lost(src: &dyn Source, dir: &str) -> bool {
+fn link_lost(src: &dyn Source, dir: &str, losses: Option<u64>) -> Option<u64> {
     let physical = src.list(dir).iter().any(|n| n == "device");
     let configured_up = src
         .read(&format!("{dir}/flags"))
@@ -197,10 +205,12 @@ fn link_lost(src: &dyn Source, dir: &str) -> bool {
     let down = src
         .read(&format!("{dir}/operstate"))
         .is_some_and(|t| matches!(t.trim(), "down" | "lowerlayerdown"));
+    // Up since boot: counted up at least once, or (older kernels) two edges at least.
     let was_up = number(src, &format!("{dir}/carrier_up_count"))
-        .or_else(|| number(src, &format!("{dir}/carrier_changes")))
-        .is_some_and(|n| n > 0);
-    physical && configured_up && down && was_up
+        .map(|n| n > 0)
+        .or_else(|| number(src, &format!("{dir}/carrier_changes")).map(|n| n >= 2))
+        .unwrap_or(false);
+    (physical && configured_up && down && was_up).then(|| losses.unwrap_or(1).max(1))
 }
 
 const CPU: &str = "/sys/devices/system/cpu";
@@ -370,17 +380,29 @@ mod tests {
         nic(&mut fs, "eth1", "0x1003", "up", "1"); // fine
         nic(&mut fs, "eth2", "0x1002", "down", "1"); // an administrator set it down
         nic(&mut fs, "eth3", "0x1003", "down", "0"); // configured, never cabled
+        nic(&mut fs, "eth4", "0x1003", "down", "3"); // a bond's member
+        fs.insert(format!("{NET}/eth4/bonding_slave/state"), "backup\n");
+        // Its losses count, so an acknowledgement covers this one only.
+        fs.insert(format!("{NET}/eth0/carrier_down_count"), "2\n");
         // A virtual interface (no device) that is down is nobody's fault.
         fs.insert(format!("{NET}/veth0/flags"), "0x1003\n")
             .insert(format!("{NET}/veth0/operstate"), "down\n")
             .insert(format!("{NET}/veth0/carrier_up_count"), "2\n");
+        // An older kernel: only both edges counted; one edge is no link ever had.
+        fs.insert(format!("{NET}/eth5/device/vendor"), "0x8086\n")
+            .insert(format!("{NET}/eth5/flags"), "0x1003\n")
+            .insert(format!("{NET}/eth5/operstate"), "down\n")
+            .insert(format!("{NET}/eth5/carrier_changes"), "1\n");
         let c = collect(&fs);
-        let down: Vec<&str> = c
+        let down: Vec<(&str, &str, u64)> = c
             .iter()
-            .filter(|c| c.counter == "link_down")
-            .map(|c| c.subject.as_str())
+            .filter(|c| c.counter.ends_with("link_down"))
+            .map(|c| (c.subject.as_str(), c.counter.as_str(), c.value))
             .collect();
-        assert_eq!(down, ["eth0"]);
+        assert_eq!(
+            down,
+            [("eth0", "link_down", 2), ("eth4", "bond_link_down", 1)]
+        );
     }
 
     #[test]

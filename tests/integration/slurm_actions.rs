@@ -32,11 +32,14 @@ update)
 esac
 "#;
 
-/// sinfo: answers from `sinfo.out`.
+/// sinfo: answers from `sinfo.out.N` (the Nth call) or `sinfo.out`.
 const SINFO: &str = r#"#!/bin/sh
 d=$(dirname "$0")
 printf 'sinfo %s\n' "$*" >> "$d/calls.log"
-cat "$d/sinfo.out"
+n=$(cat "$d/sinfos" 2>/dev/null || echo 0)
+n=$((n + 1))
+echo "$n" > "$d/sinfos"
+if [ -f "$d/sinfo.out.$n" ]; then cat "$d/sinfo.out.$n"; else cat "$d/sinfo.out"; fi
 "#;
 
 /// A stand-in controller for the node `n1` in the partition `debug`.
@@ -64,7 +67,7 @@ impl Controller {
         c.answer("show", &show("IDLE", "(null)"));
         c.answer(
             "sinfo.out",
-            b"n1|idle|none\nn2|idle|none\nn3|idle|none\nn4|idle|none\n",
+            b"n1|idle|Unknown|none\nn2|idle|Unknown|none\nn3|idle|Unknown|none\nn4|idle|Unknown|none\n",
         );
         c
     }
@@ -203,7 +206,10 @@ fn an_administrators_drain_made_while_the_check_runs_is_never_touched() {
     let c = Controller::new();
     c.answer(
         "show.1",
-        &show("IDLE+DRAIN", "health_check: a.b: check failed [root@t]"),
+        &show(
+            "IDLE+DRAIN",
+            "health_check: sleepbench.calls_per_thread: check failed [root@t]",
+        ),
     );
     c.answer("show", &admin);
     let r = c.run(false, &[]);
@@ -240,8 +246,14 @@ fn one_odd_byte_in_the_controllers_answer_is_not_an_empty_answer() {
 fn a_partition_that_cannot_be_counted_drains_nothing_and_a_large_one_is_read() {
     for (answer, why) in [
         (&b""[..], "listed no node"),
-        (b"n2|idle|none\nn3|idle|none\n", "does not hold this node"),
-        (b"n1|idle|none\nnot a line of sinfo's\n", "cannot be read"),
+        (
+            b"n2|idle|Unknown|none\nn3|idle|Unknown|none\n",
+            "does not hold this node",
+        ),
+        (
+            b"n1|idle|Unknown|none\nnot a line of sinfo's\n",
+            "cannot be read",
+        ),
     ] {
         let c = Controller::new();
         c.answer("sinfo.out", answer);
@@ -250,12 +262,12 @@ fn a_partition_that_cannot_be_counted_drains_nothing_and_a_large_one_is_read() {
         assert!(r.stdout.contains(why), "{why}: {}", r.stdout);
     }
     // 30,000 nodes (over 1 MiB, past a pipe's 64 KiB): read whole, and the cap counts them.
-    let mut big = String::from("n1|idle|none\n");
+    let mut big = String::from("n1|idle|Unknown|none\n");
     for i in 2..=30_000 {
         let reason = if i <= 3_000 {
-            "drained|health_check: memory: check failed"
+            "drained|2026-12-02T10:00:00|health_check: memory: check failed"
         } else {
-            "idle|none"
+            "idle|Unknown|none"
         };
         big.push_str(&format!("node-with-a-longish-name-{i:05}|{reason}\n"));
     }
@@ -269,6 +281,56 @@ fn a_partition_that_cannot_be_counted_drains_nothing_and_a_large_one_is_read() {
     assert!(
         r.stdout
             .contains("2999 of 30000 nodes of partition 'debug' are drained by health_check"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// Every node of a partition fails at once: each reads the cap before any has drained, all
+/// drain, then each reads the partition again and the drains past the cap, ranked by drain time
+/// and name (the same order on every node), are lifted by their own nodes.
+#[test]
+fn nodes_that_drain_at_once_keep_only_what_the_cap_allows() {
+    let ours = "health_check: sleepbench.calls_per_thread: check failed";
+    let drained = show("IDLE+DRAIN", &format!("{ours} [root@t]"));
+    let all_drained = |first: &str| {
+        format!(
+            "{first}|drained|2026-12-02T10:00:07|{ours}\nn1|drained|2026-12-02T10:00:07|{ours}\n\
+             n3|drained|2026-12-02T10:00:08|{ours}\nn4|idle|Unknown|none\n"
+        )
+    };
+    // n0 drained in the same second and sorts first: n1 is second, past a cap of one node.
+    let c = Controller::new();
+    c.answer("after-update", &drained);
+    c.answer("sinfo.out", all_drained("n0").as_bytes());
+    c.answer(
+        "sinfo.out.1",
+        b"n0|idle|Unknown|none\nn1|idle|Unknown|none\nn3|idle|Unknown|none\nn4|idle|Unknown|none\n",
+    );
+    let r = c.run(true, &["--max-drained-pct", "25"]);
+    assert_eq!(
+        c.updates(),
+        [
+            format!("update NodeName=n1 State=DRAIN Reason={ours}"),
+            "update NodeName=n1 State=RESUME".to_string()
+        ]
+    );
+    assert!(r.stdout.contains("held back by the cap"), "{}", r.stdout);
+    assert!(r.stdout.contains("this one is number 2"), "{}", r.stdout);
+    // A failing run still exits 1 as a HealthCheckProgram (as a Prolog: 0, the node is not ours).
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    // n1 sorts first among the drains of its second: it keeps its drain.
+    let c = Controller::new();
+    c.answer("after-update", &drained);
+    c.answer("sinfo.out", all_drained("n2").as_bytes());
+    c.answer(
+        "sinfo.out.1",
+        b"n1|idle|Unknown|none\nn2|idle|Unknown|none\nn3|idle|Unknown|none\nn4|idle|Unknown|none\n",
+    );
+    let r = c.run(true, &["--max-drained-pct", "25"]);
+    assert_eq!(c.updates().len(), 1, "{:?}", c.calls());
+    assert!(
+        r.stdout.contains("Slurm now says IDLE+DRAIN"),
         "{}",
         r.stdout
     );

@@ -548,6 +548,19 @@ def test_slurm_wrapper_as_a_prolog_passes_on_only_a_decision_to_drain(tmp_path, 
     assert r.returncode == 0 and "no executable" in r.stderr
 
 
+def test_slurm_wrapper_survives_a_defaults_file_with_a_syntax_error(tmp_path):
+    """A syntax error in a file read with `.` ends dash (Debian's /bin/sh) at once: tried in a
+    subshell first, it is a configuration error like any other, exit 0 as a Prolog."""
+    defaults = tmp_path / "defaults"
+    defaults.write_text("HEALTH_CHECK_BIN=/bin/true\nif then\n")
+    for context, code in ((None, 2), ("prolog_slurmd", 0)):
+        env = {"HEALTH_CHECK_DEFAULTS": str(defaults)}
+        if context:
+            env["SLURM_SCRIPT_CONTEXT"] = context
+        r = subprocess.run(["/bin/sh", str(WRAPPER)], env=env, capture_output=True, text=True, check=False)
+        assert r.returncode == code and "syntax error" in r.stderr, (context, r.returncode, r.stderr)
+
+
 def test_slurm_wrapper_says_what_is_wrong_with_its_configuration(tmp_path):
     missing = tmp_path / "nope"
     defaults = tmp_path / "defaults"

@@ -198,8 +198,13 @@ fn counter_kind(source: &str, counter: &str) -> Kind {
         ),
         ("nic", "link_down") => lasting(
             Status::Fail,
-            "link down (the interface is configured up, its link was up since boot)",
+            "link loss(es), the link down now (configured up, it had a link since boot)",
             "check the cable, the optic and the switch port",
+        ),
+        ("nic", "bond_link_down") => lasting(
+            Status::Warn,
+            "link loss(es), the link down now (a bond's member: the bond carries on without it)",
+            "check the cable, the optic and the switch port: the bond has lost its redundancy",
         ),
         ("nic", "carrier_down") => k(
             Status::Warn,
@@ -242,7 +247,7 @@ fn limit_of(source: &str, counter: &str, t: &Thresholds) -> f64 {
         ("aer", "fatal" | "nonfatal") => t.errors_pcie_uncorrectable,
         ("aer", _) => t.errors_pcie_correctable_per_hour,
         ("nic", "carrier_down") => t.errors_nic_carrier_downs,
-        ("nic", "link_down") => 0.0,
+        ("nic", "link_down" | "bond_link_down") => 0.0,
         ("nic", "rx_crc_errors") => t.errors_nic_crc_per_hour,
         ("nic", _) => t.errors_nic_missed_per_hour,
         ("thermal", _) => t.errors_thermal_per_hour,

@@ -84,14 +84,47 @@ pub fn reason(h: &Health) -> Option<String> {
     Some(cut)
 }
 
+/// What drained the node, read back from our reason: the check's (or the section's) name and
+/// whether it is a section that failed to run.
+pub fn cause_of(reason: &str) -> Option<(&str, bool)> {
+    let rest = reason.strip_prefix(REASON_PREFIX)?.trim_start();
+    if let Some(what) = rest.strip_suffix(": check failed") {
+        return Some((what, false));
+    }
+    rest.strip_suffix(": section failed to run")
+        .map(|what| (what, true))
+}
+
+/// The verdict that counts toward lifting our drain: a healthy run that did not judge what
+/// drained the node (a busy node's run leaves the memory bandwidth out; a Prolog's runs only the
+/// system section) is inconclusive about it, not a pass. `judged(what, section)` says whether
+/// this run judged that check and it passed (or ran that section).
+pub fn for_our_drain(
+    node: &NodeInfo,
+    verdict: Health,
+    judged: impl Fn(&str, bool) -> bool,
+) -> Health {
+    if verdict != Health::Healthy || !node.drained_by_us() {
+        return verdict;
+    }
+    let reason = node.reason.as_deref().unwrap_or_default();
+    match cause_of(reason) {
+        Some((what, section)) if judged(what, section) => verdict,
+        Some((what, _)) => Health::Inconclusive {
+            what: format!("{what}, which drained the node, was not judged by this run"),
+        },
+        None => Health::Inconclusive {
+            what: format!("the drain reason '{reason}' names no check this version knows"),
+        },
+    }
+}
+
 /// The decision for `node` (as read before the run) after a run with `verdict`, the streaks
 /// counting that run.
 pub fn decide(node: &NodeInfo, verdict: &Health, streaks: &Streaks, policy: Policy) -> Decision {
     let leave = Decision::Leave;
     match verdict {
-        Health::Inconclusive { what } => leave(format!(
-            "inconclusive ({what} measured under interference or cut short): no action"
-        )),
+        Health::Inconclusive { what } => leave(format!("inconclusive ({what}): no action")),
         Health::Healthy => {
             if node.drained_by_us() {
                 if streaks.passing >= policy.resume_after {
@@ -190,6 +223,55 @@ mod tests {
             "health_check: memory: section failed to run"
         );
         assert_eq!(reason(&Health::Healthy), None);
+    }
+
+    /// A healthy run lifts our drain only when it judged what drained the node.
+    #[test]
+    fn a_run_that_did_not_judge_the_cause_does_not_count_toward_a_resume() {
+        let ours = node(
+            "MIXED+DRAIN",
+            Some("health_check: memory.peak_vs_theoretical: check failed"),
+        );
+        let judged_it =
+            |what: &str, section: bool| what == "memory.peak_vs_theoretical" && !section;
+        assert_eq!(
+            for_our_drain(&ours, Health::Healthy, judged_it),
+            Health::Healthy
+        );
+        let narrower = for_our_drain(&ours, Health::Healthy, |_, _| false);
+        assert!(
+            matches!(&narrower, Health::Inconclusive { what } if what.contains("memory.peak_vs_theoretical, which drained the node")),
+            "{narrower:?}"
+        );
+        // Its streak does not move, so no resume follows.
+        assert_eq!(streaks(0, 0).after(&narrower), streaks(0, 0));
+        // A section that failed to run: judged when it ran.
+        let section = node(
+            "IDLE+DRAIN",
+            Some("health_check: memory: section failed to run"),
+        );
+        assert_eq!(
+            cause_of(section.reason.as_deref().unwrap()),
+            Some(("memory", true))
+        );
+        assert_eq!(
+            for_our_drain(&section, Health::Healthy, |w, s| w == "memory" && s),
+            Health::Healthy
+        );
+        // Not ours, or not healthy: as it was.
+        let admin = node("IDLE+DRAIN", Some("admin: x"));
+        assert_eq!(
+            for_our_drain(&admin, Health::Healthy, |_, _| false),
+            Health::Healthy
+        );
+        let fail = failing("a.b");
+        assert_eq!(for_our_drain(&ours, fail.clone(), |_, _| false), fail);
+        // A reason of ours this version cannot read back never resumes by itself.
+        let odd = node("IDLE+DRAIN", Some("health_check: something else"));
+        assert!(matches!(
+            for_our_drain(&odd, Health::Healthy, |_, _| true),
+            Health::Inconclusive { .. }
+        ));
     }
 
     #[test]

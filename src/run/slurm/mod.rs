@@ -33,8 +33,10 @@
 mod decide;
 mod node;
 
-pub use decide::{Decision, Policy, REASON_MAX, Streaks, decide, reason};
-pub use node::{NodeInfo, Partition, REASON_PREFIX, check_node_name, parse_node, parse_partition};
+pub use decide::{Decision, Policy, REASON_MAX, Streaks, cause_of, decide, for_our_drain, reason};
+pub use node::{
+    NodeInfo, Partition, REASON_PREFIX, SINFO_FORMAT, check_node_name, parse_node, parse_partition,
+};
 
 use super::{Exit, driver};
 use crate::command::{self, CommandError};
@@ -89,7 +91,7 @@ impl Controller<'_> {
                 "'{} {}' failed (exit {}): {}",
                 program.display(),
                 args.join(" "),
-                out.code.map_or("by a signal".into(), |c| c.to_string()),
+                out.code.unwrap_or(-1),
                 out.stderr_text()
             )),
             Err(e @ CommandError::Timeout { .. }) => Err(format!("{e} (is slurmctld up?)")),
@@ -111,26 +113,69 @@ impl Controller<'_> {
         self.call(&self.cfg.scontrol, &args).map(drop)
     }
 
+    /// The node's partitions as sinfo lists them now.
+    fn partitions(&self, info: &NodeInfo) -> Result<Vec<Partition>, String> {
+        info.partitions
+            .iter()
+            .map(|name| {
+                let text = self.call(
+                    &self.cfg.sinfo,
+                    &["-h", "-N", "-p", name, "-o", SINFO_FORMAT],
+                )?;
+                parse_partition(&text, name, self.node)
+            })
+            .collect()
+    }
+
     /// Whether draining this node keeps every one of its partitions within the cap; `Err`
     /// says why not, or that a partition's state is unknown (then nothing is drained).
     fn under_cap(&self, info: &NodeInfo) -> Result<(), String> {
-        for name in &info.partitions {
-            let text = self.call(&self.cfg.sinfo, &["-h", "-N", "-p", name, "-o", "%N|%T|%E"])?;
-            let p = parse_partition(&text, name, self.node)?;
-            let ours = p.ours_elsewhere.len();
-            let share = 100.0 * (ours + 1) as f64 / p.nodes as f64;
-            if ours > 0 && share > self.cfg.max_drained_pct {
+        for p in self.partitions(info)? {
+            let ours = p.ours_besides(self.node);
+            if ours >= p.allowed(self.cfg.max_drained_pct) {
                 return Err(format!(
-                    "{ours} of {} nodes of partition '{name}' are drained by health_check \
-                     already; one more would be {share:.0}% (--max-drained-pct {}): not \
-                     draining, look for a cause they share",
-                    p.nodes, self.cfg.max_drained_pct
+                    "{ours} of {} nodes of partition '{}' are drained by health_check already; \
+                     one more would be {:.0}% (--max-drained-pct {}): not draining, look for a \
+                     cause they share",
+                    p.nodes,
+                    p.name,
+                    100.0 * (ours + 1) as f64 / p.nodes as f64,
+                    self.cfg.max_drained_pct
                 ));
             }
         }
         Ok(())
     }
+
+    /// After our drain: why it goes past the cap, if it does. Nodes that fail together (a Prolog
+    /// on every node of a job, every node's HealthCheckProgram at the same moment) each read the
+    /// cap before any of them had drained; read again once their drains have landed,
+    /// health_check's drains rank by when each was made, then by name, the same order on every
+    /// node, and a node ranked past the cap is the one to lift its own.
+    fn past_cap(&self, info: &NodeInfo) -> Result<Option<String>, String> {
+        std::thread::sleep(SETTLE);
+        for p in self.partitions(info)? {
+            let allowed = p.allowed(self.cfg.max_drained_pct);
+            if let Some(rank) = p.rank_of(self.node).filter(|&r| r >= allowed) {
+                return Ok(Some(format!(
+                    "{} nodes of partition '{}' were drained by health_check at once, past \
+                     --max-drained-pct {} ({allowed} of {} nodes): the first {allowed} by drain \
+                     time and name keep theirs; this one is number {}",
+                    p.ours.len(),
+                    p.name,
+                    self.cfg.max_drained_pct,
+                    p.nodes,
+                    rank + 1
+                )));
+            }
+        }
+        Ok(None)
+    }
 }
+
+/// How long a drain waits before it reads its partitions again: drains made in the same second
+/// carry the same time, so each node waits for the others of its second to land.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(1200);
 
 /// What the run did to the node.
 struct Acted {
@@ -197,7 +242,7 @@ fn carry_out(ctl: &Controller, before: &NodeInfo, decision: Decision, no_act: bo
     if let Err(e) = ctl.update(&settings) {
         return unchanged(format!("{node}: could not {doing}: {e}"));
     }
-    match ctl.read() {
+    let acted = match ctl.read() {
         Ok(after) => {
             let took = match &reason {
                 Some(r) => after.drained() && after.reason.as_deref() == Some(r.as_str()),
@@ -216,6 +261,60 @@ fn carry_out(ctl: &Controller, before: &NodeInfo, decision: Decision, no_act: bo
             line: format!("{node}: asked to {doing}; its state cannot be read back ({e})"),
             drained_by_us: reason.is_some(),
         },
+    };
+    if reason.is_some() && acted.drained_by_us {
+        return hold_the_cap(ctl, before, acted);
+    }
+    acted
+}
+
+/// After our drain landed: lifted again when the drains health_check made at once go past the
+/// cap and this node ranks past it ([`Controller::past_cap`]); kept when the partitions cannot
+/// be read again (the check before the drain passed: the cap held as far as anyone could tell).
+fn hold_the_cap(ctl: &Controller, before: &NodeInfo, drained: Acted) -> Acted {
+    let node = ctl.node;
+    let why = match ctl.past_cap(before) {
+        Ok(Some(why)) => why,
+        Ok(None) => return drained,
+        Err(e) => {
+            return Acted {
+                line: format!("{}; the cap could not be read again ({e})", drained.line),
+                ..drained
+            };
+        }
+    };
+    // Lifted only while the drain is still ours.
+    match ctl.read() {
+        Ok(now) if now.drained_by_us() => {}
+        Ok(now) => {
+            return Acted {
+                line: format!(
+                    "{}; {why}; but it now says {}: left",
+                    drained.line,
+                    now.describe()
+                ),
+                drained_by_us: false,
+            };
+        }
+        Err(e) => {
+            return Acted {
+                line: format!(
+                    "{}; {why}; its state cannot be read again ({e}): kept",
+                    drained.line
+                ),
+                ..drained
+            };
+        }
+    }
+    match ctl.update(&["State=RESUME"]) {
+        Ok(()) => Acted {
+            line: format!("{node}: failing, held back by the cap: {why}; its drain is lifted"),
+            drained_by_us: false,
+        },
+        Err(e) => Acted {
+            line: format!("{}; {why}; could not lift it: {e}", drained.line),
+            ..drained
+        },
     }
 }
 
@@ -228,7 +327,7 @@ fn load(path: &Path) -> Streaks {
 
 fn save(path: &Path, s: &Streaks) {
     let text = serde_json::to_string(s).unwrap_or_default();
-    if let Err(e) = crate::render::write_atomically(path, &text) {
+    if let Err(e) = crate::render::write_private(path, &text) {
         log(&format!("cannot keep the run streaks: {e}"));
     }
 }
@@ -249,9 +348,9 @@ fn state_path(cfg: &SlurmConfig) -> Result<PathBuf, String> {
             dir.join("slurm-state.json")
         }
     };
+    // By its real path: a link on the way changed later cannot redirect it.
     crate::trust::check_file(&path)
-        .map_err(|e| format!("refusing the state file '{}': {e}", path.display()))?;
-    Ok(path)
+        .map_err(|e| format!("refusing the state file '{}': {e}", path.display()))
 }
 
 /// Holds an exclusive lock on `<state>.lock` while it lives: a run that finds it held (an
@@ -319,6 +418,33 @@ fn gentle(config: &Config, info: &NodeInfo) -> Config {
     c
 }
 
+/// Whether the run judged `what` and it passed (a check), or ran it (a section). A check with a
+/// subject that no longer appears (a DIMM's errors after the part was replaced and the counters
+/// reset) is judged when its rule was, and every check of that rule passed.
+fn judged(doc: &crate::wire::document::Document, what: &str, section: bool) -> bool {
+    use crate::wire::document::{CheckId, SectionOutcome, Status};
+    if section {
+        return doc
+            .health_check
+            .sections
+            .0
+            .iter()
+            .any(|(s, o)| s.name() == what && matches!(o, SectionOutcome::Ok));
+    }
+    if let Some(c) = doc.checks.iter().find(|c| c.name == what) {
+        return c.status == Status::Pass;
+    }
+    let id = CheckId::parse(what);
+    let mut same_rule = doc
+        .checks
+        .iter()
+        .filter(|c| c.name.section == id.section && c.name.rule == id.rule)
+        .peekable();
+    id.subject.is_some()
+        && same_rule.peek().is_some()
+        && same_rule.all(|c| c.status == Status::Pass)
+}
+
 /// The verdict in a few words, for stdout's line.
 fn verdict_words(v: &Health) -> String {
     match v {
@@ -358,7 +484,12 @@ pub fn run(config: &Config, cfg: &SlurmConfig, options_from_env: Option<String>)
         .map_or_else(|_| config.clone(), |i| gentle(config, i));
     let outcome = driver::run(&run_config, options_from_env);
     write_document(&run_config, &outcome);
-    let verdict = health::of(&outcome.doc);
+    let mut verdict = health::of(&outcome.doc);
+    if let Ok(info) = &before {
+        verdict = for_our_drain(info, verdict, |what, section| {
+            judged(&outcome.doc, what, section)
+        });
+    }
     let mut no_action = None;
     let acted = match &state {
         Ok(path) => {
@@ -445,6 +576,38 @@ fn write_document(config: &Config, outcome: &super::Outcome) {
 mod tests {
     use super::*;
     use crate::os::Interrupt;
+    use crate::wire::document::{
+        Check, CheckId, Document, SectionOutcome, SectionStatuses, Status,
+    };
+
+    #[test]
+    fn a_drains_cause_is_judged_when_its_check_passed_or_its_section_ran() {
+        let check = |name: &str, status| Check {
+            name: CheckId::parse(name),
+            status,
+            value: None,
+            limit: None,
+            message: String::new(),
+        };
+        let mut doc = Document {
+            checks: vec![
+                check("sleepbench.calls_per_thread", Status::Pass),
+                check("errors.edac", Status::Pass),
+                check("errors.aer:0000:3b:00.0", Status::Warn),
+            ],
+            ..Document::default()
+        };
+        doc.health_check.sections = SectionStatuses(vec![(Section::Sleep, SectionOutcome::Ok)]);
+        assert!(judged(&doc, "sleepbench.calls_per_thread", false));
+        // Not run at all (a busy node's run leaves memory bandwidth out).
+        assert!(!judged(&doc, "memory.peak_vs_theoretical", false));
+        // The DIMM's own check is gone after its replacement: its source passes.
+        assert!(judged(&doc, "errors.edac:mc0/dimm1", false));
+        // A source with a subject still not passing.
+        assert!(!judged(&doc, "errors.aer:0000:5e:00.0", false));
+        assert!(judged(&doc, "sleep", true));
+        assert!(!judged(&doc, "memory", true));
+    }
 
     #[test]
     fn the_script_context_is_read_as_slurm_sets_it() {

@@ -72,7 +72,7 @@ impl NodeInfo {
 /// line); `Err` when the answer is not about `name` or says no state.
 pub fn parse_node(text: &str, name: &str) -> Result<NodeInfo, String> {
     let mut info = NodeInfo::default();
-    let mut named = None;
+    let (mut named, mut state, mut partitions) = (None, None, None);
     for line in text.lines() {
         let line = line.trim();
         if let Some(reason) = line.strip_prefix("Reason=") {
@@ -84,20 +84,25 @@ pub fn parse_node(text: &str, name: &str) -> Result<NodeInfo, String> {
             info.reason = Some(r.trim().to_string()).filter(|r| !r.is_empty() && r != "(null)");
             continue;
         }
+        // Each key's first word only: a `Comment=` or `Extra=` holding "State=IDLE" later on
+        // must not hide the node's state.
         for word in line.split_whitespace() {
             if let Some(v) = word.strip_prefix("NodeName=") {
                 named.get_or_insert_with(|| v.to_string());
             } else if let Some(v) = word.strip_prefix("State=") {
-                info.state = v.to_string();
+                state.get_or_insert_with(|| v.to_string());
             } else if let Some(v) = word.strip_prefix("Partitions=") {
-                info.partitions = v
-                    .split(',')
-                    .filter(|p| !p.is_empty())
-                    .map(str::to_string)
-                    .collect();
+                partitions.get_or_insert_with(|| {
+                    v.split(',')
+                        .filter(|p| !p.is_empty())
+                        .map(str::to_string)
+                        .collect()
+                });
             }
         }
     }
+    info.state = state.unwrap_or_default();
+    info.partitions = partitions.unwrap_or_default();
     match named {
         Some(n) if n == name && !info.state.is_empty() => {
             info.name = n;
@@ -132,15 +137,37 @@ pub fn check_node_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// One partition as `sinfo -h -N -p P -o '%N|%T|%E'` lists it.
+/// The `sinfo -o` format [`parse_partition`] reads: node, state, when its reason was set, reason
+/// (last: a reason may hold `|`).
+pub const SINFO_FORMAT: &str = "%N|%T|%H|%E";
+
+/// One partition as `sinfo -h -N -p P -o` [`SINFO_FORMAT`] lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Partition {
     /// Its name.
     pub name: String,
     /// Its nodes.
     pub nodes: usize,
-    /// Its nodes other than this one drained by health_check, sorted.
-    pub ours_elsewhere: Vec<String>,
+    /// Its nodes drained by health_check, this one included, as (when the reason was set,
+    /// node), in that order: who drained first.
+    pub ours: Vec<(String, String)>,
+}
+
+impl Partition {
+    /// Its nodes other than `me` drained by health_check.
+    pub fn ours_besides(&self, me: &str) -> usize {
+        self.ours.iter().filter(|(_, n)| n != me).count()
+    }
+
+    /// How many of its nodes health_check may hold drained at `max_pct` %: one at least.
+    pub fn allowed(&self, max_pct: f64) -> usize {
+        ((max_pct / 100.0 * self.nodes as f64).floor() as usize).max(1)
+    }
+
+    /// Where `me` stands among health_check's drains (0: the first), if drained by it.
+    pub fn rank_of(&self, me: &str) -> Option<usize> {
+        self.ours.iter().position(|(_, n)| n == me)
+    }
 }
 
 /// Parses sinfo's node list of `partition`; `Err` when it is empty, a line cannot be read, or
@@ -148,15 +175,17 @@ pub struct Partition {
 pub fn parse_partition(text: &str, partition: &str, me: &str) -> Result<Partition, String> {
     let mut nodes = std::collections::BTreeMap::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let mut parts = line.splitn(3, '|');
-        let (Some(node), Some(state), reason) = (parts.next(), parts.next(), parts.next()) else {
+        let mut parts = line.splitn(4, '|');
+        let (Some(node), Some(state), Some(at), reason) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
             return Err(format!(
                 "sinfo's line for partition '{partition}' cannot be read: '{}'",
                 crate::render::text::terminal_safe(line)
             ));
         };
         let ours = state.contains("drain") && reason.is_some_and(|r| r.starts_with(REASON_PREFIX));
-        nodes.insert(node.trim().to_string(), ours);
+        nodes.insert(node.trim().to_string(), ours.then(|| at.trim().to_string()));
     }
     if nodes.is_empty() {
         return Err(format!("sinfo listed no node in partition '{partition}'"));
@@ -166,14 +195,15 @@ pub fn parse_partition(text: &str, partition: &str, me: &str) -> Result<Partitio
             "sinfo's list of partition '{partition}' does not hold this node ('{me}')"
         ));
     }
+    let mut ours: Vec<(String, String)> = nodes
+        .iter()
+        .filter_map(|(n, at)| at.clone().map(|at| (at, n.clone())))
+        .collect();
+    ours.sort();
     Ok(Partition {
         name: partition.to_string(),
         nodes: nodes.len(),
-        ours_elsewhere: nodes
-            .iter()
-            .filter(|(n, ours)| **ours && n.as_str() != me)
-            .map(|(n, _)| n.clone())
-            .collect(),
+        ours,
     })
 }
 
@@ -203,6 +233,15 @@ mod tests {
         let idle = parse_node("NodeName=n1 State=IDLE\n   Reason=(null)\n", "n1").unwrap();
         assert_eq!(idle.reason, None);
         assert!(!idle.drained());
+        // A comment that reads like a state does not hide the node's own.
+        let commented = parse_node(
+            "NodeName=n1 State=IDLE+DRAIN\n   Partitions=debug\n   Comment=done State=IDLE \
+             Partitions=x\n",
+            "n1",
+        )
+        .unwrap();
+        assert!(commented.drained());
+        assert_eq!(commented.partitions, ["debug"]);
     }
 
     #[test]
@@ -252,21 +291,43 @@ mod tests {
 
     #[test]
     fn a_partition_is_counted_and_an_odd_answer_is_unknown() {
-        let text = "n1|idle|none\nn2|drained|health_check: errors.edac:mc0: check failed\n\
-                    n3|draining|admin: DIMM\nn4|mixed|none\n";
+        let text = "n1|idle|Unknown|none\n\
+                    n2|drained|2026-12-02T10:00:05|health_check: errors.edac:mc0: check failed\n\
+                    n3|draining|2026-12-02T09:00:00|admin: DIMM\nn4|mixed|Unknown|none\n";
         let p = parse_partition(text, "debug", "n1").unwrap();
-        assert_eq!((p.nodes, p.ours_elsewhere.clone()), (4, vec!["n2".into()]));
+        assert_eq!(p.nodes, 4);
+        assert_eq!(p.ours, [("2026-12-02T10:00:05".into(), "n2".into())]);
+        assert_eq!(p.ours_besides("n1"), 1);
         // Our own drain does not count against us.
-        let p = parse_partition(text, "debug", "n2").unwrap();
-        assert!(p.ours_elsewhere.is_empty());
+        assert_eq!(p.ours_besides("n2"), 0);
         for (text, why) in [
             ("", "no node"),
             ("\n", "no node"),
-            ("n2|idle|none\n", "does not hold this node"),
-            ("n1|idle|none\ngarbage\n", "cannot be read"),
+            ("n2|idle|Unknown|none\n", "does not hold this node"),
+            ("n1|idle|Unknown|none\ngarbage\n", "cannot be read"),
+            ("n1|idle|none\n", "cannot be read"),
         ] {
             let e = parse_partition(text, "debug", "n1").unwrap_err();
             assert!(e.contains(why), "{text:?}: {e}");
         }
+    }
+
+    /// Nodes that failed together rank their drains by when each was made, then by name: every
+    /// node computes the same order, so exactly the first `allowed` keep theirs.
+    #[test]
+    fn drains_rank_by_time_then_name_and_the_cap_allows_one_at_least() {
+        let text = "c|drained|2026-12-02T10:00:07|health_check: x: check failed\n\
+                    a|drained|2026-12-02T10:00:07|health_check: x: check failed\n\
+                    b|drained|2026-12-02T10:00:06|health_check: x: check failed\n\
+                    d|idle|Unknown|none\n";
+        let p = parse_partition(text, "debug", "a").unwrap();
+        assert_eq!(p.rank_of("b"), Some(0));
+        assert_eq!(p.rank_of("a"), Some(1));
+        assert_eq!(p.rank_of("c"), Some(2));
+        assert_eq!(p.rank_of("d"), None);
+        assert_eq!(p.allowed(25.0), 1);
+        assert_eq!(p.allowed(10.0), 1);
+        assert_eq!(p.allowed(50.0), 2);
+        assert_eq!(p.allowed(100.0), 4);
     }
 }
