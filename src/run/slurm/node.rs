@@ -176,7 +176,7 @@ pub fn parse_partition(text: &str, partition: &str, me: &str) -> Result<Partitio
     let mut nodes = std::collections::BTreeMap::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let mut parts = line.splitn(4, '|');
-        let (Some(node), Some(state), Some(at), reason) =
+        let (Some(node), Some(state), Some(at), Some(reason)) =
             (parts.next(), parts.next(), parts.next(), parts.next())
         else {
             return Err(format!(
@@ -184,7 +184,7 @@ pub fn parse_partition(text: &str, partition: &str, me: &str) -> Result<Partitio
                 crate::render::text::terminal_safe(line)
             ));
         };
-        let ours = state.contains("drain") && reason.is_some_and(|r| r.starts_with(REASON_PREFIX));
+        let ours = state.contains("drain") && reason.starts_with(REASON_PREFIX);
         nodes.insert(node.trim().to_string(), ours.then(|| at.trim().to_string()));
     }
     if nodes.is_empty() {
