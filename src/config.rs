@@ -81,6 +81,10 @@ pub struct HistoryConfig {
     pub keep: crate::history::Keep,
     /// Earlier runs in the machine's own reference.
     pub window: usize,
+    /// Leave the past runs flagged themselves out of the reference: set by the Slurm mode while
+    /// health_check's drain holds, so the failing level cannot become the reference its next run
+    /// passes against (and resume the node by absorption).
+    pub without_flagged: bool,
 }
 
 /// `health_check slurm`'s settings.
@@ -703,6 +707,7 @@ fn history_config(common: &CommonArgs) -> Result<Option<HistoryConfig>, ConfigEr
         path,
         keep,
         window: usize::from(common.history_window),
+        without_flagged: false,
     }))
 }
 

@@ -3,12 +3,13 @@
 //! on a run or on `compare`): one `baseline.<figure>` check per figure the baseline knows.
 
 use super::machine::Machine;
+use super::pipeline::{Judged, Population, Sample};
 use super::reference::Reference;
-use super::rules::{RuleSpec, Rules, Severity};
+use super::rules::{Rule, Rules};
 use crate::units::round_to;
 pub use crate::wire::baseline::{Baseline, Expected, FORMAT, SkuBaseline};
 use crate::wire::document::{Check, CheckId, Status};
-use crate::wire::figures::{Direction, Figure, basis_difference};
+use crate::wire::figures::{Figure, basis_difference, family_of_key};
 use crate::wire::fleet::{MachineStatus, Sku};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -23,9 +24,6 @@ pub struct BaselineError {
     pub message: String,
 }
 
-/// One figure's values measured one way: (machine, figure).
-type Samples<'a> = Vec<(usize, &'a Figure)>;
-
 impl Baseline {
     /// Learns a baseline from machines grouped by model (`groups` from
     /// [`super::compare::group`]): per figure the rules judge, the median and MAD of the figures
@@ -34,16 +32,14 @@ impl Baseline {
     pub fn learn(machines: &[Machine], groups: &[(Sku, Vec<usize>)], rules: &Rules) -> Baseline {
         let mut skus = Vec::new();
         for (sku, members) in groups {
-            let mut by_key: BTreeMap<String, BTreeMap<&str, Samples>> = BTreeMap::new();
+            let mut by_key: BTreeMap<String, BTreeMap<&str, Vec<Sample>>> = BTreeMap::new();
             for &m in members {
                 let machine = &machines[m];
                 if machine.entry.status >= MachineStatus::Failed {
                     continue;
                 }
                 for fig in &machine.figures {
-                    if rules.for_figure(&fig.name()).is_none()
-                        || machine.interfered.contains_key(&fig.family.section)
-                    {
+                    if rules.for_figure(&fig.name()).is_none() {
                         continue;
                     }
                     by_key
@@ -51,28 +47,31 @@ impl Baseline {
                         .or_default()
                         .entry(&fig.basis)
                         .or_default()
-                        .push((m, fig));
+                        .push(Sample {
+                            value: fig.value,
+                            who: m as i64,
+                            interfered: machine.interfered.contains_key(&fig.family.section),
+                            flagged: false,
+                        });
                 }
             }
             let figures = by_key
                 .into_iter()
                 .filter_map(|(key, bases)| {
-                    let machines_of = |v: &Vec<(usize, &Figure)>| {
-                        v.iter()
-                            .map(|x| x.0)
-                            .collect::<std::collections::BTreeSet<_>>()
-                            .len()
-                    };
-                    let (basis, samples) = bases.into_iter().max_by_key(|(_, v)| machines_of(v))?;
-                    let values: Vec<f64> = samples.iter().map(|x| x.1.value).collect();
-                    let r = Reference::of(&values, machines_of(&samples))?;
-                    let family = samples[0].1.family;
+                    let family = family_of_key(&key)?;
+                    // The way most machines measured it, counting those the baseline learns from.
+                    let (basis, (r, count)) = bases
+                        .into_iter()
+                        .filter_map(|(basis, samples)| {
+                            Some((basis, Population::BASELINE.reference_counted(&samples)?))
+                        })
+                        .max_by_key(|(_, (r, _))| r.machines)?;
                     Some((
                         key,
                         Expected {
                             median: round_to(r.median, 4),
                             mad: round_to(r.mad, 4),
-                            count: values.len(),
+                            count,
                             machines: r.machines,
                             basis: basis.to_string(),
                             unit: family.unit.to_string(),
@@ -180,12 +179,12 @@ pub fn judge(
         .filter_map(|fig| {
             let e = expected.figures.get(&fig.key())?;
             let rule = rules.for_figure(&fig.name())?;
-            Some(judge_one(fig, e, rule.direction(e.direction), &rule.spec))
+            Some(judge_one(fig, e, rule))
         })
         .collect()
 }
 
-fn judge_one(fig: &Figure, e: &Expected, direction: Direction, rule: &RuleSpec) -> Check {
+fn judge_one(fig: &Figure, e: &Expected, rule: &Rule) -> Check {
     let name = CheckId::new("baseline", &fig.name());
     let unit = &e.unit;
     let value = round_to(fig.value, 3);
@@ -207,13 +206,9 @@ fn judge_one(fig: &Figure, e: &Expected, direction: Direction, rule: &RuleSpec) 
         mad: e.mad,
         machines: e.machines,
     };
-    let v = reference.judge(fig.value, direction, rule);
+    let judged = Judged::new(fig.value, reference, rule, e.direction);
+    let v = judged.verdict;
     let expected = round_to(e.median, 3);
-    let status = match (v.flagged, rule.severity) {
-        (false, _) => Status::Pass,
-        (true, Severity::Warn) => Status::Warn,
-        (true, Severity::Fail) => Status::Fail,
-    };
     let off = v.deviation_pct.map_or_else(
         || format!("{} {unit}", round_to(fig.value - e.median, 3)),
         |d| format!("{d:+.1}%"),
@@ -224,7 +219,7 @@ fn judge_one(fig: &Figure, e: &Expected, direction: Direction, rule: &RuleSpec) 
              {unit}, tolerance {}%, learned from {} machines)",
             fig.name(),
             round_to(v.limit, 3),
-            rule.tolerance_pct,
+            rule.spec.tolerance_pct,
             e.machines
         )
     } else {
@@ -233,20 +228,14 @@ fn judge_one(fig: &Figure, e: &Expected, direction: Direction, rule: &RuleSpec) 
             fig.name()
         )
     };
-    Check {
-        name,
-        status,
-        value: Some(value),
-        limit: Some(round_to(v.limit, 3)),
-        message,
-    }
+    judged.check(name, judged.status(), message)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::judge::compare::tests::{fig, fig_as, sku};
-    use crate::wire::figures::{BANDWIDTH, PEAK_BANDWIDTH, SLEEP_IRQ};
+    use crate::wire::figures::{BANDWIDTH, Direction, PEAK_BANDWIDTH, SLEEP_IRQ};
     use std::collections::BTreeMap;
 
     fn expected(median: f64, mad: f64, machines: usize, unit: &str, d: Direction) -> Expected {

@@ -13,6 +13,7 @@
 
 use super::compare::{RuleCache, client_index};
 use super::machine::Machine;
+use super::pipeline::{Judged, Population, Sample, Subject};
 use super::reference::Reference;
 use crate::units::number;
 use crate::wire::figures::{Family, Figure};
@@ -129,14 +130,12 @@ fn judge_key(
     let direction = rule.direction(family.direction);
     // The reference is the typical machine's: the median, over machines, of the median of the
     // measurements each took part in (a path's two slow ends must not make slow the norm).
-    let mut quiet: Vec<&Measurement> = all
-        .iter()
-        .filter(|x| !machines[x.server].interfered.contains_key(&family.section))
-        .collect();
-    if quiet.is_empty() {
-        // Every machine was disturbed: all of them make the reference; findings are inconclusive.
-        quiet = all.iter().collect();
-    }
+    let quiet = Population::SIBLINGS.select(all, |x| Sample {
+        value: figure(machines, x).value,
+        who: x.server as i64,
+        interfered: machines[x.server].interfered.contains_key(&family.section),
+        flagged: false,
+    });
     let ends = per_end(machines, quiet.iter().copied());
     let typical: Vec<f64> = ends
         .values()
@@ -277,31 +276,26 @@ fn blame_finding(
         _ => format!("{bad} of the {n} paths through it are poor, both ways"),
     };
     let unit = family.unit;
-    let v = reference.judge(value, rule.direction(family.direction), &rule.spec);
-    let interfered = machines[m].interfered.get(&family.section).cloned();
-    Finding {
-        machine: machines[m].entry.label.clone(),
-        figure: format!("{key}.*"),
-        client: None,
-        scope,
-        link: None,
-        value: Some(value),
-        median: Some(reference.median),
-        fact: None,
-        unit: unit.to_string(),
-        deviation_pct: v.deviation_pct.map(|d| crate::units::round_to(d, 4)),
-        robust_z: v.robust_z.map(|z| crate::units::round_to(z, 4)),
-        severity: rule.spec.severity,
-        inconclusive: interfered,
-        message: format!(
-            "{key}: {evidence} (median {} {unit} against {} {unit} for its model, tolerance \
-             {}%), while the machines on the other ends do well elsewhere: the cause is on this \
-             machine's side; look at its NIC, driver settings, cable and switch port",
-            number(value),
-            number(reference.median),
-            rule.spec.tolerance_pct
-        ),
-    }
+    let message = format!(
+        "{key}: {evidence} (median {} {unit} against {} {unit} for its model, tolerance {}%), \
+         while the machines on the other ends do well elsewhere: the cause is on this machine's \
+         side; look at its NIC, driver settings, cable and switch port",
+        number(value),
+        number(reference.median),
+        rule.spec.tolerance_pct
+    );
+    Judged::new(value, *reference, rule, family.direction).finding(
+        Subject {
+            machine: machines[m].entry.label.clone(),
+            figure: format!("{key}.*"),
+            scope,
+            client: None,
+            link: None,
+        },
+        unit,
+        machines[m].interfered.get(&family.section).cloned(),
+        message,
+    )
 }
 
 fn link_finding(
@@ -338,31 +332,27 @@ fn link_finding(
         )
     };
     let unit = fig.family.unit;
-    let v = reference.judge(fig.value, rule.direction(fig.family.direction), &rule.spec);
-    Finding {
-        machine: a.clone(),
-        figure: fig.name(),
-        client: fig.client().map(str::to_string),
-        scope: Scope::Link,
-        link: Some(vec![a.clone(), b.clone()]),
-        value: Some(fig.value),
-        median: Some(reference.median),
-        fact: None,
-        unit: unit.to_string(),
-        deviation_pct: v.deviation_pct.map(|d| crate::units::round_to(d, 4)),
-        robust_z: v.robust_z.map(|z| crate::units::round_to(z, 4)),
-        severity: rule.spec.severity,
-        inconclusive: machines[x.server]
+    let message = format!(
+        "{key} {a} -> {b}: {} {unit} against {} {unit} for the model (tolerance {}%): {evidence}",
+        number(fig.value),
+        number(reference.median),
+        rule.spec.tolerance_pct
+    );
+    Judged::new(fig.value, *reference, rule, fig.family.direction).finding(
+        Subject {
+            machine: a.clone(),
+            figure: fig.name(),
+            scope: Scope::Link,
+            client: fig.client().map(str::to_string),
+            link: Some(vec![a.clone(), b.clone()]),
+        },
+        unit,
+        machines[x.server]
             .interfered
             .get(&fig.family.section)
             .cloned(),
-        message: format!(
-            "{key} {a} -> {b}: {} {unit} against {} {unit} for the model (tolerance {}%): {evidence}",
-            number(fig.value),
-            number(reference.median),
-            rule.spec.tolerance_pct
-        ),
-    }
+        message,
+    )
 }
 
 /// Says on every machine what others' measurements found: a machine with no document of its own

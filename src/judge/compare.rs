@@ -1,11 +1,11 @@
 //! The comparison of machines with their siblings: machines grouped by model, and in each group,
 //! per figure and per way of measuring it (its basis), the reference every machine's figure is
-//! judged against ([`Reference`]). Figures measured under interference are judged but left out of
-//! the reference, and their findings are inconclusive. Per-client figures are the blame's
-//! (`blame.rs`); the N x N matrix is drawn here.
+//! judged against (the pipeline's `Population::SIBLINGS`). Figures measured under interference
+//! are judged but left out of the reference, and their findings are inconclusive. Per-client
+//! figures are the blame's (`blame.rs`); the N x N matrix is drawn here.
 
 use super::machine::Machine;
-use super::reference::Reference;
+use super::pipeline::{Judged, Population, Sample, Subject};
 use super::rules::{Rule, Rules};
 use crate::units::number;
 use crate::wire::figures::{self, Figure, basis_difference};
@@ -182,19 +182,16 @@ fn judge_part(
     cache: &mut RuleCache,
 ) -> (Option<FigureStats>, Vec<Finding>) {
     let family = figs[0].1.family;
-    // The reference leaves out figures measured under interference; when every machine was
-    // disturbed, all of them make it (and every finding is inconclusive).
-    let mut quiet: Vec<(usize, &Figure)> = figs
+    let samples: Vec<Sample> = figs
         .iter()
-        .copied()
-        .filter(|(m, f)| !machines[*m].interfered.contains_key(&f.family.section))
+        .map(|&(m, f)| Sample {
+            value: f.value,
+            who: m as i64,
+            interfered: machines[m].interfered.contains_key(&f.family.section),
+            flagged: false,
+        })
         .collect();
-    if quiet.is_empty() {
-        quiet = figs.to_vec();
-    }
-    let values: Vec<f64> = quiet.iter().map(|(_, f)| f.value).collect();
-    let quiet_machines = quiet.iter().map(|(m, _)| *m).collect::<BTreeSet<_>>().len();
-    let Some(reference) = Reference::of(&values, quiet_machines) else {
+    let Some(reference) = Population::SIBLINGS.reference(&samples) else {
         return (None, Vec::new());
     };
     let values: Vec<f64> = figs.iter().map(|(_, f)| f.value).collect();
@@ -215,9 +212,8 @@ fn judge_part(
         let Some(rule) = cache.get(fig.name()) else {
             continue;
         };
-        let direction = rule.direction(family.direction);
-        let v = reference.judge(fig.value, direction, &rule.spec);
-        if !v.flagged {
+        let judged = Judged::new(fig.value, reference, rule, family.direction);
+        if !judged.flagged() {
             continue;
         }
         let machine = &machines[m];
@@ -227,33 +223,31 @@ fn judge_part(
             "above"
         };
         let unit = family.unit;
-        let off = v
+        let off = judged
+            .verdict
             .deviation_pct
             .map_or_else(String::new, |d| format!("{:.1}% ", d.abs()));
-        found.push(Finding {
-            machine: machine.entry.label.clone(),
-            figure: fig.name(),
-            client: None,
-            scope: Scope::Machine,
-            link: None,
-            value: Some(fig.value),
-            median: Some(reference.median),
-            fact: None,
-            unit: unit.to_string(),
-            deviation_pct: v.deviation_pct.map(|d| crate::units::round_to(d, 4)),
-            robust_z: v.robust_z.map(|z| crate::units::round_to(z, 4)),
-            severity: rule.spec.severity,
-            inconclusive: machine.interfered.get(&family.section).cloned(),
-            message: format!(
-                "{}: {} {unit} is {off}{side} the median {} {unit} of {} machines of its model \
-                 (tolerance {}%)",
-                fig.name(),
-                number(fig.value),
-                number(reference.median),
-                reference.machines,
-                rule.spec.tolerance_pct
-            ),
-        });
+        let message = format!(
+            "{}: {} {unit} is {off}{side} the median {} {unit} of {} machines of its model \
+             (tolerance {}%)",
+            fig.name(),
+            number(fig.value),
+            number(reference.median),
+            reference.machines,
+            rule.spec.tolerance_pct
+        );
+        found.push(judged.finding(
+            Subject {
+                machine: machine.entry.label.clone(),
+                figure: fig.name(),
+                scope: Scope::Machine,
+                client: None,
+                link: None,
+            },
+            unit,
+            machine.interfered.get(&family.section).cloned(),
+            message,
+        ));
     }
     (Some(stats), found)
 }

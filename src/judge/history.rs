@@ -6,9 +6,10 @@
 //! reboot, a new kernel or new firmware since the run before is named in the message: it is the
 //! usual cause.
 
+use super::pipeline::{Judged, Population, Sample, status};
 use super::reference::Reference;
-use super::rules::{Rules, Severity};
-use crate::units::{number, round_to};
+use super::rules::Rules;
+use crate::units::number;
 use crate::wire::check::{Check, CheckId, Status};
 use crate::wire::figures::Figure;
 use crate::wire::history::{Point, RunSummary};
@@ -30,6 +31,8 @@ pub struct Past<'a> {
     pub figures: &'a BTreeMap<String, Vec<Point>>,
     /// How many runs the reference takes.
     pub window: usize,
+    /// Which runs may make it (noisy runs never do; flagged ones not while the caller says so).
+    pub population: Population,
 }
 
 /// One `history.<figure>` check per figure a rule judges and the past knows (or one skipped
@@ -59,15 +62,39 @@ pub fn judge(figures: &[Figure], past: &Past, now: &RunSummary, rules: &Rules) -
         .filter_map(|fig| {
             let name = fig.name();
             let rule = rules.for_figure(&name)?;
-            let earlier: Vec<&Point> = past
-                .figures
-                .get(&name)?
-                .iter()
-                .filter(|p| !p.noisy)
-                .collect();
+            let earlier = admitted(past.figures.get(&name)?, past.population);
             judge_one(fig, &earlier, past, rule, &since_last)
         })
         .collect()
+}
+
+/// The runs of a figure's past `population` lets into its reference, oldest first.
+fn admitted(points: &[Point], population: Population) -> Vec<&Point> {
+    population.select(points, |p| Sample {
+        value: p.value,
+        who: p.run,
+        interfered: p.noisy,
+        flagged: matches!(p.status, Some(Status::Warn | Status::Fail)),
+    })
+}
+
+/// The reference of the last `window` admitted runs (at least [`MIN_EARLIER_RUNS`]).
+fn recent(earlier: &[&Point], window: usize) -> Option<Reference> {
+    if earlier.len() < MIN_EARLIER_RUNS {
+        return None;
+    }
+    let window = window.max(MIN_EARLIER_RUNS);
+    let values: Vec<f64> = earlier[earlier.len().saturating_sub(window)..]
+        .iter()
+        .map(|p| p.value)
+        .collect();
+    Reference::of(&values, values.len())
+}
+
+/// The reference a run after `past` (a figure's values, oldest first) is judged against: what
+/// the history's pages draw, so the line on the page is the reference of the verdict.
+pub fn reference(past: &[Point], window: usize, population: Population) -> Option<Reference> {
+    recent(&admitted(past, population), window)
 }
 
 fn judge_one(
@@ -78,16 +105,10 @@ fn judge_one(
     since_last: &[String],
 ) -> Option<Check> {
     let window = past.window.max(MIN_EARLIER_RUNS);
-    if earlier.len() < MIN_EARLIER_RUNS {
-        return None;
-    }
+    let reference = recent(earlier, window)?;
     let direction = rule.direction(fig.family.direction);
-    let recent: Vec<f64> = earlier[earlier.len().saturating_sub(window)..]
-        .iter()
-        .map(|p| p.value)
-        .collect();
-    let reference = Reference::of(&recent, recent.len())?;
-    let verdict = reference.judge(fig.value, direction, &rule.spec);
+    let judged = Judged::new(fig.value, reference, rule, fig.family.direction);
+    let verdict = judged.verdict;
     let shift = sustained_shift(fig.value, earlier, window, direction, rule);
     let unit = fig.family.unit;
     let name = fig.name();
@@ -98,7 +119,7 @@ fn judge_one(
         "{name}: {} {unit} against the median {} {unit} of this machine's last {} runs{off}",
         number(fig.value),
         number(reference.median),
-        recent.len()
+        reference.machines
     );
     if verdict.flagged {
         message.push_str(&format!(
@@ -131,18 +152,11 @@ fn judge_one(
     if flagged && !since_last.is_empty() {
         message.push_str(&format!(" (since the last run: {})", since_last.join("; ")));
     }
-    let status = match (flagged, rule.spec.severity) {
-        (false, _) => Status::Pass,
-        (true, Severity::Warn) => Status::Warn,
-        (true, Severity::Fail) => Status::Fail,
-    };
-    Some(Check {
-        name: CheckId::new("history", &name),
-        status,
-        value: Some(round_to(fig.value, 3)),
-        limit: Some(round_to(verdict.limit, 3)),
+    Some(judged.check(
+        CheckId::new("history", &name),
+        status(flagged, rule.spec.severity),
         message,
-    })
+    ))
 }
 
 /// The reference median before a shift and the run where the shift began, when `value` and
@@ -250,6 +264,7 @@ mod tests {
                 runs: &self.runs,
                 figures: &self.figures,
                 window: DEFAULT_WINDOW,
+                population: Population::past(false),
             };
             judge(&[figure], &past, now, &Rules::builtin())
         }
@@ -294,12 +309,39 @@ mod tests {
         assert_eq!(c.judge(peak(80.0), &run(7, "6.1"))[0].status, Status::Fail);
     }
 
+    /// While health_check's drain holds (the Slurm mode says so), the runs that failed stay out
+    /// of the reference: a degraded level cannot become the level the next run passes against.
+    #[test]
+    fn while_a_drain_holds_the_failing_runs_do_not_become_the_reference() {
+        let mut values = vec![100.0; 4];
+        values.extend([60.0; 8]);
+        let mut c = Case::new(PEAK, &values);
+        for p in c.figures.get_mut(PEAK).unwrap().iter_mut().skip(4) {
+            p.status = Some(Status::Fail);
+        }
+        let judged = |population| {
+            let past = Past {
+                runs: &c.runs,
+                figures: &c.figures,
+                window: DEFAULT_WINDOW,
+                population,
+            };
+            judge(&[peak(60.0)], &past, &run(13, "6.1"), &Rules::builtin()).remove(0)
+        };
+        // Absorbed: the last ten runs are mostly the degraded level, and 60 passes against them.
+        assert_eq!(judged(Population::past(false)).status, Status::Pass);
+        // Held out: judged against the level before, 60 still fails.
+        let held = judged(Population::past(true));
+        assert_eq!(held.status, Status::Fail, "{}", held.message);
+    }
+
     fn judge_window(values: &[f64], now: f64, window: usize) -> Check {
         let c = Case::new(PEAK, values);
         let past = Past {
             runs: &c.runs,
             figures: &c.figures,
             window,
+            population: Population::past(false),
         };
         let now_run = run(values.len() as i64 + 1, "6.1");
         judge(&[peak(now)], &past, &now_run, &Rules::builtin()).remove(0)
@@ -372,6 +414,7 @@ mod tests {
             runs: &c.runs,
             figures: &c.figures,
             window: 3,
+            population: Population::past(false),
         };
         let check = judge(&[peak(89.0)], &past, &run(8, "6.6"), &Rules::builtin()).remove(0);
         assert_eq!(check.status, Status::Fail, "{}", check.message);

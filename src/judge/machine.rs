@@ -175,7 +175,7 @@ fn machine_from(l: Loaded, keep_document: bool, t: &Thresholds) -> Machine {
     let envelope = l.machine.as_ref().map(identity_of_envelope);
     if let Some(id) = &envelope {
         m.entry.hostname = id.hostname.clone();
-        m.entry.sku = Some(partial_sku(id));
+        m.entry.sku = Some(Sku::of(id));
     }
     match l.content {
         Err(why) => m.raise(MachineStatus::Unreadable, why),
@@ -193,7 +193,7 @@ fn machine_from(l: Loaded, keep_document: bool, t: &Thresholds) -> Machine {
         }
         Ok(Content::Ours(doc)) => {
             m.entry.kind = DocumentKind::HealthCheck;
-            let identity = identity_of_document(&doc).or(envelope);
+            let identity = doc.identity().or(envelope);
             describe_ours(&doc, identity.as_ref(), &mut m, t);
             take(&mut m, figures::of_document_as(&doc, identity.as_ref()));
             if let Some(sys) = doc.system() {
@@ -223,28 +223,6 @@ fn take(m: &mut Machine, got: Extracted) {
     m.figures = got.figures;
 }
 
-/// The identity a document gives: `health_check.machine`, else (older documents) its system
-/// section's.
-fn identity_of_document(doc: &Document) -> Option<MachineIdentity> {
-    if let Some(id) = &doc.health_check.machine {
-        return Some(id.clone());
-    }
-    let sys = doc.system()?;
-    Some(MachineIdentity {
-        hostname: sys.hostname.clone(),
-        machine_id: None,
-        boot_id: None,
-        architecture: sys.architecture.clone(),
-        cpu_model: sys.cpu_model.clone(),
-        sockets: sys.sockets,
-        cores_per_socket: (sys.cores / sys.sockets.max(1)).max(1),
-        threads_per_core: sys.threads_per_core,
-        logical_cpus: sys.logical_cpus,
-        numa_nodes: sys.numa_nodes.len().max(1),
-        mem_total_kib: sys.mem_total_kib,
-    })
-}
-
 /// What benchpress's envelope says of the machine: model, CPUs and memory, no topology.
 fn identity_of_envelope(m: &EnvelopeMachine) -> MachineIdentity {
     MachineIdentity {
@@ -265,14 +243,6 @@ fn identity_of_envelope(m: &EnvelopeMachine) -> MachineIdentity {
     }
 }
 
-/// The model an envelope gives: the CPU model alone.
-fn partial_sku(id: &MachineIdentity) -> Sku {
-    Sku {
-        cpu_model: id.cpu_model.clone(),
-        ..Sku::default()
-    }
-}
-
 /// Fills the entry from one of our documents: identity, own sections, own checks, interference;
 /// returns nothing, records everything on `m`.
 fn describe_ours(
@@ -286,12 +256,7 @@ fn describe_ours(
         m.entry.hostname = id.hostname.clone().or(m.entry.hostname.take());
         m.entry.machine_id = id.machine_id.clone();
         m.entry.boot_id = id.boot_id.clone();
-        // An envelope gives only the CPU model: a model needs the topology too.
-        m.entry.sku = Some(if id.sockets > 0 {
-            Sku::of_identity(id)
-        } else {
-            partial_sku(id)
-        });
+        m.entry.sku = Some(Sku::of(id));
     }
     for (section, outcome) in &doc.health_check.sections.0 {
         match outcome {
@@ -385,7 +350,7 @@ mod tests {
             ..Default::default()
         });
         assert_eq!((id.logical_cpus, id.mem_total_kib), (2, Some(24_684_096)));
-        let sku = partial_sku(&id);
+        let sku = Sku::of(&id);
         assert!(!sku.complete());
         let full = Sku {
             sockets: Some(1),

@@ -1,7 +1,9 @@
 //! The judge: every verdict health_check gives. A run's own checks (`checks/`: DCPerf's limits
 //! and ours), the rules that say how far a figure may stray (`rules.rs`), the one comparison of
-//! a figure with its reference (`reference.rs`), and the fleet's readers built on them: machines
-//! and their models (`machine.rs`), `compare`, `baseline`, and `fleet.rs`, which runs them.
+//! a figure with its reference (`reference.rs`), the steps every verdict against a reference takes
+//! (`pipeline.rs`: population, reference, judged, status and finding, interference), and the
+//! fleet's readers built on them: machines and their models (`machine.rs`), `compare`, `blame`,
+//! `baseline`, a machine's `history`, and `fleet.rs`, which runs them.
 //!
 //! May import: the leaves, the measurement modules' plain types, and the wire. Nothing above.
 
@@ -15,6 +17,7 @@ pub mod health;
 pub mod history;
 pub mod machine;
 pub mod noise;
+pub mod pipeline;
 pub mod reference;
 pub mod rules;
 pub mod yaml_guard;

@@ -1,10 +1,10 @@
-//! `health_check history`'s table for people: the runs selected, each figure's trend (its
-//! median, its last value and how far that is from the median, a sparkline of the last runs,
-//! the verdicts it drew), and the runs where the configuration changed.
+//! `health_check history`'s table for people: the runs selected, each figure's trend (the
+//! reference its last run was judged against, its last value and how far that is from the
+//! reference, a sparkline of the last runs, the verdicts it drew), and the runs where the
+//! configuration changed.
 
 use super::html::utc;
 use super::text::{shorten as cut, terminal_safe as safe};
-use crate::stats::median;
 use crate::units::number;
 use crate::wire::check::Status;
 use crate::wire::history::{HistoryReport, Trend};
@@ -42,7 +42,7 @@ pub fn table(r: &HistoryReport) -> String {
         let _ = writeln!(
             out,
             "\n  {:<52} {:>5} {:>14} {:>14} {:>8}  {:<SPARK$}  flagged",
-            "figure", "runs", "median", "last", "vs med", "trend"
+            "figure", "runs", "reference", "last", "vs ref", "trend"
         );
         for (name, t) in &r.figures {
             let _ = writeln!(out, "  {}", row(name, t));
@@ -66,12 +66,28 @@ pub fn table(r: &HistoryReport) -> String {
     out
 }
 
+/// The reference the latest run of a trend was judged against (its earlier runs, as the
+/// history judge selects them), or `None` before there were enough of them.
+pub fn latest_reference(t: &Trend) -> Option<crate::judge::reference::Reference> {
+    let (_, earlier) = t.points.split_last()?;
+    crate::judge::history::reference(
+        earlier,
+        crate::judge::history::DEFAULT_WINDOW,
+        crate::judge::pipeline::Population::past(false),
+    )
+}
+
 fn row(name: &str, t: &Trend) -> String {
     let values: Vec<f64> = t.points.iter().map(|p| p.value).collect();
-    let med = median(&values).unwrap_or(f64::NAN);
+    let med = latest_reference(t).map_or(f64::NAN, |r| r.median);
     let last = values.last().copied().unwrap_or(f64::NAN);
     let vs = if med != 0.0 && med.is_finite() {
         format!("{:+.1}%", 100.0 * (last - med) / med.abs())
+    } else {
+        "-".into()
+    };
+    let reference = if med.is_finite() {
+        format!("{} {}", number(med), safe(&t.unit))
     } else {
         "-".into()
     };
@@ -90,7 +106,7 @@ fn row(name: &str, t: &Trend) -> String {
         "{:<52} {:>5} {:>14} {:>14} {:>8}  {:<SPARK$}  {flagged}",
         cut(&safe(name), 52),
         t.points.len(),
-        cut(&format!("{} {}", number(med), safe(&t.unit)), 14),
+        cut(&reference, 14),
         cut(&format!("{} {}", number(last), safe(&t.unit)), 14),
         vs,
         sparkline(&values[values.len().saturating_sub(SPARK)..])
@@ -157,29 +173,32 @@ mod tests {
                 basis: String::new(),
                 points: vec![
                     point(1, 100.0, None),
-                    point(2, 100.0, Some(Status::Pass)),
-                    point(3, 50.0, Some(Status::Fail)),
+                    point(2, 100.0, None),
+                    point(3, 100.0, Some(Status::Pass)),
+                    point(4, 50.0, Some(Status::Fail)),
                 ],
             },
         );
         let r = HistoryReport {
             file: "h.sqlite".into(),
-            runs: (1..=3).map(run).collect(),
+            runs: (1..=4).map(run).collect(),
             figures,
             changes: vec![FactChange {
                 fact: "cpu.microcode".into(),
                 from: Some("0xa".into()),
                 to: Some("0xb".into()),
-                run_before: 2,
-                run_after: 3,
+                run_before: 3,
+                run_after: 4,
                 started_unix: 1_764_558_000,
             }],
         };
         let t = table(&r);
-        assert!(t.contains("3 run(s) of 1 machine(s)"), "{t}");
+        assert!(t.contains("4 run(s) of 1 machine(s)"), "{t}");
         assert!(t.contains("runs whose worst check failed: 1"), "{t}");
+        // Against the reference the last run was judged by: its 3 earlier runs.
+        assert!(t.contains("100.0 calls/s"), "{t}");
         assert!(t.contains("-50.0%"), "{t}");
-        assert!(t.contains("runs 3"), "{t}");
+        assert!(t.contains("runs 4"), "{t}");
         assert!(t.contains("CPU microcode: 0xa -> 0xb"), "{t}");
     }
 }

@@ -74,7 +74,10 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
         .map(|h| super::history::Recorder::open(h, &mut doc));
     doc.checks = checks::evaluate(&doc, &config.thresholds);
     if let Some(b) = &config.baseline {
-        let sku = crate::wire::fleet::Sku::of_system(&SystemPart::from(&system));
+        // The model as the document will name it (`health_check.machine`), as compare groups it.
+        let sku = crate::wire::fleet::Sku::of(&crate::wire::identity::MachineIdentity::from(
+            &crate::system::identity::identity(&crate::system::source::HostFs, &system),
+        ));
         let mut judged = crate::judge::baseline::judge(
             &crate::wire::figures::of_document(&doc).figures,
             Some(&sku),

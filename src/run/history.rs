@@ -9,6 +9,7 @@
 
 use crate::config::{Config, HistoryConfig};
 use crate::history::{Filter, History, HistoryError, LastRun, Record};
+use crate::judge::pipeline::Population;
 use crate::judge::{history as judge_history, noise, rules::Rules};
 use crate::render::history as render_history;
 use crate::wire::check::{Check, CheckId, Status};
@@ -82,6 +83,7 @@ impl Recorder {
             .history
             .as_ref()
             .map_or(judge_history::DEFAULT_WINDOW, |h| h.window);
+        let without_flagged = config.history.as_ref().is_some_and(|h| h.without_flagged);
         let mut history = self.history;
         let extracted = figures::of_document(doc);
         let profile = doc.health_check.profile.name();
@@ -98,6 +100,7 @@ impl Recorder {
                 runs: &runs,
                 figures: &past,
                 window,
+                population: Population::past(without_flagged),
             },
             &now,
             &Rules::builtin(),

@@ -190,12 +190,7 @@ fn add_baseline_checks(
     b: &judge::fleet::BaselineRef,
     t: &judge::checks::Thresholds,
 ) {
-    let sku = doc
-        .health_check
-        .machine
-        .as_ref()
-        .map(crate::wire::fleet::Sku::of_identity)
-        .or_else(|| doc.system().map(crate::wire::fleet::Sku::of_system));
+    let sku = doc.identity().map(|id| crate::wire::fleet::Sku::of(&id));
     doc.checks.retain(|c| c.name.section != "baseline");
     let mut judged = judge::baseline::judge(
         &crate::wire::figures::of_document(doc).figures,

@@ -126,6 +126,28 @@ impl Document {
         self.system.as_ref().and_then(Part::measured)
     }
 
+    /// The machine the document is about: `health_check.machine`, else (documents written
+    /// before it) what its system section says.
+    pub fn identity(&self) -> Option<MachineIdentity> {
+        if let Some(id) = &self.health_check.machine {
+            return Some(id.clone());
+        }
+        let sys = self.system()?;
+        Some(MachineIdentity {
+            hostname: sys.hostname.clone(),
+            machine_id: None,
+            boot_id: None,
+            architecture: sys.architecture.clone(),
+            cpu_model: sys.cpu_model.clone(),
+            sockets: sys.sockets,
+            cores_per_socket: (sys.cores / sys.sockets.max(1)).max(1),
+            threads_per_core: sys.threads_per_core,
+            logical_cpus: sys.logical_cpus,
+            numa_nodes: sys.numa_nodes.len().max(1),
+            mem_total_kib: sys.mem_total_kib,
+        })
+    }
+
     /// Adds the names DCPerf's own parser writes beside ours, with the same values and types, so
     /// dashboards built on real DCPerf runs read our runs too: `iperf3_bandwidth`,
     /// `memory.delay_bandwidth_latency`, and on aarch64 (`arch`) the names its aarch64 path writes.

@@ -44,23 +44,22 @@ impl Sku {
         )
     }
 
-    /// The model a machine identity describes.
-    pub fn of_identity(id: &MachineIdentity) -> Sku {
+    /// The model a machine identity describes: the CPU model alone when the identity knows no
+    /// topology (benchpress's envelope), which groups with nothing until the topology is known.
+    /// Every path that needs a machine's model (compare's groups, a run's `--baseline`, a merged
+    /// document's) takes it from here.
+    pub fn of(id: &MachineIdentity) -> Sku {
+        if id.sockets == 0 {
+            return Sku {
+                cpu_model: id.cpu_model.clone(),
+                ..Sku::default()
+            };
+        }
         Sku {
             cpu_model: id.cpu_model.clone(),
             sockets: Some(id.sockets),
             cores_per_socket: Some(id.cores_per_socket),
             numa_nodes: Some(id.numa_nodes),
-        }
-    }
-
-    /// The model a system section describes (documents written before `health_check.machine`).
-    pub fn of_system(sys: &crate::wire::system::SystemPart) -> Sku {
-        Sku {
-            cpu_model: sys.cpu_model.clone(),
-            sockets: Some(sys.sockets),
-            cores_per_socket: Some((sys.cores / sys.sockets.max(1)).max(1)),
-            numa_nodes: Some(sys.numa_nodes.len().max(1)),
         }
     }
 

@@ -241,20 +241,51 @@ fn per_machine(machines: &[Machine], key: &str) -> Vec<(String, f64)> {
     out
 }
 
+/// The reference the verdicts on `key` used, when there is one: its group's median (compare's
+/// statistics) and the medians its findings were judged against, if they agree. Machines of
+/// several models have several references: then none is drawn (the groups' table has them).
+fn reference_of(r: &FleetReport, key: &str) -> Option<f64> {
+    let mut references: Vec<f64> = r
+        .groups
+        .iter()
+        .flat_map(|g| g.figures.iter())
+        .filter(|s| s.figure == key)
+        .map(|s| s.median)
+        .chain(
+            r.findings
+                .iter()
+                .filter(|f| finding_key(f) == key)
+                .filter_map(|f| f.median),
+        )
+        .collect();
+    references.sort_by(f64::total_cmp);
+    references.dedup();
+    match references.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
+/// The figure key a finding is about (its client, or `.*`, left off).
+fn finding_key(f: &crate::wire::fleet::Finding) -> String {
+    let key = f.figure.trim_end_matches(".*");
+    match &f.client {
+        Some(c) => key
+            .strip_suffix(&format!(".{c}"))
+            .unwrap_or(key)
+            .to_string(),
+        None => key.to_string(),
+    }
+}
+
 fn strips(r: &FleetReport, machines: &[Machine]) -> String {
     let mut out = String::from("<h2 id=\"figures\">Figures across the fleet</h2>\n");
     // Keys with findings first, then the headline figures.
     let flagged: BTreeMap<String, BTreeSet<&str>> =
         r.findings.iter().fold(BTreeMap::new(), |mut acc, f| {
-            let key = f.figure.trim_end_matches(".*").to_string();
-            let key = match &f.client {
-                Some(c) => key
-                    .strip_suffix(&format!(".{c}"))
-                    .unwrap_or(&key)
-                    .to_string(),
-                None => key,
-            };
-            acc.entry(key).or_default().insert(f.machine.as_str());
+            acc.entry(finding_key(f))
+                .or_default()
+                .insert(f.machine.as_str());
             acc
         });
     let mut keys: Vec<String> = flagged.keys().cloned().collect();
@@ -281,7 +312,6 @@ fn strips(r: &FleetReport, machines: &[Machine]) -> String {
                 flagged: marked.is_some_and(|m| m.contains(label.as_str())),
             })
             .collect();
-        let values: Vec<f64> = points.iter().map(|p| p.1).collect();
         let better = match family.direction {
             figures::Direction::Higher => "higher is better",
             figures::Direction::Lower => "lower is better",
@@ -291,7 +321,7 @@ fn strips(r: &FleetReport, machines: &[Machine]) -> String {
             &format!("{key} ({better})"),
             family.unit,
             &strip,
-            median(&values),
+            reference_of(r, key),
         ) {
             plots.push_str(&p.html);
         }

@@ -1,10 +1,10 @@
 //! A machine's past as a page (`health_check history --html`, `report --history`): one plot per
-//! figure over its runs, with the median of the runs drawn, the runs where the configuration
-//! changed marked, and the runs whose verdict on the figure was a warning or a failure listed.
+//! figure over its runs, with the reference its last run was judged against drawn (the history
+//! judge's own), the runs where the configuration changed marked, and the runs whose verdict on
+//! the figure was a warning or a failure listed.
 
 use super::plots::{LineChart, Reference, Series, line_chart};
 use super::{escape, missing, utc};
-use crate::stats::median;
 use crate::units::number;
 use crate::wire::check::Status;
 use crate::wire::history::{FactChange, HistoryReport, Trend};
@@ -76,13 +76,13 @@ pub fn section(
 }
 
 fn plot(i: usize, name: &str, t: &Trend, changes: &[FactChange]) -> String {
-    let values: Vec<f64> = t.points.iter().map(|p| p.value).collect();
     let x = |run: i64| run as f64;
     let mut horizontal = Vec::new();
-    if let Some(m) = median(&values) {
+    // The reference the last run was judged against, not a median of every run drawn.
+    if let Some(r) = crate::render::history::latest_reference(t) {
         horizontal.push(Reference {
-            at: m,
-            label: format!("median {}", number(m)),
+            at: r.median,
+            label: format!("reference {} (last {} runs)", number(r.median), r.machines),
         });
     }
     let runs: std::collections::BTreeSet<i64> = t.points.iter().map(|p| p.run).collect();

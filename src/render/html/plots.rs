@@ -510,7 +510,8 @@ pub struct StripPoint {
 }
 
 /// One figure across machines: a point per machine along the value axis (spread vertically so
-/// they do not hide each other), the median marked, flagged machines highlighted and labelled.
+/// they do not hide each other), the reference the verdicts used marked (`median`), flagged
+/// machines highlighted and labelled.
 pub fn strip_plot(
     id: &str,
     title: &str,
@@ -577,7 +578,7 @@ pub fn strip_plot(
             };
             chart
                 .draw_series(std::iter::once(Text::new(
-                    format!(" median {} ", tick(m)),
+                    format!(" reference {} ", tick(m)),
                     (m, 1.0),
                     label_style(side, VPos::Top),
                 )))

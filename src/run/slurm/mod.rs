@@ -395,9 +395,14 @@ fn node_name(cfg: &SlurmConfig) -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
-/// The run's sections on a node that runs jobs: the intrusive ones left out, with the reason.
+/// The run as this node's state asks: while our drain holds, the history's reference leaves out
+/// the failing runs (the level that drained the node must not become the reference it passes
+/// against); on a node that runs jobs, the intrusive sections are left out, with the reason.
 fn gentle(config: &Config, info: &NodeInfo) -> Config {
     let mut c = config.clone();
+    if let Some(h) = &mut c.history {
+        h.without_flagged = info.drained_by_us();
+    }
     if !info.busy() {
         return c;
     }
