@@ -15,6 +15,7 @@ pub mod drift;
 pub mod fleet;
 pub mod health;
 pub mod history;
+pub mod limits;
 pub mod machine;
 pub mod noise;
 pub mod pipeline;

@@ -9,8 +9,9 @@
 //! machine ran, a job beside the check included). Checks of configuration, of lost packets and
 //! of error counters are not affected: no load makes them worse.
 
-use super::checks::Thresholds;
+use super::limits::Thresholds;
 use crate::wire::document::{Check, CheckId, Section, Status};
+use crate::wire::figures::{self, Family};
 use crate::wire::identity::InterferenceEntry;
 use std::collections::BTreeMap;
 
@@ -66,26 +67,44 @@ pub fn section_of(id: &CheckId) -> Option<Section> {
     }
 }
 
+/// The family of figures each of a run's own checks judges: whether load can move the check is
+/// its family's word (`Family::load_moves`), said once in the family table.
+const CHECK_FAMILIES: &[(&str, &Family)] = &[
+    ("sleepbench.calls_per_thread", &figures::CALLS_PER_THREAD),
+    ("sleepbench.total_cpu", &figures::SLEEP_TOTAL),
+    ("sleepbench.irq", &figures::SLEEP_IRQ),
+    ("network.bandwidth", &figures::BANDWIDTH),
+    ("network.link_efficiency", &figures::LINK_EFFICIENCY),
+    ("network.reverse_symmetry", &figures::REVERSE_BANDWIDTH),
+    ("network.ping_rtt", &figures::PING_LATENCY),
+    ("network.ping_loss", &figures::PING_LOSS),
+    ("memory.peak_vs_theoretical", &figures::PEAK_BANDWIDTH),
+    ("memory.numa_ratio", &figures::IDLE_LATENCY),
+    // The spread of a memory figure's repeats: a bandwidth's, most of them.
+    ("memory.repeat_spread", &figures::PEAK_BANDWIDTH),
+    ("memory.cache_step", &figures::CACHE_LATENCY),
+    ("storage.read_iops", &figures::READ_IOPS),
+    ("storage.write_mb_s", &figures::WRITE_MB_S),
+    ("storage.read_tail_latency", &figures::READ_CLAT),
+    ("storage.write_tail_latency", &figures::WRITE_CLAT),
+];
+
+/// The family of figures a check judges: a `baseline.` or `history.` check's figure's, a run's
+/// own check's from [`CHECK_FAMILIES`]; `None` for checks of configuration, counters and facts.
+pub fn family_judged(id: &CheckId) -> Option<&'static Family> {
+    match id.section.as_str() {
+        "baseline" | "history" => figures::family_of_key(&id.rule),
+        section => CHECK_FAMILIES
+            .iter()
+            .find(|(name, _)| name.split_once('.') == Some((section, id.rule.as_str())))
+            .map(|(_, f)| *f),
+    }
+}
+
 /// Whether another process's load can move the figure a check judges (a speed, or the CPU
 /// split while the nanosleep benchmark ran), rather than configuration or lost packets.
 pub fn load_can_move(id: &CheckId) -> bool {
-    match id.section.as_str() {
-        "baseline" | "history" => true,
-        "sleepbench" => matches!(id.rule.as_str(), "calls_per_thread" | "total_cpu" | "irq"),
-        "network" => matches!(
-            id.rule.as_str(),
-            "bandwidth" | "link_efficiency" | "reverse_symmetry" | "ping_rtt"
-        ),
-        "memory" => matches!(
-            id.rule.as_str(),
-            "peak_vs_theoretical" | "numa_ratio" | "repeat_spread" | "cache_step"
-        ),
-        "storage" => matches!(
-            id.rule.as_str(),
-            "read_iops" | "write_mb_s" | "read_tail_latency" | "write_tail_latency"
-        ),
-        _ => false,
-    }
+    family_judged(id).is_some_and(|f| f.load_moves)
 }
 
 /// Turns the warn and fail verdicts on figures measured under interference into `inconclusive`.
@@ -235,6 +254,8 @@ mod tests {
             "network.bandwidth",
             "sleepbench.total_cpu",
             "sleepbench.irq",
+            "history.memory.peak_bandwidth.all reads",
+            "baseline.network.bandwidth.h1",
         ] {
             assert!(load_can_move(&CheckId::parse(speed)), "{speed}");
         }
@@ -243,6 +264,10 @@ mod tests {
             "network.ping_loss",
             "errors.edac:mc0",
             "system.governor",
+            // What the machine has, judged against its past or a baseline: no load moves it.
+            "history.machine.mem_total_gib",
+            "baseline.machine.logical_cpus",
+            "history.fingerprint",
         ] {
             assert!(!load_can_move(&CheckId::parse(setting)), "{setting}");
         }

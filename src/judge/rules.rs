@@ -4,7 +4,7 @@
 //! as a file to start from, and `--rules FILE` replaces them.
 
 pub use super::yaml_guard::read_yaml_text;
-use crate::wire::figures::Direction;
+use crate::wire::figures::{Direction, Judging};
 pub use crate::wire::rule::{RuleSpec, Severity};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -40,8 +40,12 @@ pub struct Rules {
     pub source: String,
 }
 
-/// The built-in rules, as the file `--print-rules` prints.
-pub const DEFAULT_RULES: &str = r#"# health_check compare/baseline rules. Each figure is judged by the first rule whose 'metrics'
+/// The built-in rules, as the file `--print-rules` prints: one rule per family of figures the
+/// family table (`wire::figures::FAMILIES`) says is judged, in its order, with its tolerance,
+/// severity and noise floor. A figure is declared once, there.
+pub fn default_rules() -> String {
+    let mut text = String::from(
+        "# health_check compare/baseline rules. Each figure is judged by the first rule whose 'metrics'
 # regex matches its dotted name (see 'health_check compare --help'); figures no rule matches are
 # not judged. tolerance_pct: how much worse than the SKU's median (or the baseline) is tolerated;
 # severity: warn or fail; direction: higher or lower is better (default: the figure's own);
@@ -49,54 +53,34 @@ pub const DEFAULT_RULES: &str = r#"# health_check compare/baseline rules. Each f
 # With 5 or more machines in a group, a figure is flagged only when it is also an outlier
 # (robust z-score beyond 3.5); with fewer, the tolerance alone decides.
 rules:
-  - metrics: '^machine\.mem_total_gib$'
-    tolerance_pct: 1
-    severity: fail
-    min_difference: 0.25
-  - metrics: '^machine\.logical_cpus$'
-    tolerance_pct: 0
-    severity: fail
-    min_difference: 0.5
-  - metrics: '^memory\.idle_latency\.'
-    tolerance_pct: 10
-    severity: fail
-  - metrics: '^memory\.(peak_bandwidth|peak_read_simd|memcpy_medium|memcpy_large)(\.|$)'
-    tolerance_pct: 10
-    severity: fail
-  - metrics: '^memory\.loaded_(latency|bandwidth)\.'
-    tolerance_pct: 20
-    severity: warn
-  - metrics: '^memory\.cache_latency\.'
-    tolerance_pct: 25
-    severity: warn
-  - metrics: '^network\.(bandwidth|reverse_bandwidth)\.'
-    tolerance_pct: 20
-    severity: fail
-  - metrics: '^network\.aggregate_bandwidth$'
-    tolerance_pct: 20
-    severity: fail
-  - metrics: '^network\.link_efficiency_pct\.'
-    tolerance_pct: 15
-    severity: warn
-    min_difference: 5
-  - metrics: '^ping\.latency\.'
-    tolerance_pct: 50
-    severity: warn
-    min_difference: 0.05
-  - metrics: '^sleepbench\.calls_per_second(_per_thread)?$'
-    tolerance_pct: 15
-    severity: fail
-  - metrics: '^sleepbench\.(total_cpu_pct|irq_pct|sys_pct)$'
-    tolerance_pct: 30
-    severity: warn
-    min_difference: 5
-  - metrics: '^storage\.(read_iops_4k|write_iops_4k|write_mb_s_1m)$'
-    tolerance_pct: 15
-    severity: fail
-  - metrics: '^storage\.(read|write)_clat_us\.(p50|p99)$'
-    tolerance_pct: 50
-    severity: warn
-"#;
+",
+    );
+    for family in crate::wire::figures::FAMILIES {
+        let Judging::Rule {
+            tolerance_pct,
+            fails,
+            min_difference,
+            only,
+        } = family.judged
+        else {
+            continue;
+        };
+        let name = family.name.replace('.', "\\.");
+        let metrics = if only.is_empty() {
+            format!("^{name}(\\.|$)")
+        } else {
+            format!("^{name}\\.{only}$")
+        };
+        text.push_str(&format!(
+            "  - metrics: '{metrics}'\n    tolerance_pct: {tolerance_pct}\n    severity: {}\n",
+            if fails { "fail" } else { "warn" }
+        ));
+        if let Some(floor) = min_difference {
+            text.push_str(&format!("    min_difference: {floor}\n"));
+        }
+    }
+    text
+}
 
 /// A rules file that cannot be used: the message names the file and the line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -111,7 +95,7 @@ pub struct RulesError {
 impl Rules {
     /// The built-in rules.
     pub fn builtin() -> Rules {
-        Rules::parse(DEFAULT_RULES, "built-in").expect("the built-in rules parse")
+        Rules::parse(&default_rules(), "built-in").expect("the built-in rules parse")
     }
 
     /// Reads a rules file.

@@ -5,7 +5,7 @@
 use super::{Exit, emit, export};
 use crate::config::Config;
 use crate::judge::fleet::ReaderConfig;
-use crate::judge::{self, rules::DEFAULT_RULES};
+use crate::judge::{self, rules::default_rules};
 use crate::render::export::{Format, exporter};
 use crate::render::{self, fleet_table};
 use crate::wire;
@@ -43,7 +43,7 @@ fn read_failed(e: &judge::fleet::ReadError) -> Exit {
 /// The rules in force as a YAML file: the built-in text (with its comments), or the file's.
 fn rules_text(reader: &ReaderConfig) -> String {
     if reader.rules.source == "built-in" {
-        return DEFAULT_RULES.to_string();
+        return default_rules();
     }
     #[derive(serde::Serialize)]
     struct File {

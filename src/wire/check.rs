@@ -1,7 +1,7 @@
 //! One verdict of the document: a figure judged against a limit. A check is named by a
 //! [`CheckId`] (section, rule, subject), written as `section.rule` or `section.rule:subject`.
 
-use super::document::nullable;
+use super::nullable::nullable;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;

@@ -18,6 +18,7 @@
 pub use super::check::{Check, CheckId, Status};
 use super::identity::{InterferenceEntry, MachineIdentity};
 use super::memory::MemoryPart;
+use super::nullable::nullable;
 use super::responder::ResponderReport;
 use super::storage::StoragePart;
 use super::system::SystemPart;
@@ -29,19 +30,6 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
-
-/// Schema transform for an `Option` field that is always written (as a value or null): schemars
-/// makes `required` options non-null, so null is added back.
-pub fn nullable(schema: &mut schemars::Schema) {
-    if let Some(t) = schema.get_mut("type") {
-        if let Some(word) = t.as_str().map(str::to_string) {
-            *t = serde_json::json!([word, "null"]);
-        }
-        return;
-    }
-    let inner = std::mem::take(schema);
-    *schema = schemars::json_schema!({ "anyOf": [inner, { "type": "null" }] });
-}
 
 /// A string that is always the same word, e.g. a unit (`"ms"`). Reads only that word.
 macro_rules! fixed_word {

@@ -54,6 +54,49 @@ pub struct Family {
     pub prometheus_scale: f64,
     /// One line for people (Prometheus HELP, the HTML page).
     pub help: &'static str,
+    /// How `compare`, `baseline` and a machine's history judge it by default (the built-in
+    /// rules are made from these), or why they do not.
+    pub judged: Judging,
+    /// Whether another process's load can move it: measured under interference, it is then
+    /// left out of references and its verdicts are inconclusive.
+    pub load_moves: bool,
+}
+
+/// How a family is judged against a reference by default.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Judging {
+    /// By a built-in rule.
+    Rule {
+        /// How much worse than the reference is tolerated, %.
+        tolerance_pct: f64,
+        /// A deviation fails (else it warns).
+        fails: bool,
+        /// A noise floor in the figure's unit: smaller differences are never flagged.
+        min_difference: Option<f64>,
+        /// Only these label values (a regular expression for what follows the family's name,
+        /// `(p50|p99)`); empty: every figure of the family.
+        only: &'static str,
+    },
+    /// Not judged against a reference, and why.
+    Not(&'static str),
+}
+
+const fn rule(tolerance_pct: f64, fails: bool) -> Judging {
+    Judging::Rule {
+        tolerance_pct,
+        fails,
+        min_difference: None,
+        only: "",
+    }
+}
+
+const fn rule_above(tolerance_pct: f64, fails: bool, min_difference: f64) -> Judging {
+    Judging::Rule {
+        tolerance_pct,
+        fails,
+        min_difference: Some(min_difference),
+        only: "",
+    }
 }
 
 impl Family {
@@ -75,7 +118,7 @@ impl Family {
 }
 
 macro_rules! family {
-    ($id:ident, $name:literal, [$($label:literal),*], $unit:literal, $dir:ident, $section:ident, $prom:literal, $scale:expr, $help:literal) => {
+    ($id:ident, $name:literal, [$($label:literal),*], $unit:literal, $dir:ident, $section:ident, $prom:literal, $scale:expr, $help:literal, $judged:expr, load_moves: $load:literal) => {
         /// One family of figures (see [`FAMILIES`]).
         pub static $id: Family = Family {
             name: $name,
@@ -86,6 +129,8 @@ macro_rules! family {
             prometheus: $prom,
             prometheus_scale: $scale,
             help: $help,
+            judged: $judged,
+            load_moves: $load,
         };
     };
 }
@@ -104,7 +149,9 @@ family!(
     Network,
     "ping_rtt_seconds",
     1e-3,
-    "average ping RTT to the client"
+    "average ping RTT to the client",
+    rule_above(50.0, false, 0.05),
+    load_moves: true
 );
 family!(
     PING_LOSS,
@@ -115,7 +162,9 @@ family!(
     Network,
     "ping_loss_ratio",
     0.01,
-    "ping requests lost"
+    "ping requests lost",
+    Judging::Not("loss is judged on every run against its limit (network.ping_loss_pct): a few lost packets are no level to compare"),
+    load_moves: false
 );
 family!(
     BANDWIDTH,
@@ -126,7 +175,9 @@ family!(
     Network,
     "network_bandwidth_bytes_per_second",
     GBIT_S,
-    "TCP receiver goodput from this machine to the client"
+    "TCP receiver goodput from this machine to the client",
+    rule(20.0, true),
+    load_moves: true
 );
 family!(
     REVERSE_BANDWIDTH,
@@ -137,7 +188,9 @@ family!(
     Network,
     "network_reverse_bandwidth_bytes_per_second",
     GBIT_S,
-    "TCP receiver goodput from the client to this machine"
+    "TCP receiver goodput from the client to this machine",
+    rule(20.0, true),
+    load_moves: true
 );
 family!(
     LINK_EFFICIENCY,
@@ -148,7 +201,9 @@ family!(
     Network,
     "network_link_efficiency_ratio",
     0.01,
-    "goodput as a share of what the link can carry as TCP payload"
+    "goodput as a share of what the link can carry as TCP payload",
+    rule_above(15.0, false, 5.0),
+    load_moves: true
 );
 family!(
     RETRANSMITS,
@@ -159,7 +214,9 @@ family!(
     Network,
     "network_retransmitted_segments",
     1.0,
-    "TCP retransmits of the sender"
+    "TCP retransmits of the sender",
+    Judging::Not("retransmits follow the path's other traffic and the test's length, not the machine: shown, not judged"),
+    load_moves: true
 );
 family!(
     AGGREGATE,
@@ -170,7 +227,9 @@ family!(
     Network,
     "network_aggregate_bandwidth_bytes_per_second",
     GBIT_S,
-    "TCP goodput to all clients at once"
+    "TCP goodput to all clients at once",
+    rule(20.0, true),
+    load_moves: true
 );
 family!(
     CALLS,
@@ -181,7 +240,9 @@ family!(
     Sleep,
     "sleepbench_calls_per_second",
     1.0,
-    "nanosleep calls per second, all threads"
+    "nanosleep calls per second, all threads",
+    rule(15.0, true),
+    load_moves: true
 );
 family!(
     CALLS_PER_THREAD,
@@ -192,7 +253,9 @@ family!(
     Sleep,
     "sleepbench_thread_calls_per_second",
     1.0,
-    "nanosleep calls per second per thread"
+    "nanosleep calls per second per thread",
+    rule(15.0, true),
+    load_moves: true
 );
 family!(
     SLEEP_TOTAL,
@@ -203,7 +266,9 @@ family!(
     Sleep,
     "sleepbench_busy_cpu_ratio",
     0.01,
-    "busy CPU during the nanosleep benchmark"
+    "busy CPU during the nanosleep benchmark",
+    rule_above(30.0, false, 5.0),
+    load_moves: true
 );
 family!(
     SLEEP_IRQ,
@@ -214,7 +279,9 @@ family!(
     Sleep,
     "sleepbench_irq_cpu_ratio",
     0.01,
-    "hardware-interrupt time during the nanosleep benchmark"
+    "hardware-interrupt time during the nanosleep benchmark",
+    rule_above(30.0, false, 5.0),
+    load_moves: true
 );
 family!(
     SLEEP_SYS,
@@ -225,7 +292,9 @@ family!(
     Sleep,
     "sleepbench_sys_cpu_ratio",
     0.01,
-    "kernel time during the nanosleep benchmark"
+    "kernel time during the nanosleep benchmark",
+    rule_above(30.0, false, 5.0),
+    load_moves: true
 );
 family!(
     IDLE_LATENCY,
@@ -236,7 +305,9 @@ family!(
     Memory,
     "memory_idle_latency_seconds",
     1e-9,
-    "idle memory latency from a CPU node to a memory node"
+    "idle memory latency from a CPU node to a memory node",
+    rule(10.0, true),
+    load_moves: true
 );
 family!(
     LOADED_LATENCY,
@@ -247,7 +318,9 @@ family!(
     Memory,
     "memory_loaded_latency_seconds",
     1e-9,
-    "memory latency under the sweep's load"
+    "memory latency under the sweep's load",
+    rule(20.0, false),
+    load_moves: true
 );
 family!(
     LOADED_BANDWIDTH,
@@ -258,7 +331,9 @@ family!(
     Memory,
     "memory_loaded_bandwidth_bytes_per_second",
     GIB,
-    "bandwidth of the sweep's load"
+    "bandwidth of the sweep's load",
+    rule(20.0, false),
+    load_moves: true
 );
 family!(
     PEAK_BANDWIDTH,
@@ -269,7 +344,9 @@ family!(
     Memory,
     "memory_peak_bandwidth_bytes_per_second",
     MIB,
-    "peak memory bandwidth per read/write mix"
+    "peak memory bandwidth per read/write mix",
+    rule(10.0, true),
+    load_moves: true
 );
 family!(
     PEAK_SIMD,
@@ -280,7 +357,9 @@ family!(
     Memory,
     "memory_peak_read_simd_bytes_per_second",
     MIB,
-    "read bandwidth with wide vector loads"
+    "read bandwidth with wide vector loads",
+    rule(10.0, true),
+    load_moves: true
 );
 family!(
     MEMCPY_MEDIUM,
@@ -291,7 +370,9 @@ family!(
     Memory,
     "memory_memcpy_medium_bytes_per_second",
     MIB,
-    "memcpy of 16 KiB pieces"
+    "memcpy of 16 KiB pieces",
+    rule(10.0, true),
+    load_moves: true
 );
 family!(
     MEMCPY_LARGE,
@@ -302,7 +383,9 @@ family!(
     Memory,
     "memory_memcpy_large_bytes_per_second",
     MIB,
-    "memcpy of 128 MiB pieces"
+    "memcpy of 128 MiB pieces",
+    rule(10.0, true),
+    load_moves: true
 );
 family!(
     CACHE_LATENCY,
@@ -313,7 +396,9 @@ family!(
     Memory,
     "memory_cache_latency_seconds",
     1e-9,
-    "latency of a working set of this size"
+    "latency of a working set of this size",
+    rule(25.0, false),
+    load_moves: true
 );
 family!(
     READ_IOPS,
@@ -324,7 +409,9 @@ family!(
     Storage,
     "storage_read_4k_operations_per_second",
     1.0,
-    "4 KiB random reads per second"
+    "4 KiB random reads per second",
+    rule(15.0, true),
+    load_moves: true
 );
 family!(
     WRITE_IOPS,
@@ -335,7 +422,9 @@ family!(
     Storage,
     "storage_write_4k_operations_per_second",
     1.0,
-    "4 KiB random writes per second"
+    "4 KiB random writes per second",
+    rule(15.0, true),
+    load_moves: true
 );
 family!(
     WRITE_MB_S,
@@ -346,7 +435,9 @@ family!(
     Storage,
     "storage_write_1m_bytes_per_second",
     1e6,
-    "1 MiB sequential writes, 10^6 bytes/s"
+    "1 MiB sequential writes, 10^6 bytes/s",
+    rule(15.0, true),
+    load_moves: true
 );
 family!(
     READ_CLAT,
@@ -357,7 +448,9 @@ family!(
     Storage,
     "storage_read_4k_latency_seconds",
     1e-6,
-    "4 KiB random read completion latency"
+    "4 KiB random read completion latency",
+    Judging::Rule { tolerance_pct: 50.0, fails: false, min_difference: None, only: "(p50|p99)" },
+    load_moves: true
 );
 family!(
     WRITE_CLAT,
@@ -368,7 +461,9 @@ family!(
     Storage,
     "storage_write_4k_latency_seconds",
     1e-6,
-    "4 KiB random write completion latency"
+    "4 KiB random write completion latency",
+    Judging::Rule { tolerance_pct: 50.0, fails: false, min_difference: None, only: "(p50|p99)" },
+    load_moves: true
 );
 
 family!(
@@ -380,7 +475,9 @@ family!(
     System,
     "machine_memory_bytes",
     GIB,
-    "memory the kernel manages (MemTotal): less than its siblings means a lost DIMM or memory taken"
+    "memory the kernel manages (MemTotal): less than its siblings means a lost DIMM or memory taken",
+    rule_above(1.0, true, 0.25),
+    load_moves: false
 );
 family!(
     LOGICAL_CPUS,
@@ -391,7 +488,9 @@ family!(
     System,
     "machine_logical_cpus",
     1.0,
-    "logical CPUs online: fewer than its siblings means CPUs offline or disabled"
+    "logical CPUs online: fewer than its siblings means CPUs offline or disabled",
+    rule_above(0.0, true, 0.5),
+    load_moves: false
 );
 
 /// Every family, in document order.

@@ -4,8 +4,9 @@
 
 use super::identity::MachineIdentity;
 use super::rule::{RuleSpec, Severity};
-use crate::wire::document::{Check, nullable};
+use crate::wire::document::Check;
 use crate::wire::figures::Direction;
+use crate::wire::nullable::nullable;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

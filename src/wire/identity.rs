@@ -2,7 +2,7 @@
 //! and the interference each section measured under (`health_check.interference`). Readers group
 //! machines by what they were bought as and set aside figures measured under load.
 
-use super::document::nullable;
+use super::nullable::nullable;
 use crate::system::identity::Identity;
 use crate::system::interference::Interference;
 use crate::units::round_to;

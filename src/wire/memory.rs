@@ -3,7 +3,7 @@
 //! peak and memcpy), and ours beside them (`peak_read_simd_mb_s`, `cache_latency_ns`,
 //! `page_size`, `repeats`). Each headline figure is the mean of its repeats.
 
-use super::document::nullable;
+use super::nullable::nullable;
 use crate::memory::MemoryResults;
 use crate::memory::latency::IdleFigure;
 use crate::stats::min_avg_max;

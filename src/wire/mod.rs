@@ -18,6 +18,7 @@ pub mod identity;
 pub mod memory;
 pub mod merge;
 pub mod network;
+pub mod nullable;
 pub mod read;
 pub mod responder;
 pub mod rule;

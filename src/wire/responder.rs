@@ -1,6 +1,6 @@
 //! The client role's report in the wire format: what the responder served.
 
-use super::document::nullable;
+use super::nullable::nullable;
 use crate::net::iperf3::server::ServedTest;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,7 @@
 //! The storage section in the wire format. Throughput in MB/s = 10^6 bytes/s (fio's and data
 //! sheets' unit), latency in microseconds.
 
-use super::document::nullable;
+use super::nullable::nullable;
 use crate::storage::io::{IoResult, Pattern};
 use crate::storage::target::Kind;
 use crate::storage::{LARGE_BLOCK, SMALL_BLOCK, StorageConfig, StorageResults};

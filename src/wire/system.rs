@@ -3,7 +3,7 @@
 //! changing the document. Sizes are in KiB or bytes as each key says.
 
 use super::counters::ErrorCounters;
-use super::document::nullable;
+use super::nullable::nullable;
 use crate::system::{SystemInfo, devices, dram, topology};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

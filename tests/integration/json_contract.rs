@@ -189,3 +189,78 @@ fn documents_read_back_through_the_wire_types_unchanged() {
         );
     }
 }
+
+/// The family table as docs/contract.md shows it: a row per family of figures, made from the table
+/// itself, so a family without its unit, its direction, its rule decision or its line for people
+/// fails here.
+fn figures_table() -> String {
+    use health_check::wire::figures::{Direction, FAMILIES, Judging};
+    let mut out = String::from(
+        "| figure | labels | unit | better | judged by default | load moves it | what it is |\n\
+         | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for f in FAMILIES {
+        assert!(!f.unit.is_empty(), "{}: no unit", f.name);
+        assert!(!f.help.is_empty(), "{}: no line for people", f.name);
+        let judged = match f.judged {
+            Judging::Rule {
+                tolerance_pct,
+                fails,
+                min_difference,
+                only,
+            } => {
+                let mut s = format!(
+                    "{} beyond {tolerance_pct}%",
+                    if fails { "fails" } else { "warns" }
+                );
+                if let Some(floor) = min_difference {
+                    s.push_str(&format!(" and {floor} {}", f.unit));
+                }
+                if !only.is_empty() {
+                    // `|` escaped: it would split the table's cell.
+                    s.push_str(&format!(" (labels `{}`)", only.replace('|', "\\|")));
+                }
+                s
+            }
+            Judging::Not(why) => {
+                assert!(!why.is_empty(), "{}: not judged, and no reason", f.name);
+                format!("not judged: {why}")
+            }
+        };
+        let labels = if f.labels.is_empty() {
+            "-".to_string()
+        } else {
+            f.labels.join(", ")
+        };
+        out.push_str(&format!(
+            "| `{}` | {labels} | {} | {} | {judged} | {} | {} |\n",
+            f.name,
+            f.unit,
+            match f.direction {
+                Direction::Higher => "higher",
+                Direction::Lower => "lower",
+            },
+            if f.load_moves { "yes" } else { "no" },
+            f.help
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_figures_table_in_the_contract_is_the_family_table() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/contract.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let (begin, end) = ("<!-- figures: begin -->\n", "<!-- figures: end -->");
+    let committed = doc
+        .split_once(begin)
+        .and_then(|(_, rest)| rest.split_once(end))
+        .map(|(table, _)| table)
+        .expect("docs/contract.md marks its figures table");
+    let generated = figures_table();
+    assert!(
+        committed == generated,
+        "docs/contract.md's figures table is not the family table (src/wire/figures.rs); put \
+         this between its markers:\n{generated}"
+    );
+}

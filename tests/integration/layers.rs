@@ -54,25 +54,237 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every top-level module a file's text names as `crate::<module>`, with a line where it does.
+/// A path a file names, split at `::`, with the line it is on.
+type Named = (Vec<String>, usize);
+
+/// Every path a file's text names from `crate::`, `super::` or `self::`, grouped imports
+/// (`use crate::{a, b::{c, d}}`) expanded, comments left out.
+fn paths_named(text: &str) -> Vec<Named> {
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let bytes = code.as_bytes();
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts = ["crate::", "super::", "self::"]
+            .iter()
+            .find(|p| bytes[i..].starts_with(p.as_bytes()))
+            .filter(|_| i == 0 || !ident(bytes[i - 1]) && bytes[i - 1] != b':');
+        if starts.is_none() {
+            i += 1;
+            continue;
+        }
+        let line = code[..i].matches('\n').count() + 1;
+        let (paths, end) = parse_path(&code, i);
+        out.extend(paths.into_iter().map(|p| (p, line)));
+        i = end.max(i + 1);
+    }
+    out
+}
+
+/// Parses the path at `at` (idents and `::`, ending in a `{...}` group or not); returns every
+/// path it names and where it ends.
+fn parse_path(code: &str, mut at: usize) -> (Vec<Vec<String>>, usize) {
+    let bytes = code.as_bytes();
+    let mut segments = Vec::new();
+    loop {
+        let start = at;
+        while at < bytes.len() && (bytes[at].is_ascii_alphanumeric() || bytes[at] == b'_') {
+            at += 1;
+        }
+        if at > start {
+            segments.push(code[start..at].to_string());
+        }
+        if code[at..].starts_with("::") {
+            at += 2;
+            if code[at..].starts_with('{') {
+                let mut out = Vec::new();
+                at += 1;
+                loop {
+                    while at < bytes.len() && (bytes[at] as char).is_whitespace() {
+                        at += 1;
+                    }
+                    if at >= bytes.len() || bytes[at] == b'}' {
+                        break;
+                    }
+                    let (inner, end) = parse_path(code, at);
+                    for p in inner {
+                        let mut full = segments.clone();
+                        full.extend(p.into_iter().filter(|s| s != "self"));
+                        out.push(full);
+                    }
+                    at = end;
+                    // Past `as name` and up to the next item.
+                    while at < bytes.len() && bytes[at] != b',' && bytes[at] != b'}' {
+                        at += 1;
+                    }
+                    if at < bytes.len() && bytes[at] == b',' {
+                        at += 1;
+                    }
+                }
+                return (out, at + 1);
+            }
+            continue;
+        }
+        return (vec![segments], at);
+    }
+}
+
+/// Every top-level module a file's text names as `crate::<module>` (grouped imports too), with
+/// a line where it does.
 fn imports(text: &str) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
-    for (i, line) in text.lines().enumerate() {
-        let code = line.split("//").next().unwrap_or_default();
-        let mut rest = code;
-        while let Some(at) = rest.find("crate::") {
-            let after = &rest[at + "crate::".len()..];
-            let name: String = after
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if !name.is_empty() {
-                out.entry(name).or_insert(i + 1);
+    for (path, line) in paths_named(text) {
+        if path.first().map(String::as_str) == Some("crate") {
+            if let Some(name) = path.get(1) {
+                out.entry(name.clone()).or_insert(line);
             }
-            rest = after;
         }
     }
     out
+}
+
+/// The module a file is, as a path (`src/judge/checks/mod.rs` -> `judge::checks`).
+fn module_path(file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src()).unwrap();
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().unwrap_or_default();
+    let stem = last.strip_suffix(".rs").unwrap_or(&last).to_string();
+    if stem != "mod" && stem != "lib" && stem != "main" {
+        parts.push(stem);
+    }
+    parts
+}
+
+/// The module a named path refers to, from the module `own`: `crate::` from the root, `super::`
+/// from `own`'s parent, `self::` from `own`.
+fn resolve(path: &[String], own: &[String]) -> Vec<String> {
+    let mut base: Vec<String> = Vec::new();
+    let mut rest = path;
+    match path.first().map(String::as_str) {
+        Some("crate") => rest = &path[1..],
+        Some("self") => {
+            base = own.to_vec();
+            rest = &path[1..];
+        }
+        _ => {
+            base = own.to_vec();
+            while rest.first().map(String::as_str) == Some("super") {
+                base.pop();
+                rest = &rest[1..];
+            }
+        }
+    }
+    base.extend(rest.iter().cloned());
+    base
+}
+
+/// The modules (files) of `src/` that import each other, directly or around a loop, within one
+/// top-level module: siblings only (a module and its own submodules are one unit by nature).
+fn cycles_within_modules() -> Vec<Vec<String>> {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let modules: BTreeMap<Vec<String>, PathBuf> =
+        files.iter().map(|f| (module_path(f), f.clone())).collect();
+    let mut edges: BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>> = BTreeMap::new();
+    for (own, file) in &modules {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (path, _) in paths_named(&text) {
+            let target = resolve(&path, own);
+            // The longest module the path is in.
+            let Some(to) = (1..=target.len())
+                .rev()
+                .map(|n| target[..n].to_vec())
+                .find(|m| modules.contains_key(m))
+            else {
+                continue;
+            };
+            let related = to.starts_with(own) || own.starts_with(&to);
+            if to.first() == own.first() && !related {
+                edges.entry(own.clone()).or_default().insert(to);
+            }
+        }
+    }
+    // Every loop, found once from its smallest module.
+    let mut found = std::collections::BTreeSet::new();
+    for start in edges.keys() {
+        let mut stack = vec![(start.clone(), vec![start.clone()])];
+        while let Some((at, trail)) = stack.pop() {
+            for next in edges.get(&at).into_iter().flatten() {
+                if next == start {
+                    let mut cycle = trail.clone();
+                    let min = cycle
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|(_, m)| *m)
+                        .map(|(i, _)| i);
+                    cycle.rotate_left(min.unwrap_or(0));
+                    found.insert(cycle);
+                } else if !trail.contains(next) && next > start && trail.len() < 8 {
+                    let mut t = trail.clone();
+                    t.push(next.clone());
+                    stack.push((next.clone(), t));
+                }
+            }
+        }
+    }
+    found
+        .into_iter()
+        .map(|c| c.iter().map(|m| m.join("::")).collect())
+        .collect()
+}
+
+#[test]
+fn no_module_imports_a_sibling_that_imports_it_back() {
+    let cycles = cycles_within_modules();
+    assert!(
+        cycles.is_empty(),
+        "modules that import each other (around a loop):\n{}",
+        cycles
+            .iter()
+            .map(|c| format!("{} -> {}", c.join(" -> "), c[0]))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn grouped_and_relative_imports_are_read() {
+    let found = paths_named(
+        "use crate::{render::summary, wire::{figures, fleet::Sku as S}};\n\
+         use super::{noise, checks::Thresholds};\nlet x = super::super::a::b(); // crate::run\n",
+    );
+    let paths: Vec<String> = found.iter().map(|(p, _)| p.join("::")).collect();
+    assert_eq!(
+        paths,
+        [
+            "crate::render::summary",
+            "crate::wire::figures",
+            "crate::wire::fleet::Sku",
+            "super::noise",
+            "super::checks::Thresholds",
+            "super::super::a::b",
+        ]
+    );
+    assert_eq!(found[3].1, 2);
+    let own = ["judge".to_string(), "noise".to_string()];
+    assert_eq!(
+        resolve(&found[4].0, &own),
+        ["judge", "checks", "Thresholds"]
+    );
+    assert_eq!(
+        imports("use crate::{render, wire::x};")
+            .keys()
+            .collect::<Vec<_>>(),
+        ["render", "wire"]
+    );
 }
 
 #[test]
