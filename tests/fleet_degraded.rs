@@ -20,18 +20,7 @@ use health_check::judge::rules::Severity;
 use health_check::wire::fleet::{MachineStatus, Scope};
 use netns::{ADDR_B, NetPair, Side};
 use std::path::Path;
-use util::{TestCgroup, bin_str, exclusive, json_of};
-
-/// This 2-CPU VM fails DCPerf's absolute limits (calls per thread, busy CPU, 10 Gbit/s): this
-/// test is about the comparison, so they are lifted.
-const VM_LIMITS: [&str; 6] = [
-    "--threshold",
-    "sleepbench.calls_per_thread=100",
-    "--threshold",
-    "sleepbench.total_cpu_pct=101",
-    "--threshold",
-    "network.min_bandwidth_gbps=0.01",
-];
+use util::{TestCgroup, VM_LIMITS, bin_str, exclusive, json_of};
 
 /// One server run from A to B's responder, written to `out`; `extra` picks sections.
 fn server_run(pair: &NetPair, out: &Path, extra: &[&str]) {

@@ -6,20 +6,12 @@
 
 use crate::fleet_util::compare;
 use crate::netns::{ADDR_B, NetPair, Side};
-use crate::util::{NO_INTERFERENCE_LIMITS, TestCgroup, bin_str, exclusive, json_of, run};
+use crate::util::{
+    NO_INTERFERENCE_LIMITS, TestCgroup, VM_LIMITS, bin_str, exclusive, json_of, run,
+};
 use health_check::wire::fleet::{DocumentKind, FleetReport, MachineEntry, MachineStatus, Scope};
 use serde_json::{Value, json};
 use std::path::Path;
-
-/// This 2-CPU VM fails DCPerf's absolute sleep limits; these tests are about comparison.
-const VM_LIMITS: [&str; 6] = [
-    "--threshold",
-    "sleepbench.calls_per_thread=100",
-    "--threshold",
-    "sleepbench.total_cpu_pct=101",
-    "--threshold",
-    "network.min_bandwidth_gbps=0.01",
-];
 
 /// A quick local run of this machine (system and sleep), as a JSON value.
 fn local_run(extra: &[&str]) -> Value {

@@ -2,7 +2,7 @@
 //! namespaces with a shaped 1 Gbit/s link, and peers that refuse, vanish, stall or speak garbage.
 
 use crate::netns::{ADDR_B, NetPair, Side};
-use crate::util::{Need, assert_valid, bin_path, bin_str, exclusive, json_of, needs};
+use crate::util::{Need, assert_valid, bin_path, bin_str, exclusive, json_of, needs, run};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -211,20 +211,17 @@ fn our_client_against_stock_iperf3_server_on_loopback() {
     }
     let port = free_port();
     let _server = StockIperf3Server::start(port);
-    let out = Command::new(bin_path())
-        .args([
-            "iperf",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-            "--iperf-time",
-            "1",
-            "--iperf-streams",
-            "2",
-        ])
-        .output()
-        .unwrap();
-    let doc = json_of(&out);
+    let out = run(&[
+        "iperf",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+        "--iperf-time",
+        "1",
+        "--iperf-streams",
+        "2",
+    ]);
+    let doc = out.json();
     assert_valid(&doc);
     let b = &doc["iperf3 bandwidth"][0];
     assert_eq!(b["peer"], "iperf3");
@@ -333,21 +330,18 @@ fn fake_peer(serve: fn(TcpStream)) -> u16 {
 
 fn iperf_against(port: u16) -> (Value, Duration) {
     let started = Instant::now();
-    let out = Command::new(bin_path())
-        .args([
-            "iperf",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-            "--iperf-time",
-            "1",
-            "--iperf-timeout",
-            "1",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "a failed peer is recorded, not fatal");
-    let doc = json_of(&out);
+    let out = run(&[
+        "iperf",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+        "--iperf-time",
+        "1",
+        "--iperf-timeout",
+        "1",
+    ]);
+    assert!(out.code == 0, "a failed peer is recorded, not fatal");
+    let doc = out.json();
     assert_valid(&doc);
     (doc, started.elapsed())
 }
@@ -575,24 +569,16 @@ fn a_port_already_served_by_iperf3_is_fine() {
     }
     let port = free_port();
     let _server = StockIperf3Server::start(port);
-    let out = Command::new(bin_path())
-        .args([
-            "-r",
-            "client",
-            "--port",
-            &port.to_string(),
-            "--idle-timeout",
-            "5",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc = json_of(&out);
+    let out = run(&[
+        "-r",
+        "client",
+        "--port",
+        &port.to_string(),
+        "--idle-timeout",
+        "5",
+    ]);
+    assert_eq!(Some(out.code), Some(0), "{}", out.stderr);
+    let doc = out.json();
     assert_valid(&doc);
     assert!(
         doc["responder"]["note"]
@@ -606,12 +592,9 @@ fn a_port_already_served_by_iperf3_is_fine() {
 fn a_port_held_by_something_else_is_an_error_that_says_what_to_do() {
     let listener = TcpListener::bind("0.0.0.0:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let out = Command::new(bin_path())
-        .args(["-r", "client", "--port", &port.to_string()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let doc = json_of(&out);
+    let out = run(&["-r", "client", "--port", &port.to_string()]);
+    assert_eq!(Some(out.code), Some(1));
+    let doc = out.json();
     assert_valid(&doc);
     assert!(
         doc["responder"]["ended_by"]
@@ -625,20 +608,17 @@ fn a_port_held_by_something_else_is_an_error_that_says_what_to_do() {
 fn idle_timeout_ends_the_client_role_with_its_document() {
     let port = free_port();
     let started = Instant::now();
-    let out = Command::new(bin_path())
-        .args([
-            "-r",
-            "client",
-            "--port",
-            &port.to_string(),
-            "--idle-timeout",
-            "0.5",
-        ])
-        .output()
-        .unwrap();
+    let out = run(&[
+        "-r",
+        "client",
+        "--port",
+        &port.to_string(),
+        "--idle-timeout",
+        "0.5",
+    ]);
     assert!(started.elapsed() < Duration::from_secs(3));
-    assert_eq!(out.status.code(), Some(0));
-    let doc = json_of(&out);
+    assert_eq!(Some(out.code), Some(0));
+    let doc = out.json();
     assert_valid(&doc);
     assert!(
         doc["responder"]["ended_by"]
