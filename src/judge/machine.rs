@@ -63,10 +63,10 @@ impl Machine {
         self.entry.reasons.push(why.into());
     }
 
-    /// A machine known only from others' measurements of it (no document of its own).
-    pub fn measured_only(label: &str) -> Machine {
+    /// A machine of this entry, nothing known of it yet.
+    fn of_entry(entry: MachineEntry) -> Machine {
         Machine {
-            entry: entry(String::new(), DocumentKind::None),
+            entry,
             figures: Vec::new(),
             addresses: Vec::new(),
             document: None,
@@ -74,7 +74,11 @@ impl Machine {
             client_checks_failed: Vec::new(),
             facts: BTreeMap::new(),
         }
-        .labelled(label)
+    }
+
+    /// A machine known only from others' measurements of it (no document of its own).
+    pub fn measured_only(label: &str) -> Machine {
+        Machine::of_entry(entry(String::new(), DocumentKind::None)).labelled(label)
     }
 
     fn labelled(mut self, label: &str) -> Machine {
@@ -162,15 +166,7 @@ fn assign_labels(machines: &mut [Machine], how: LabelFrom) {
 }
 
 fn machine_from(l: Loaded, keep_document: bool, t: &Thresholds) -> Machine {
-    let mut m = Machine {
-        entry: entry(l.path.display().to_string(), DocumentKind::Unknown),
-        figures: Vec::new(),
-        addresses: Vec::new(),
-        document: None,
-        interfered: BTreeMap::new(),
-        client_checks_failed: Vec::new(),
-        facts: BTreeMap::new(),
-    };
+    let mut m = Machine::of_entry(entry(l.path.display().to_string(), DocumentKind::Unknown));
     m.entry.started_unix = l.timestamp;
     let envelope = l.machine.as_ref().map(identity_of_envelope);
     if let Some(id) = &envelope {

@@ -17,37 +17,35 @@ use std::collections::BTreeMap;
 
 /// Why a section's window is too disturbed to judge its figures, or `None` when it is not.
 pub fn interfered(i: &InterferenceEntry, t: &Thresholds) -> Option<String> {
-    let mut why = Vec::new();
-    if let Some(p) = i.steal_pct.filter(|&p| p > t.interference_steal_pct) {
-        why.push(format!(
-            "the hypervisor stole {p:.1}% of the CPU time (limit {}%)",
-            t.interference_steal_pct
-        ));
-    }
-    if let Some(p) = i
-        .other_cpu_pct
-        .filter(|&p| p > t.interference_other_cpu_pct)
-    {
-        why.push(format!(
-            "other processes used {p:.1}% of the CPU time (limit {}%)",
-            t.interference_other_cpu_pct
-        ));
-    }
-    if let Some(p) = i
-        .throttled_pct
-        .filter(|&p| p > t.interference_throttled_pct)
-    {
-        why.push(format!(
-            "the cgroup's CPU quota held the run back {p:.1}% of the time (limit {}%)",
-            t.interference_throttled_pct
-        ));
-    }
-    if let Some(n) = i
-        .thermal_events
-        .filter(|&n| n as f64 > t.interference_thermal_events)
-    {
-        why.push(format!("the CPUs throttled for heat {n} time(s)"));
-    }
+    let over = |value: Option<f64>, limit: f64| value.filter(|&v| v > limit);
+    let why: Vec<String> = [
+        over(i.steal_pct, t.interference_steal_pct).map(|p| {
+            format!(
+                "the hypervisor stole {p:.1}% of the CPU time (limit {}%)",
+                t.interference_steal_pct
+            )
+        }),
+        over(i.other_cpu_pct, t.interference_other_cpu_pct).map(|p| {
+            format!(
+                "other processes used {p:.1}% of the CPU time (limit {}%)",
+                t.interference_other_cpu_pct
+            )
+        }),
+        over(i.throttled_pct, t.interference_throttled_pct).map(|p| {
+            format!(
+                "the cgroup's CPU quota held the run back {p:.1}% of the time (limit {}%)",
+                t.interference_throttled_pct
+            )
+        }),
+        over(
+            i.thermal_events.map(|n| n as f64),
+            t.interference_thermal_events,
+        )
+        .map(|n| format!("the CPUs throttled for heat {n} time(s)")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     (!why.is_empty()).then(|| why.join("; "))
 }
 
