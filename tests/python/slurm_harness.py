@@ -88,9 +88,12 @@ class NodeState:
 
 
 class Cluster:
-    def __init__(self, binary, node="hcnode", interval=5):
+    def __init__(self, binary, node="hcnode", interval=5, nodes=None):
+        """A cluster of `nodes` (one slurmd each, on this host), or of the one `node`; `node` is
+        the first of them either way."""
         self.binary = binary
-        self.node = node
+        self.nodes = list(nodes or [node])
+        self.node = self.nodes[0]
         self.interval = interval
         # Not under pytest's tmp_path: that is 0700 root, and munged (the munge user) must reach its
         # key and socket directory through every parent.
@@ -99,7 +102,6 @@ class Cluster:
         self.conf = self.root / "slurm.conf"
         self.defaults = self.root / "health_check.defaults"
         self.runs_log = self.root / "runs.log"
-        self.state_file = self.root / "slurm-state.json"
         self.fake_sys = self.root / "fake-sys"
         self.procs = {}
         self.env = dict(os.environ, SLURM_CONF=str(self.conf), PATH=SBIN_PATH)
@@ -118,8 +120,15 @@ class Cluster:
         self._spawn("slurmctld", [tool("slurmctld"), "-D", "-c", "-f", str(self.conf)])
         self.wait(lambda: self.scontrol("ping", check=False).returncode == 0, 20, "slurmctld to answer")
         self.timings["slurmctld"] = time.monotonic() - t0
-        self._spawn("slurmd", [tool("slurmd"), "-D", "-N", self.node, "-f", str(self.conf)])
-        self.wait_node(lambda n: n.state.startswith("IDLE") and not n.flags & {"NOT_RESPONDING", "DRAIN"}, 30, "IDLE")
+        for name in self.nodes:
+            self._spawn(f"slurmd-{name}", [tool("slurmd"), "-D", "-N", name, "-f", str(self.conf)])
+        for name in self.nodes:
+            self.wait_node(
+                lambda n: n.state.startswith("IDLE") and not n.flags & {"NOT_RESPONDING", "DRAIN"},
+                30,
+                "IDLE",
+                name=name,
+            )
         self.timings["idle"] = time.monotonic() - t0
         return self
 
@@ -154,8 +163,16 @@ class Cluster:
 
     def _write_conf(self):
         host = socket.gethostname().split(".")[0]
+        # Several slurmd on one host: each its own port (and its own spool, pid and log by %n).
+        nodes = "\n".join(
+            f"NodeName={name} NodeHostname={host} NodeAddr=127.0.0.1 Port={free_port()} CPUs=1 "
+            "RealMemory=100 State=UNKNOWN"
+            for name in self.nodes
+        )
         for sub in ("state", "spool", "log"):
             (self.root / sub).mkdir()
+        for name in self.nodes:
+            (self.root / "spool" / name).mkdir()
         r = self.root
         self.conf.write_text(
             f"""# A one-node cluster for health_check's tests (tests/python/slurm_harness.py).
@@ -164,16 +181,15 @@ SlurmctldHost={host}(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
 SlurmctldPort={free_port()}
-SlurmdPort={free_port()}
 AuthType=auth/munge
 AuthInfo=socket={self.munge_socket}
 CredType=cred/munge
 StateSaveLocation={r}/state
-SlurmdSpoolDir={r}/spool
+SlurmdSpoolDir={r}/spool/%n
 SlurmctldPidFile={r}/slurmctld.pid
-SlurmdPidFile={r}/slurmd.pid
+SlurmdPidFile={r}/slurmd-%n.pid
 SlurmctldLogFile={r}/log/slurmctld.log
-SlurmdLogFile={r}/log/slurmd.log
+SlurmdLogFile={r}/log/slurmd-%n.log
 SlurmctldDebug=info
 SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
@@ -191,8 +207,8 @@ SlurmdTimeout=300
 HealthCheckProgram={r}/health_check_program
 HealthCheckInterval={self.interval}
 HealthCheckNodeState=ANY
-NodeName={self.node} NodeHostname={host} NodeAddr=127.0.0.1 CPUs=1 RealMemory=100 State=UNKNOWN
-PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
+{nodes}
+PartitionName=debug Nodes={",".join(self.nodes)} Default=YES MaxTime=INFINITE State=UP
 """
         )
 
@@ -226,10 +242,12 @@ exit $rc
     def set_options(self, options):
         """The options of every health check run from now on (the defaults file, replaced
         atomically: a run never reads half of it)."""
+        # Each node's own streaks and history ($SLURMD_NODENAME, as slurmd sets it): the nodes
+        # share this host's files.
         text = (
             f"HEALTH_CHECK_BIN={self.binary}\n"
-            f"HEALTH_CHECK_HISTORY={self.root / 'history.sqlite'}\n"
-            f'HEALTH_CHECK_SLURM_OPTS="--state {self.state_file} {" ".join(options)}"\n'
+            f"HEALTH_CHECK_HISTORY={self.root}/history-$SLURMD_NODENAME.sqlite\n"
+            f'HEALTH_CHECK_SLURM_OPTS="--state {self.root}/state-$SLURMD_NODENAME.json {" ".join(options)}"\n'
         )
         tmp = self.defaults.with_suffix(".tmp")
         tmp.write_text(text)
@@ -261,15 +279,15 @@ exit $rc
             raise AssertionError(f"scontrol {' '.join(args)}: {r.stderr.strip()}\n{self.diagnostics()}")
         return r
 
-    def node_state(self):
-        return NodeState(self.scontrol("show", "node", self.node).stdout)
+    def node_state(self, name=None):
+        return NodeState(self.scontrol("show", "node", name or self.node).stdout)
 
-    def drain(self, reason):
-        self.scontrol("update", f"NodeName={self.node}", "State=DRAIN", f"Reason={reason}")
+    def drain(self, reason, name=None):
+        self.scontrol("update", f"NodeName={name or self.node}", "State=DRAIN", f"Reason={reason}")
 
-    def resume(self):
-        if self.node_state().drained:
-            self.scontrol("update", f"NodeName={self.node}", "State=RESUME")
+    def resume(self, name=None):
+        if self.node_state(name).drained:
+            self.scontrol("update", f"NodeName={name or self.node}", "State=RESUME")
 
     def runs_started(self):
         """How many health check runs have started so far."""
@@ -313,12 +331,12 @@ exit $rc
                 raise AssertionError(f"no {what} within {timeout} s\n{self.diagnostics()}")
             time.sleep(0.2)
 
-    def wait_node(self, predicate, timeout, what):
+    def wait_node(self, predicate, timeout, what, name=None):
         """Polls `scontrol show node` until predicate(NodeState) holds; returns that state."""
         last = []
 
         def check():
-            state = self.node_state()
+            state = self.node_state(name)
             last[:] = [state]
             return state if predicate(state) else None
 
@@ -335,7 +353,9 @@ exit $rc
 
     def diagnostics(self):
         parts = []
-        for name in ["log/slurmctld.log", "log/slurmd.log", "runs.log.out", "munged.out", "slurmd.out"]:
+        logs = ["log/slurmctld.log", "runs.log.out", "munged.out"]
+        logs += [f"log/slurmd-{n}.log" for n in self.nodes] + [f"slurmd-{n}.out" for n in self.nodes]
+        for name in logs:
             path = self.root / name
             if path.exists():
                 lines = path.read_text(errors="replace").splitlines()[-15:]
@@ -372,7 +392,7 @@ exit $rc
         """Stops everything (slurmd first, munged last) and removes the directory. Returns the
         pids that were still running after SIGKILL (none, normally)."""
         self.continue_controller()
-        for name in ["slurmd", "slurmctld", "munged"]:
+        for name in [*(f"slurmd-{n}" for n in self.nodes), "slurmctld", "munged"]:
             if name not in self.procs:
                 continue
             proc, log = self.procs[name]
