@@ -168,6 +168,12 @@ pub struct CommonArgs {
     /// other processes' load, a CPU quota, thermal throttling) beyond the interference limits.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_number::<i64>)]
     pub retry_inconclusive: Option<i64>,
+    /// Stop the run after this long (seconds, or with a unit: '50s', '2m'): the section still
+    /// running fails, naming the deadline, the document is written, and the run counts as
+    /// failing; a measurement stuck past it (a process in the kernel) is abandoned. Default:
+    /// none; for 'slurm', 50 s (slurmd kills its program at 60 s).
+    #[arg(long, value_name = "SECONDS")]
+    pub deadline: Option<String>,
     /// Change a check's limit (repeatable); 'health_check checks --list' shows the names.
     #[arg(long, value_name = "NAME=VALUE", action = ArgAction::Append)]
     pub threshold: Vec<String>,

@@ -267,6 +267,8 @@ pub struct Config {
     pub retry_inconclusive: u32,
     /// `--history` (or `$HEALTH_CHECK_HISTORY`): record the run and judge it against the past.
     pub history: Option<HistoryConfig>,
+    /// `--deadline`: how long the run may take before it stops itself.
+    pub deadline: Option<Duration>,
 }
 
 /// Splits `-c` values into host names: commas separate, blanks are trimmed, empty items and
@@ -658,6 +660,7 @@ impl Config {
         default_profile: Profile,
     ) -> Result<Config, ConfigError> {
         let profile = common.profile.unwrap_or(default_profile);
+        let mode_is_slurm = matches!(mode, Mode::Slurm(_));
         Ok(Config {
             mode,
             profile,
@@ -685,6 +688,16 @@ impl Config {
                 0,
             )?,
             history: history_config(common)?,
+            deadline: common
+                .deadline
+                .as_deref()
+                .map(|d| match parse_duration(d) {
+                    Ok(d) if d > Duration::ZERO => Ok(d),
+                    Ok(_) => Err(ConfigError::new("--deadline", "give a time above 0")),
+                    Err(m) => Err(ConfigError::new("--deadline", m.to_string())),
+                })
+                .transpose()?
+                .or_else(|| mode_is_slurm.then_some(crate::profile::SLURM_DEADLINE)),
         })
     }
 }

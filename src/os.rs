@@ -6,8 +6,11 @@
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
-/// The signal that asked us to stop (SIGINT or SIGTERM), or 0 while none has arrived.
+/// The signal that asked us to stop (SIGINT or SIGTERM), [`DEADLINE`], or 0 while nothing has.
 static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// What [`STOP_SIGNAL`] holds when the run's `--deadline` passed.
+const DEADLINE: i32 = -1;
 
 /// A request to stop, with the exit code the process should end with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,14 +19,18 @@ pub enum Interrupt {
     Int,
     /// SIGTERM: exit code 143.
     Term,
+    /// The run's `--deadline` passed: exit code 124, as timeout(1) says.
+    Deadline,
 }
 
 impl Interrupt {
-    /// The conventional shell exit code for this signal (128 + signal number).
+    /// The conventional shell exit code for this signal (128 + signal number; 124 for a
+    /// deadline).
     pub fn exit_code(self) -> u8 {
         match self {
             Interrupt::Int => 130,
             Interrupt::Term => 143,
+            Interrupt::Deadline => 124,
         }
     }
 
@@ -32,18 +39,26 @@ impl Interrupt {
         match self {
             Interrupt::Int => "SIGINT",
             Interrupt::Term => "SIGTERM",
+            Interrupt::Deadline => "the --deadline",
         }
     }
 }
 
-/// Whether SIGINT or SIGTERM has arrived since [`install_stop_handlers`]. Cheap enough for hot loops
-/// that check it every few milliseconds.
+/// Whether SIGINT or SIGTERM has arrived since [`install_stop_handlers`], or the deadline passed
+/// ([`stop_for_deadline`]). Cheap enough for hot loops that check it every few milliseconds.
 pub fn interrupted() -> Option<Interrupt> {
     match STOP_SIGNAL.load(Ordering::Relaxed) {
         0 => None,
+        DEADLINE => Some(Interrupt::Deadline),
         s if s == libc::SIGTERM => Some(Interrupt::Term),
         _ => Some(Interrupt::Int),
     }
+}
+
+/// Asks every measurement loop to stop because the run's deadline passed (a signal that came
+/// first keeps its name).
+pub fn stop_for_deadline() {
+    let _ = STOP_SIGNAL.compare_exchange(0, DEADLINE, Ordering::Relaxed, Ordering::Relaxed);
 }
 
 /// The number of CPUs this process may run on (what `nproc` prints): the affinity mask, which

@@ -53,6 +53,9 @@ pub const PEER_TIMEOUTS: Timeouts = Timeouts {
 /// How long the client role waits for a test before it stops by itself: 15 minutes, long enough
 /// for a server's whole run, short enough that a forgotten responder does not linger.
 pub const IDLE_TIMEOUT: &str = "900";
+/// `health_check slurm`'s `--deadline`: slurmd kills its HealthCheckProgram after 60 s; the run
+/// stops itself before, to write its document and count the overrun as a failing run.
+pub const SLURM_DEADLINE: Duration = Duration::from_secs(50);
 
 /// The table.
 pub fn settings(profile: Profile) -> Settings {

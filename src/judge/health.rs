@@ -27,7 +27,21 @@ pub enum Health {
     },
 }
 
-/// The verdict of one document.
+impl Health {
+    /// The verdict as a number, the same for everything that acts on it: 0 healthy, 1 failing
+    /// (Slurm counts it toward a drain, node-problem-detector sets its condition, the Prometheus
+    /// gauge `health_check_health` reads 1), 2 inconclusive (nothing acts; NPD's Unknown).
+    pub fn code(&self) -> u8 {
+        match self {
+            Health::Healthy => 0,
+            Health::Failing { .. } => 1,
+            Health::Inconclusive { .. } => 2,
+        }
+    }
+}
+
+/// The verdict of one document: the one roll-up Slurm, node-problem-detector and Prometheus
+/// act on.
 pub fn of(doc: &Document) -> Health {
     let failed_sections: Vec<String> = doc
         .health_check

@@ -20,36 +20,25 @@ pub struct Verdict {
     pub code: u8,
 }
 
-/// The NPD verdict of one run.
+/// The NPD verdict of one run: the code is the roll-up Slurm and Prometheus act on too
+/// ([`Health::code`]): a section that failed to run (or overran the `--deadline`) is a failing
+/// run, as Slurm drains on it. The line names the first failure and no count, so an unchanged
+/// problem writes an unchanged line (NPD raises an event when the message changes).
 pub fn verdict(doc: &Document) -> Verdict {
-    let (line, code) = match health::of(doc) {
-        Health::Healthy => ("health_check: ok".to_string(), 0),
+    let health = health::of(doc);
+    let line = match &health {
+        Health::Healthy => "health_check: ok".to_string(),
         Health::Failing {
-            what,
-            check: true,
-            count,
-        } => (more(format!("health_check: fail: {what}"), count), 1),
-        Health::Failing { what, count, .. } => (
-            more(format!("health_check: could not run: {what} failed"), count),
-            2,
-        ),
-        Health::Inconclusive { what } => (
-            format!("health_check: inconclusive (interference): {what}"),
-            2,
-        ),
+            what, check: true, ..
+        } => format!("health_check: fail: {what}"),
+        Health::Failing { what, .. } => format!("health_check: fail: {what} failed to run"),
+        Health::Inconclusive { what } => {
+            format!("health_check: inconclusive (interference): {what}")
+        }
     };
     Verdict {
         line: shorten_bytes(&terminal_safe(&line), MAX_LINE),
-        code,
-    }
-}
-
-/// `line` and how many more failed: a count after the name, so the start stays the same.
-fn more(line: String, count: usize) -> String {
-    if count > 1 {
-        format!("{line} (+{} more)", count - 1)
-    } else {
-        line
+        code: health.code(),
     }
 }
 

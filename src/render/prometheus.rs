@@ -164,6 +164,13 @@ pub fn document(doc: &Document) -> String {
         &[],
         info.seconds,
     );
+    e.gauge(
+        "health",
+        "the run's verdict as Slurm and node-problem-detector act on it: 0 healthy, 1 failing \
+         (a check failed or a section failed to run), 2 inconclusive",
+        &[],
+        f64::from(crate::judge::health::of(doc).code()),
+    );
     for (section, outcome) in &info.sections.0 {
         e.gauge(
             "section_ok",
@@ -265,6 +272,7 @@ pub fn metric_names() -> Vec<String> {
         "info",
         "run_timestamp_seconds",
         "run_duration_seconds",
+        "health",
         "section_ok",
         "check_status",
         "fleet_report_timestamp_seconds",

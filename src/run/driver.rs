@@ -159,15 +159,27 @@ fn run_plan(
     let window = || crate::system::interference::snapshot(&HostFs, &cpus);
     let mut outcomes = Vec::new();
     for &section in &config.plan {
-        if os::interrupted().is_some() {
-            outcomes.push((section, SectionOutcome::Skipped("interrupted".into())));
-            mark_not_measured(doc, section, NotMeasured::skipped("interrupted"), config);
+        if let Some(stop) = os::interrupted() {
+            let why = match stop {
+                os::Interrupt::Deadline => "the --deadline passed",
+                _ => "interrupted",
+            };
+            outcomes.push((section, SectionOutcome::Skipped(why.into())));
+            mark_not_measured(doc, section, NotMeasured::skipped(why), config);
             continue;
         }
         let mut attempt = 0;
         loop {
             let before = window();
-            let outcome = run_step(section, config, system, doc);
+            super::watchdog::running(Some(section));
+            let mut outcome = run_step(section, config, system, doc);
+            super::watchdog::running(None);
+            // Stopped by the run's own deadline: the section overran it, a failure to act on.
+            if outcome == SectionOutcome::Interrupted
+                && os::interrupted() == Some(os::Interrupt::Deadline)
+            {
+                outcome = SectionOutcome::Failed(super::watchdog::overran(config.deadline));
+            }
             let during =
                 InterferenceEntry::from(&crate::system::interference::between(&before, &window()));
             let why = noise::interfered(&during, &config.thresholds);
@@ -239,6 +251,13 @@ fn measure(
     // section, to show that the others still run and the document records it.
     if std::env::var("HEALTH_CHECK_INJECT_PANIC").as_deref() == Ok(section.name()) {
         panic!("injected panic in the {} section", section.name());
+    }
+    // And a section that never returns nor polls the stop flag, as one stuck in the kernel on a
+    // sick node: the --deadline's watchdog must abandon the run.
+    if std::env::var("HEALTH_CHECK_INJECT_HANG").as_deref() == Ok(section.name()) {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
     }
     match section {
         Section::System => {

@@ -9,6 +9,7 @@ pub mod pidfile;
 pub mod readers;
 pub mod responder;
 pub mod slurm;
+pub mod watchdog;
 
 use crate::config::{Config, Mode, Section};
 use crate::judge::checks;
@@ -78,6 +79,7 @@ impl RunInfoBuilder {
             interrupted_by: interrupted.map(|i| match i {
                 Interrupt::Int => SignalName::Sigint,
                 Interrupt::Term => SignalName::Sigterm,
+                Interrupt::Deadline => SignalName::Deadline,
             }),
             machine: Some(MachineIdentity::from(&crate::system::identity::identity(
                 &crate::system::source::HostFs,
@@ -120,6 +122,18 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Exit {
         }
         Mode::Server | Mode::Debug(_) => {}
     }
+    if let Some(deadline) = config.deadline {
+        let abandoned = config.clone();
+        watchdog::on_overrun(Box::new(move |section| {
+            let doc = abandoned_document(&abandoned, section);
+            let exporter = export::exporter(abandoned.format);
+            if let Ok(text) = exporter.document(&doc, false) {
+                let _ = emit(abandoned.output.as_deref(), &text, &text);
+            }
+            Interrupt::Deadline.exit_code()
+        }));
+        watchdog::start(deadline);
+    }
     let outcome = driver::run(config, options_from_env);
     if config.format == Format::Npd {
         // NPD sets the condition from the exit code, which must say what the line says: a
@@ -145,6 +159,44 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Exit {
         return Exit::ChecksFailed;
     }
     Exit::Ok
+}
+
+/// The document of a run abandoned past its deadline: what it measured is lost with the thread
+/// that hung, so it says which section hung and that the others are not in it.
+pub fn abandoned_document(config: &Config, hung: Option<Section>) -> Document {
+    let sections = config
+        .plan
+        .iter()
+        .map(|&s| {
+            let outcome = if Some(s) == hung {
+                SectionOutcome::Failed(format!(
+                    "did not stop {} s after the --deadline: the run was abandoned",
+                    watchdog::GRACE.as_secs()
+                ))
+            } else {
+                SectionOutcome::Skipped("the run was abandoned past its --deadline".into())
+            };
+            (s, outcome)
+        })
+        .collect();
+    Document {
+        health_check: RunInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            role: config.mode.role(),
+            clients: config.clients.clone(),
+            profile: config.profile,
+            seconds: config
+                .deadline
+                .map_or(0.0, |d| (d + watchdog::GRACE).as_secs_f64()),
+            started_unix: 0,
+            sections: SectionStatuses(sections),
+            options_from_env: None,
+            interrupted_by: Some(SignalName::Deadline),
+            machine: None,
+            interference: BTreeMap::new(),
+        },
+        ..Document::default()
+    }
 }
 
 /// Prints a JSON value indented, as committed files hold it.

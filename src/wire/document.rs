@@ -598,6 +598,9 @@ pub enum SignalName {
     /// `kill`.
     #[serde(rename = "SIGTERM")]
     Sigterm,
+    /// The run's own `--deadline` passed.
+    #[serde(rename = "deadline")]
+    Deadline,
 }
 
 /// About this run.

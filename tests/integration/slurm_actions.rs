@@ -336,6 +336,36 @@ fn nodes_that_drain_at_once_keep_only_what_the_cap_allows() {
     );
 }
 
+/// A run stuck past its `--deadline` (a section that never returns, as on a sick node) is a
+/// failing run: counted and acted on before the program gives up, where slurmd would only kill it.
+#[test]
+fn a_run_stuck_past_its_deadline_counts_as_failing_and_drains() {
+    let reason = "health_check: sleep: section failed to run";
+    let c = Controller::new();
+    c.answer(
+        "after-update",
+        &show("IDLE+DRAIN", &format!("{reason} [root@t]")),
+    );
+    let started = Instant::now();
+    let r = Ran::of(
+        c.command(false, &["--deadline", "1"])
+            .env("HEALTH_CHECK_INJECT_HANG", "sleep")
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        c.updates(),
+        [format!("update NodeName=n1 State=DRAIN Reason={reason}")]
+    );
+    assert!(r.stderr.contains("did not stop"), "{}", r.stderr);
+}
+
 #[test]
 fn a_node_name_that_is_not_one_node_never_reaches_scontrol() {
     for name in ["n[1-100]", "ALL", "n1 State=RESUME", "n1,n2"] {

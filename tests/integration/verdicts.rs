@@ -211,3 +211,156 @@ fn sections_a_ctrl_c_never_reached_are_skipped_as_interrupted() {
     );
     assert_eq!(doc["memory"]["skipped"], "interrupted");
 }
+
+/// One roll-up: the same documents give the same verdict to Slurm (a failing run counts toward a
+/// drain, an inconclusive one toward nothing), node-problem-detector (its exit code) and
+/// Prometheus (`health_check_health`).
+#[test]
+fn slurm_npd_and_prometheus_act_on_one_verdict() {
+    use health_check::judge::health;
+    use health_check::render::{npd, prometheus};
+    use health_check::run::slurm::{Decision, NodeInfo, Policy, Streaks, decide};
+    use health_check::wire::document::{
+        Check, CheckId, Document, Section, SectionOutcome, SectionStatuses, SignalName, Status,
+    };
+    let check = |name: &str, status| Check {
+        name: CheckId::parse(name),
+        status,
+        value: None,
+        limit: None,
+        message: String::new(),
+    };
+    let doc = |checks: Vec<Check>, sections: Vec<(Section, SectionOutcome)>| {
+        let mut d = Document {
+            checks,
+            ..Document::default()
+        };
+        d.health_check.sections = SectionStatuses(sections);
+        d
+    };
+    let ok = (Section::Sleep, SectionOutcome::Ok);
+    let mut overran = doc(
+        vec![],
+        vec![(
+            Section::Memory,
+            SectionOutcome::Failed("stopped at the --deadline of 50 s".into()),
+        )],
+    );
+    overran.health_check.interrupted_by = Some(SignalName::Deadline);
+    let cases = [
+        (
+            "healthy",
+            doc(
+                vec![check("sleepbench.irq", Status::Pass)],
+                vec![ok.clone()],
+            ),
+            0,
+        ),
+        (
+            "warned",
+            doc(vec![check("system.thp", Status::Warn)], vec![ok.clone()]),
+            0,
+        ),
+        (
+            "a failing check",
+            doc(
+                vec![check("sleepbench.irq", Status::Fail)],
+                vec![ok.clone()],
+            ),
+            1,
+        ),
+        (
+            "a section that failed to run",
+            doc(
+                vec![],
+                vec![(Section::Memory, SectionOutcome::Failed("x".into()))],
+            ),
+            1,
+        ),
+        ("a run past its deadline", overran, 1),
+        (
+            "inconclusive",
+            doc(
+                vec![check("sleepbench.total_cpu", Status::Inconclusive)],
+                vec![ok.clone()],
+            ),
+            2,
+        ),
+    ];
+    let node = NodeInfo {
+        name: "n1".into(),
+        state: "IDLE".into(),
+        reason: None,
+        partitions: vec!["debug".into()],
+    };
+    let policy = Policy {
+        drain_after: 1,
+        resume_after: 1,
+    };
+    for (what, d, code) in cases {
+        let verdict = health::of(&d);
+        assert_eq!(verdict.code(), code, "{what}");
+        assert_eq!(npd::verdict(&d).code, code, "{what}: node-problem-detector");
+        let text = prometheus::document(&d);
+        assert!(
+            text.contains(&format!("\nhealth_check_health {code}\n")),
+            "{what}: Prometheus\n{text}"
+        );
+        let decision = decide(&node, &verdict, &Streaks::default().after(&verdict), policy);
+        assert_eq!(
+            matches!(decision, Decision::Drain { .. }),
+            code == 1,
+            "{what}: Slurm {decision:?}"
+        );
+    }
+}
+
+/// `--deadline`: the run stops itself, writes its document with the section that overran failed
+/// and the run's own word for it, and exits 124; a section that never returns (stuck in the
+/// kernel, here an injected hang) is abandoned a few seconds later with a document that says so.
+#[test]
+fn a_run_stops_itself_at_its_deadline_and_names_the_section_that_overran() {
+    let started = std::time::Instant::now();
+    let r = run(&["sleep", "--sleep-time", "30", "--deadline", "1"]);
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(r.code, 124, "{}", r.stderr);
+    let doc = r.json();
+    assert_valid(&doc);
+    assert_eq!(doc["health_check"]["interrupted_by"], "deadline");
+    assert_eq!(
+        doc["health_check"]["sections"]["sleep"],
+        "failed: stopped at the --deadline of 1 s"
+    );
+    assert!(
+        doc["sleepbench"]["calls per second"].is_number(),
+        "what it measured is kept"
+    );
+    let started = std::time::Instant::now();
+    let out = bin()
+        .env("HEALTH_CHECK_INJECT_HANG", "sleep")
+        .args(["sleep", "--deadline", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(12),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(124));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_valid(&doc);
+    assert!(
+        doc["health_check"]["sections"]["sleep"]
+            .as_str()
+            .unwrap()
+            .starts_with("failed: did not stop"),
+        "{doc}"
+    );
+    let r = run(&["sleep", "--deadline", "0"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--deadline"), "{}", r.stderr);
+}

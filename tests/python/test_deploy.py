@@ -173,12 +173,18 @@ def test_systemd_service_runs_the_check_level_into_the_textfile_collector():
     assert option(argv, "--format") == "prometheus"
     output = option(argv, "--output")
     assert output.endswith(".prom") and output.startswith("/var/lib/")
-    # The output directory and the history's are the ones StateDirectory= creates and makes
-    # writable under ProtectSystem=strict.
+    # The history's directory is the unit's own (StateDirectory=); the textfile directory is
+    # shared with other producers: only made writable under ProtectSystem=strict, never taken
+    # over (StateDirectory= chowns its tree at every start).
     state = unit_value(SERVICE, "Service", "StateDirectory").split()
-    assert output[len("/var/lib/") :].rpartition("/")[0] in state
+    assert state == ["health_check"], state
+    writable = unit_value(SERVICE, "Service", "ReadWritePaths").split()
+    assert output.rpartition("/")[0] in writable, writable
     history = option(argv, "--history")
     assert history.startswith("/var/lib/") and history[len("/var/lib/") :].rpartition("/")[0] in state
+    # The run stops itself before systemd's timeout, and memory is bounded.
+    assert float(option(argv, "--deadline")) < systemd_seconds(unit_value(SERVICE, "Service", "TimeoutStartSec"))
+    assert unit_value(SERVICE, "Service", "MemoryMax")
     assert unit_value(SERVICE, "Service", "Type") == "oneshot"
     assert unit_value(SERVICE, "Service", "ProtectSystem") == "strict"
     # Link speeds are read from /sys/class/net: the host's network namespace, not a private one.
@@ -382,8 +388,10 @@ def test_npd_config_has_what_npd_validates_and_fits_the_check_level():
         assert option(rule["args"], "--format") == "npd"
         assert option(rule["args"], "--profile") == "check"
         rule_timeout = go_seconds(rule.get("timeout", plugin["timeout"]))
-        # A 10 s check level needs margin on a large machine; NPD kills the plugin at the timeout.
+        # A 10 s check level needs margin on a large machine; NPD kills the plugin at the timeout,
+        # so the run stops itself before it (--deadline) and says which section overran.
         assert 20 <= rule_timeout <= timeout
+        assert float(option(rule["args"], "--deadline")) < rule_timeout
         total += rule_timeout
     # The rules run one after another (concurrency 1): a whole batch fits in one interval.
     assert total < interval

@@ -487,6 +487,28 @@ pub fn run(config: &Config, cfg: &SlurmConfig, options_from_env: Option<String>)
     let run_config = before
         .as_ref()
         .map_or_else(|_| config.clone(), |i| gentle(config, i));
+    if let Some(deadline) = config.deadline {
+        // A run stuck past its deadline (a process in the kernel on a sick node) is a failing
+        // run: counted and acted on before the process gives up, as slurmd would only kill it.
+        let (cfg, node, state, before) = (cfg.clone(), node.clone(), state.clone(), before.clone());
+        super::watchdog::on_overrun(Box::new(move |section| {
+            let verdict = Health::Failing {
+                what: section.map_or("the run", |s| s.name()).to_string(),
+                check: false,
+                count: 1,
+            };
+            let acted = act_on(&cfg, &node, &state, &before, &verdict);
+            report(&node, &verdict, &acted);
+            exit_status(
+                context,
+                &verdict,
+                acted.as_ref().is_ok_and(|a| a.drained_by_us),
+                None,
+            )
+            .code()
+        }));
+        super::watchdog::start(deadline);
+    }
     let outcome = driver::run(&run_config, options_from_env);
     write_document(&run_config, &outcome);
     let mut verdict = health::of(&outcome.doc);
@@ -495,44 +517,48 @@ pub fn run(config: &Config, cfg: &SlurmConfig, options_from_env: Option<String>)
             judged(&outcome.doc, what, section)
         });
     }
-    let mut no_action = None;
-    let acted = match &state {
-        Ok(path) => {
-            let streaks = load(path).after(&verdict);
-            save(path, &streaks);
-            let policy = Policy {
-                drain_after: cfg.drain_after,
-                resume_after: cfg.resume_after,
-            };
-            before.as_ref().ok().map(|info| {
-                carry_out(
-                    &ctl,
-                    info,
-                    decide(info, &verdict, &streaks, policy),
-                    cfg.no_act,
-                )
-            })
-        }
-        Err(e) => {
-            no_action = Some(format!("{e}; no streaks are kept"));
-            None
-        }
+    let acted = act_on(cfg, &node, &state, &before, &verdict);
+    report(&node, &verdict, &acted);
+    let drained_by_us = acted.as_ref().is_ok_and(|a| a.drained_by_us);
+    exit_status(context, &verdict, drained_by_us, outcome.interrupted)
+}
+
+/// Counts the run in the streaks and carries out what they decide, on the node as read before
+/// the run; `Err` says why no action could be taken.
+fn act_on(
+    cfg: &SlurmConfig,
+    node: &str,
+    state: &Result<PathBuf, String>,
+    before: &Result<NodeInfo, String>,
+    verdict: &Health,
+) -> Result<Acted, String> {
+    let path = state
+        .as_ref()
+        .map_err(|e| format!("{e}; no streaks are kept"))?;
+    let streaks = load(path).after(verdict);
+    save(path, &streaks);
+    let info = before.as_ref().map_err(|e| format!("state unknown: {e}"))?;
+    let policy = Policy {
+        drain_after: cfg.drain_after,
+        resume_after: cfg.resume_after,
     };
-    if let Err(e) = &before {
-        no_action.get_or_insert_with(|| format!("state unknown: {e}"));
-    }
-    let line = match &acted {
-        Some(a) => a.line.clone(),
-        None => format!(
-            "{node}: {}; no action ({})",
-            verdict_words(&verdict),
-            no_action.unwrap_or_default()
-        ),
+    let ctl = Controller { cfg, node };
+    Ok(carry_out(
+        &ctl,
+        info,
+        decide(info, verdict, &streaks, policy),
+        cfg.no_act,
+    ))
+}
+
+/// The one line of what the run did: on stdout, on stderr and in syslog.
+fn report(node: &str, verdict: &Health, acted: &Result<Acted, String>) {
+    let line = match acted {
+        Ok(a) => a.line.clone(),
+        Err(why) => format!("{node}: {}; no action ({why})", verdict_words(verdict)),
     };
     log(&line);
     println!("health_check slurm: {}", terminal_safe(&line));
-    let drained_by_us = acted.as_ref().is_some_and(|a| a.drained_by_us);
-    exit_status(context, &verdict, drained_by_us, outcome.interrupted)
 }
 
 /// The exit status: a failing run exits 1 (slurmd logs it). As a Prolog or Epilog, where
@@ -549,9 +575,10 @@ fn exit_status(
         Context::JobScript if failing && drained_by_us => Exit::Unhealthy,
         Context::JobScript => Exit::Ok,
         Context::HealthCheck => match interrupted {
-            Some(signal) => Exit::Interrupted(signal),
-            None if failing => Exit::Unhealthy,
-            None => Exit::Ok,
+            // The run's own deadline is a failing run, not a signal.
+            Some(signal) if signal != crate::os::Interrupt::Deadline => Exit::Interrupted(signal),
+            _ if failing => Exit::Unhealthy,
+            _ => Exit::Ok,
         },
     }
 }
@@ -653,6 +680,10 @@ mod tests {
         assert_eq!(
             exit_status(hc, &Health::Healthy, false, Some(Interrupt::Term)),
             Exit::Interrupted(Interrupt::Term)
+        );
+        assert_eq!(
+            exit_status(hc, &fail, false, Some(Interrupt::Deadline)),
+            Exit::Unhealthy
         );
     }
 }
