@@ -300,7 +300,7 @@ def test_daemonset_validates_against_the_kubernetes_api_schemas():
     import kubernetes_validate
 
     docs, _ = daemonset()
-    assert {d["kind"] for d in docs} == {"ServiceAccount", "ClusterRoleBinding", "DaemonSet"}
+    assert {d["kind"] for d in docs} == {"ServiceAccount", "ClusterRoleBinding", "ConfigMap", "DaemonSet"}
     for version in (kubernetes_validate.latest_version(), "1.27.0"):
         for doc in docs:
             try:
@@ -320,6 +320,18 @@ def test_daemonset_runs_npd_with_our_monitor_on_the_hosts_views():
     (container,) = pod["containers"]
     command = container["command"]
     assert command[0] == "/node-problem-detector"
+    # Beside an NPD the node already runs on the host network: no port of its own to collide on.
+    assert "--port=0" in command and "--prometheus-port=0" in command
+    # The monitor config from a ConfigMap (the same text as the file), the history on the host.
+    configmap = next(d for d in docs if d["kind"] == "ConfigMap")
+    assert json.loads(configmap["data"][NPD_CONFIG.name]) == npd_config()
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    assert volumes[mounts["/config"]["name"]]["configMap"]["name"] == configmap["metadata"]["name"]
+    history = volumes[mounts["/var/lib/health_check"]["name"]]["hostPath"]
+    assert history == {"path": "/var/lib/health_check", "type": "DirectoryOrCreate"}
+    for rule in npd_config()["rules"]:
+        assert option(rule["args"], "--history").startswith("/var/lib/health_check/")
     monitor = next(a for a in command if a.startswith("--config.custom-plugin-monitor="))
     assert monitor.split("=", 1)[1] == f"/config/{NPD_CONFIG.name}"
     assert {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}} in container["env"]
