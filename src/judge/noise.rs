@@ -88,7 +88,7 @@ const CHECK_FAMILIES: &[(&str, &Family)] = &[
 ];
 
 /// The family of figures a check judges: a `baseline.` or `history.` check's figure's, a run's
-/// own check's from [`CHECK_FAMILIES`]; `None` for checks of configuration, counters and facts.
+/// own check's from `CHECK_FAMILIES`; `None` for checks of configuration, counters and facts.
 pub fn family_judged(id: &CheckId) -> Option<&'static Family> {
     match id.section.as_str() {
         "baseline" | "history" => figures::family_of_key(&id.rule),

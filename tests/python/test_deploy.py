@@ -623,3 +623,26 @@ def test_slurm_defaults_example_is_all_comments_and_every_setting_parses(tmp_pat
     uncommented.write_text("\n".join(settings) + "\n")
     r = subprocess.run(["/bin/sh", "-n", str(uncommented)], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr
+
+
+ROLES = REPO / "ansible" / "roles"
+
+
+def test_the_ansible_roles_hold_real_files_and_every_command_has_a_timeout():
+    """A role is copied and packaged on its own: a symlink out of it would dangle. A remote command
+    without a timeout lets one hung host stall a lockstep round of every host."""
+    links = [str(p.relative_to(REPO)) for p in ROLES.rglob("*") if p.is_symlink()]
+    assert not links, links
+    untimed = []
+    for path in ROLES.rglob("tasks/*.yml"):
+
+        def walk(tasks, path=path):
+            for task in tasks or []:
+                for key in ("block", "rescue", "always"):
+                    walk(task.get(key), path)
+                commands = ("ansible.builtin.command", "ansible.builtin.shell", "command", "shell")
+                if any(m in task for m in commands) and "timeout" not in task:
+                    untimed.append(f"{path.relative_to(REPO)}: {task.get('name')}")
+
+        walk(yaml.safe_load(path.read_text()))
+    assert not untimed, untimed
