@@ -97,6 +97,7 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
         eprintln!("health_check: warning: the run was not recorded: {e}");
         doc.checks.push(super::history::not_recorded(&e));
     }
+    super::watchdog::measured();
     Outcome {
         doc,
         system,

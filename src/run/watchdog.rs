@@ -4,7 +4,9 @@
 //!
 //! At the deadline every measurement loop is asked to stop (`os::stop_for_deadline`): the
 //! section running fails, naming the deadline, the sections after it are skipped, and the
-//! document is written; the run counts as failing. A measurement that does not return (a
+//! document is written; the run counts as failing. Once the measurements are over
+//! ([`measured`]), what follows is bounded by its own deadlines (each Slurm call's) and is never
+//! cut. A measurement that does not return (a
 //! process stuck in the kernel on a sick node polls no flag) cannot be waited for: [`GRACE`]
 //! later, what the mode registered with [`on_overrun`] runs (the Slurm mode counts the failing
 //! run and acts on it; the others print a document naming the section that hung), and the
@@ -21,6 +23,10 @@ pub const GRACE: Duration = Duration::from_secs(4);
 /// The section measuring now, for the message of a run abandoned in it.
 static RUNNING: Mutex<Option<Section>> = Mutex::new(None);
 
+/// Set once the measurements are over: what follows (writing, Slurm's calls) is bounded by its
+/// own deadlines, and a deadline passing then stops nothing.
+static MEASURED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// What to do when the run is abandoned: given the section it hung in, it says so and returns
 /// the exit code.
 type LastWords = Box<dyn Fn(Option<Section>) -> u8 + Send + Sync>;
@@ -34,6 +40,15 @@ pub fn running(section: Option<Section>) {
     }
 }
 
+/// Says the measurements are over: the watch ends.
+pub fn measured() {
+    MEASURED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn over() -> bool {
+    MEASURED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Registers what an abandoned run does before it exits (the first registration stands).
 pub fn on_overrun(last_words: LastWords) {
     let _ = LAST_WORDS.set(last_words);
@@ -44,12 +59,18 @@ pub fn on_overrun(last_words: LastWords) {
 pub fn start(deadline: Duration) {
     std::thread::spawn(move || {
         std::thread::sleep(deadline);
+        if over() {
+            return;
+        }
         os::stop_for_deadline();
         eprintln!(
             "health_check: the --deadline of {} s has passed: stopping the run",
             deadline.as_secs_f64()
         );
         std::thread::sleep(GRACE);
+        if over() {
+            return;
+        }
         let section = RUNNING.lock().ok().and_then(|s| *s);
         eprintln!(
             "health_check: error: {} did not stop {} s after the --deadline: the run is abandoned",

@@ -22,6 +22,7 @@
 //! - `verdicts`: thresholds, the rule list, system findings, panics and interrupted runs.
 //! - `protocol_props`: property tests over the iperf3 control-message decoder.
 //! - `slurm_actions`: `health_check slurm` against a stand-in controller (issue 32).
+//! - `slurm_scale`: a 10,000-node partition, many nodes failing at once, the cap held (issue 29).
 //! - `wrong_action`: a busy machine, a lasting error, a history only its owner steers (issue 32).
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used)]
@@ -43,6 +44,7 @@ mod netns;
 mod network;
 mod protocol_props;
 mod slurm_actions;
+mod slurm_scale;
 mod storage;
 mod util;
 mod verdicts;

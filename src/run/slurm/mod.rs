@@ -239,27 +239,37 @@ fn carry_out(ctl: &Controller, before: &NodeInfo, decision: Decision, no_act: bo
         return unchanged(format!("{node}: would {doing} (--no-act: nothing changed)"));
     }
     let settings: Vec<&str> = settings.iter().map(String::as_str).collect();
-    if let Err(e) = ctl.update(&settings) {
-        return unchanged(format!("{node}: could not {doing}: {e}"));
-    }
+    // An update whose answer did not come may still have been served (slurmctld busy): what
+    // Slurm says afterwards decides, not the answer.
+    let failed = ctl.update(&settings).err();
     let acted = match ctl.read() {
         Ok(after) => {
             let took = match &reason {
                 Some(r) => after.drained() && after.reason.as_deref() == Some(r.as_str()),
                 None => !after.drained(),
             };
+            let asked = match (&failed, took) {
+                (None, true) => String::new(),
+                (None, false) => "asked to ".into(),
+                (Some(e), true) => format!("asked to {doing} ({e}), and it did: "),
+                (Some(e), false) => {
+                    return unchanged(format!("{node}: could not {doing}: {e}"));
+                }
+            };
             Acted {
                 line: format!(
-                    "{node}: {}{doing}; Slurm now says {}",
-                    if took { "" } else { "asked to " },
+                    "{node}: {asked}{doing}; Slurm now says {}",
                     after.describe()
                 ),
                 drained_by_us: after.drained_by_us(),
             }
         }
-        Err(e) => Acted {
-            line: format!("{node}: asked to {doing}; its state cannot be read back ({e})"),
-            drained_by_us: reason.is_some(),
+        Err(e) => match &failed {
+            Some(f) => return unchanged(format!("{node}: could not {doing}: {f}")),
+            None => Acted {
+                line: format!("{node}: asked to {doing}; its state cannot be read back ({e})"),
+                drained_by_us: reason.is_some(),
+            },
         },
     };
     if reason.is_some() && acted.drained_by_us {
