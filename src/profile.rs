@@ -154,6 +154,7 @@ fn memory(
         idle_full_random_only: false,
         peak_all_reads_only: false,
         max_idle_pairs: None,
+        budget_notes: Vec::new(),
     }
 }
 
@@ -357,13 +358,17 @@ pub fn estimate(s: &Settings, shape: &Shape) -> Estimate {
     }
 }
 
-/// `s` fitted to its budget on a machine of `shape`: the idle-latency matrix is sampled (local
-/// pairs first) until the estimate fits, down to one pair. Returns the settings and their
-/// estimate.
-pub fn fit(mut s: Settings, shape: &Shape) -> (Settings, Estimate) {
+/// `s` fitted to its budget on a machine of `shape`. First the idle-latency matrix is sampled
+/// (local pairs first) down to one pair; then, where the working sets are large (the chains grow
+/// to 4x the last-level cache: a 1.5 GiB cache makes 6 GiB chains, 9 s to touch each), the parts
+/// that add least are left out in turn: the loaded-latency sweep, the cache curve, memcpy,
+/// RandomInChunk (FullRandom stays), the mixes beside all reads, the repeats. Returns the
+/// settings, their estimate, and what was left out, in words (also in the memory section's
+/// notes).
+pub fn fit(mut s: Settings, shape: &Shape) -> (Settings, Estimate, Vec<String>) {
     let Some(budget) = s.budget.map(|b| b.as_secs_f64()) else {
         let e = estimate(&s, shape);
-        return (s, e);
+        return (s, e, Vec::new());
     };
     let all = shape.cpu_nodes * shape.mem_nodes;
     let mut pairs = all;
@@ -373,7 +378,55 @@ pub fn fit(mut s: Settings, shape: &Shape) -> (Settings, Estimate) {
         s.memory.max_idle_pairs = Some(pairs);
         e = estimate(&s, shape);
     }
-    (s, e)
+    type Cut = (&'static str, fn(&mut MemoryConfig) -> bool);
+    let cuts: [Cut; 6] = [
+        ("the loaded-latency sweep", |m| {
+            std::mem::take(&mut m.tests.loaded)
+        }),
+        ("the cache-latency curve", |m| {
+            std::mem::take(&mut m.tests.curve)
+        }),
+        ("memcpy", |m| std::mem::take(&mut m.tests.memcpy)),
+        ("RandomInChunk idle latency (FullRandom is measured)", |m| {
+            !std::mem::replace(&mut m.idle_full_random_only, true)
+        }),
+        (
+            "the read/write mixes and vector reads (all reads are measured)",
+            |m| !std::mem::replace(&mut m.peak_all_reads_only, true),
+        ),
+        ("repeats (each figure measured once)", |m| {
+            std::mem::replace(&mut m.repeats, 1) > 1
+        }),
+    ];
+    let mut left_out = Vec::new();
+    for (what, cut) in cuts {
+        if e.total() <= budget {
+            break;
+        }
+        if cut(&mut s.memory) {
+            left_out.push(what);
+            e = estimate(&s, shape);
+        }
+    }
+    let mut said = Vec::new();
+    if !left_out.is_empty() {
+        said.push(format!(
+            "the {} s budget leaves out {} (the last-level cache of {} MiB makes each working set \
+             {} MiB: --profile thorough measures them)",
+            budget,
+            left_out.join(", "),
+            shape.llc_bytes >> 20,
+            ((shape.llc_bytes as f64 * s.memory.working_set_factor) as u64) >> 20
+        ));
+    }
+    if e.total() > budget {
+        said.push(format!(
+            "estimated {:.0} s, over the {budget} s budget even so",
+            e.total()
+        ));
+    }
+    s.memory.budget_notes = said.clone();
+    (s, e, said)
 }
 
 impl clap::ValueEnum for Profile {
@@ -411,7 +464,7 @@ mod tests {
                         llc_bytes: 32 << 20,
                         clients: if profile == Profile::Check { 1 } else { 2 },
                     };
-                    let (s, e) = fit(settings(profile), &shape);
+                    let (s, e, _) = fit(settings(profile), &shape);
                     assert!(
                         e.total() <= budget,
                         "{profile:?} on {nodes} nodes, {cpus} CPUs: {e:?} over {budget} s"
@@ -423,6 +476,42 @@ mod tests {
                 }
             }
         }
+        // Caches up to 1.5 GiB (3D V-Cache parts report 1.1 GiB; a VM reported 480 MiB): the
+        // chains grow to 4x, and quick and standard still fit, saying what they left out.
+        for profile in [Profile::Quick, Profile::Standard] {
+            let budget = settings(profile).budget.unwrap().as_secs_f64();
+            for nodes in [1, 4, 16] {
+                for llc_mib in [32u64, 480, 1152, 1536] {
+                    let shape = Shape {
+                        cpu_nodes: nodes,
+                        mem_nodes: nodes,
+                        cpus: 384,
+                        llc_bytes: llc_mib << 20,
+                        clients: 2,
+                    };
+                    let (s, e, said) = fit(settings(profile), &shape);
+                    assert!(
+                        e.total() <= budget,
+                        "{profile:?}, {nodes} nodes, {llc_mib} MiB: {e:?} over {budget} s"
+                    );
+                    assert_eq!(s.memory.budget_notes, said);
+                    if llc_mib <= 32 {
+                        assert!(said.is_empty(), "{profile:?} {nodes} {llc_mib}: {said:?}");
+                    }
+                }
+            }
+        }
+        let huge = Shape {
+            cpu_nodes: 1,
+            mem_nodes: 1,
+            cpus: 64,
+            llc_bytes: 1536 << 20,
+            clients: 2,
+        };
+        let (s, _, said) = fit(settings(Profile::Quick), &huge);
+        assert!(!s.memory.tests.loaded && !s.memory.tests.curve, "{said:?}");
+        assert!(said[0].contains("the loaded-latency sweep"), "{said:?}");
+        assert!(said[0].contains("1536 MiB"), "{said:?}");
         // Sixteen nodes are 256 pairs: standard samples them, thorough measures all.
         let big = Shape {
             cpu_nodes: 16,
@@ -431,7 +520,7 @@ mod tests {
             llc_bytes: 32 << 20,
             clients: 2,
         };
-        let (s, _) = fit(settings(Profile::Standard), &big);
+        let (s, _, _) = fit(settings(Profile::Standard), &big);
         assert!(
             s.memory
                 .max_idle_pairs

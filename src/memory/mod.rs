@@ -62,6 +62,8 @@ pub struct MemoryConfig {
     /// Most idle-latency node pairs to measure (a level's time budget): local pairs first, then
     /// remote ones spread over the matrix; the rest are named in a note. `None`: all.
     pub max_idle_pairs: Option<usize>,
+    /// What a level's time budget left out of the section (beyond the pairs), for its notes.
+    pub budget_notes: Vec<String>,
 }
 
 /// Which parts of the section run.
@@ -237,7 +239,7 @@ impl RunPlan {
     /// measure memory rather than caches (one instance for a single chasing thread, all instances
     /// for the threads of the bandwidth tests).
     fn new(cfg: &MemoryConfig, topo: &Topology, usable: &[usize], available: Option<u64>) -> Self {
-        let mut notes = Vec::new();
+        let mut notes = cfg.budget_notes.clone();
         let llc = plan::LastLevelCache::of(topo);
         let factor = cfg.working_set_factor;
         let chain_wanted = llc.map_or(cfg.region_bytes, |c| {
@@ -461,6 +463,7 @@ mod tests {
             idle_full_random_only: false,
             peak_all_reads_only: false,
             max_idle_pairs: None,
+            budget_notes: Vec::new(),
         };
         let r = run(&cfg, &Topology::default(), &[], None, &|| false, &|_| {});
         assert!(r.errors[0].contains("no usable CPU"), "{:?}", r.errors);

@@ -111,9 +111,14 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
 fn fit_to_budget(config: &Config, system: &SystemInfo) -> Config {
     let usable = crate::os::allowed_cpus()
         .unwrap_or_else(|| system.topology.cpus.iter().map(|c| c.id).collect());
-    let shape = profile::Shape::of(&system.topology, &usable, config.clients.len());
+    let planned_clients = if config.plan.contains(&Section::Network) {
+        config.clients.len()
+    } else {
+        0
+    };
+    let shape = profile::Shape::of(&system.topology, &usable, planned_clients);
     let table = profile::settings(config.profile);
-    let planned = profile::Settings {
+    let mut planned = profile::Settings {
         sleep_time: config.sleep.duration,
         ping_count: config.network.ping.as_ref().map_or(0, |p| p.count),
         ping_interval: config
@@ -125,8 +130,34 @@ fn fit_to_budget(config: &Config, system: &SystemInfo) -> Config {
         memory: config.memory.clone(),
         ..table
     };
-    let (fitted, estimate) = profile::fit(planned, &shape);
+    // Only the sections planned take time.
+    if !config.plan.contains(&Section::Memory) {
+        planned.memory.tests = crate::memory::Tests {
+            idle: false,
+            peak: false,
+            memcpy: false,
+            loaded: false,
+            curve: false,
+        };
+    }
+    if !config.plan.contains(&Section::Sleep) {
+        planned.sleep_time = std::time::Duration::ZERO;
+    }
+    let (fitted, estimate, left_out) = profile::fit(planned, &shape);
     let mut out = config.clone();
+    for note in &left_out {
+        eprintln!(
+            "health_check: the {} profile on this machine: {note}",
+            config.profile.name()
+        );
+    }
+    out.memory.budget_notes = fitted.memory.budget_notes.clone();
+    if out.plan.contains(&Section::Memory) {
+        out.memory.tests = fitted.memory.tests;
+        out.memory.idle_full_random_only = fitted.memory.idle_full_random_only;
+        out.memory.peak_all_reads_only = fitted.memory.peak_all_reads_only;
+        out.memory.repeats = fitted.memory.repeats;
+    }
     if fitted.memory.max_idle_pairs != config.memory.max_idle_pairs {
         eprintln!(
             "health_check: the {} profile's {} s budget: idle latency on {} of {} node pairs \
