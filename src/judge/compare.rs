@@ -2,7 +2,7 @@
 //! per figure and per way of measuring it (its basis), the reference every machine's figure is
 //! judged against (the pipeline's `Population::SIBLINGS`). Figures measured under interference
 //! are judged but left out of the reference, and their findings are inconclusive. Per-client
-//! figures are the blame's (`blame.rs`); the N x N matrix is drawn here.
+//! figures are the blame's (`blame/`); the N x N matrix is drawn here.
 
 use super::machine::Machine;
 use super::pipeline::{Judged, Population, Sample, Subject};
@@ -141,11 +141,13 @@ pub fn compare(
             for (basis, part) in &parts {
                 let machines_here: BTreeSet<usize> = part.iter().map(|s| s.0).collect();
                 if machines_here.len() < 2 && members.len() > 1 {
+                    let why = if *basis == main_basis {
+                        "no other machine of its model measured it".to_string()
+                    } else {
+                        basis_difference(basis, &main_basis)
+                    };
                     for &(m, _) in part {
-                        not_compared.push((
-                            m,
-                            format!("{key}: {}", basis_difference(basis, &main_basis)),
-                        ));
+                        not_compared.push((m, format!("{key}: {why}")));
                     }
                     continue;
                 }

@@ -67,6 +67,7 @@ pub fn findings(machines: &[Machine], groups: &[(Sku, Vec<usize>)], rules: &Rule
                         robust_z: None,
                         severity,
                         inconclusive: None,
+                        suspect: None,
                         message: format!(
                             "{} differs from {agree} of {of} machines of its model: {}",
                             fact_label(fact),

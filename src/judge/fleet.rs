@@ -96,15 +96,27 @@ pub fn build(
     baseline: Option<&BaselineRef>,
     keep_documents: bool,
 ) -> Result<(FleetReport, Vec<Machine>), ReadError> {
-    let mut machines = read_machines(reader, keep_documents)?;
+    let machines = read_machines(reader, keep_documents)?;
+    Ok(judge(machines, reader, baseline))
+}
+
+/// Compares machines already read (the fleet simulator builds them): groups, compare, drift,
+/// blame, the accounting and the baseline, and the report.
+pub fn judge(
+    mut machines: Vec<Machine>,
+    reader: &ReaderConfig,
+    baseline: Option<&BaselineRef>,
+) -> (FleetReport, Vec<Machine>) {
     let inputs = machines.len();
     let groups = compare::group(&mut machines);
     let mut cache = compare::RuleCache::new(&reader.rules);
     let (group_entries, mut findings) = compare::compare(&mut machines, &groups, &mut cache);
     findings.extend(super::drift::findings(&machines, &groups, &reader.rules));
-    let blamed = blame::blame(&mut machines, &mut cache);
-    findings.extend(blamed.findings);
+    let mut blamed = blame::blame(&mut machines, &mut cache);
+    findings.extend(std::mem::take(&mut blamed.findings));
+    let mut findings = excuse_aggregates(&mut machines, findings, &blamed.explained);
     account(&mut machines, &findings, &blamed.explained);
+    account_not_compared(&mut machines);
     if let Some(b) = baseline {
         apply_baseline(&mut machines, b);
     }
@@ -135,8 +147,53 @@ pub fn build(
         machines: machines.iter().map(|m| m.entry.clone()).collect(),
         groups: group_entries,
         findings,
+        resolve: blamed.resolve,
     };
-    Ok((report, machines))
+    (report, machines)
+}
+
+/// A server's aggregate (all clients at once) is slow when a client or a path is: an aggregate
+/// finding on a server some of whose client paths a finding explains is not the server's fault.
+/// It is kept as a reason on the server, and fails nothing.
+fn excuse_aggregates(
+    machines: &mut [Machine],
+    findings: Vec<Finding>,
+    explained: &BTreeSet<(usize, usize, String)>,
+) -> Vec<Finding> {
+    let by_label: HashMap<String, usize> = machines
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.entry.label.clone(), i))
+        .collect();
+    let mut kept = Vec::with_capacity(findings.len());
+    for f in findings {
+        let server = by_label.get(&f.machine).copied();
+        let aggregate = f.figure.starts_with(crate::wire::figures::AGGREGATE.name);
+        let clients: Vec<&str> = match server {
+            Some(s) if aggregate && f.scope == Scope::Machine => explained
+                .iter()
+                .filter(|(a, _, _)| *a == s)
+                .map(|(_, c, _)| machines[*c].entry.label.as_str())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+            _ => Vec::new(),
+        };
+        if clients.is_empty() {
+            kept.push(f);
+            continue;
+        }
+        let why = format!(
+            "{} explained by the findings about its clients or the paths to them ({}), not              its own fault: {}",
+            f.figure,
+            clients.join(", "),
+            f.message
+        );
+        if let Some(s) = server {
+            machines[s].entry.reasons.push(why);
+        }
+    }
+    kept
 }
 
 /// Every machine's status from the findings that blame it and its own failed checks about one
@@ -152,7 +209,11 @@ fn account(
         .enumerate()
         .map(|(i, m)| (m.entry.label.clone(), i))
         .collect();
-    for f in findings.iter().filter(|f| f.scope != Scope::Link) {
+    // Suspect findings raised their candidates to `suspect` already (blame).
+    for f in findings
+        .iter()
+        .filter(|f| f.scope != Scope::Link && f.suspect.is_none())
+    {
         let Some(&i) = by_label.get(&f.machine) else {
             continue;
         };
@@ -161,7 +222,11 @@ fn account(
             (None, Severity::Fail) => MachineStatus::Fail,
             (None, Severity::Warn) => MachineStatus::Warn,
         };
-        machines[i].entry.status = machines[i].entry.status.max(status);
+        let word = match status {
+            MachineStatus::Inconclusive => "inconclusive",
+            _ => f.severity.as_str(),
+        };
+        machines[i].raise(status, format!("{word} by a finding: {}", f.message));
     }
     let clients = compare::client_index(machines);
     let paths: BTreeSet<(usize, usize)> = explained.iter().map(|(a, b, _)| (*a, *b)).collect();
@@ -186,6 +251,25 @@ fn account(
     }
 }
 
+/// A machine with figures left out of the comparison says how many and why; one none of whose
+/// figures could be compared is `alone` (it was compared with nothing).
+fn account_not_compared(machines: &mut [Machine]) {
+    for m in machines.iter_mut() {
+        let (left, total) = (m.entry.not_compared.len(), m.entry.figures);
+        if left == 0 || total == 0 {
+            continue;
+        }
+        let why = &m.entry.not_compared[0];
+        let more = if left > 1 { "; ..." } else { "" };
+        let line = format!("{left} of {total} figures not compared: {why}{more}");
+        if left >= total {
+            m.raise(MachineStatus::Alone, format!("none compared: {line}"));
+        } else {
+            m.entry.reasons.push(line);
+        }
+    }
+}
+
 /// Judges every machine with figures by the baseline; a failed check fails the machine, an
 /// inconclusive one makes it inconclusive.
 fn apply_baseline(machines: &mut [Machine], b: &BaselineRef) {
@@ -199,17 +283,30 @@ fn apply_baseline(machines: &mut [Machine], b: &BaselineRef) {
             &file,
         );
         super::noise::mark_interfered(&mut checks, &m.interfered);
-        let worst = checks
-            .iter()
-            .map(|c| match c.status {
-                Status::Fail => MachineStatus::Fail,
-                Status::Warn => MachineStatus::Warn,
-                Status::Inconclusive => MachineStatus::Inconclusive,
-                Status::Pass | Status::Skip => MachineStatus::Ok,
-            })
-            .max()
-            .unwrap_or(MachineStatus::Ok);
-        m.entry.status = m.entry.status.max(worst);
+        let status_of = |c: &crate::wire::check::Check| match c.status {
+            Status::Fail => MachineStatus::Fail,
+            Status::Warn => MachineStatus::Warn,
+            Status::Inconclusive => MachineStatus::Inconclusive,
+            Status::Pass | Status::Skip => MachineStatus::Ok,
+        };
+        if let Some(worst) = checks.iter().max_by_key(|c| status_of(c)) {
+            let status = status_of(worst);
+            if status > MachineStatus::Ok {
+                let others = checks
+                    .iter()
+                    .filter(|c| status_of(c) > MachineStatus::Ok)
+                    .count();
+                m.raise(
+                    status,
+                    format!(
+                        "baseline check {} {}: {} ({others} baseline check(s) not passed)",
+                        worst.name,
+                        worst.status.as_str(),
+                        worst.message
+                    ),
+                );
+            }
+        }
         m.entry.baseline_checks = checks;
     }
 }
@@ -226,7 +323,7 @@ pub fn anything_failed(report: &FleetReport) -> bool {
     }) || report
         .findings
         .iter()
-        .any(|f| f.severity == Severity::Fail && f.inconclusive.is_none())
+        .any(|f| f.severity == Severity::Fail && f.inconclusive.is_none() && f.suspect.is_none())
 }
 
 /// `health_check baseline`: learns per-model expectations and writes them as YAML.

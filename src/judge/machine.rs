@@ -57,10 +57,16 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// Raises the machine's status to `status` (never lowers it) and records why.
+    /// Raises the machine's status to `status` (never lowers it) and records why: first among
+    /// the reasons when it decides the status, so the first reason always says why the status
+    /// is what it is.
     pub fn raise(&mut self, status: MachineStatus, why: impl Into<String>) {
+        if status > self.entry.status {
+            self.entry.reasons.insert(0, why.into());
+        } else {
+            self.entry.reasons.push(why.into());
+        }
         self.entry.status = self.entry.status.max(status);
-        self.entry.reasons.push(why.into());
     }
 
     /// A machine of this entry, nothing known of it yet.
@@ -117,12 +123,62 @@ pub fn machines_from(
     keep_documents: bool,
     t: &Thresholds,
 ) -> Vec<Machine> {
-    let mut machines: Vec<Machine> = loaded
+    let (second, mut machines): (Vec<Machine>, Vec<Machine>) = loaded
         .into_iter()
         .map(|l| machine_from(l, keep_documents, t))
-        .collect();
+        .partition(|m| m.entry.source.ends_with(SECOND_ROUND));
     assign_labels(&mut machines, labels);
+    join_second_round(&mut machines, second, labels);
     machines
+}
+
+/// How a second round's document is named: `<host>.resolve.json` beside `<host>.json`.
+pub const SECOND_ROUND: &str = ".resolve.json";
+
+/// A second round's documents (the measurements `compare` asked for in `resolve`) join their
+/// machine: its per-client figures are added to the machine's of the same host (by file name;
+/// by host name too unless machines are labelled by file). A host without a document of its
+/// own is a machine of its second round's; a second-round run that failed is a reason on its
+/// machine, never a failure of it.
+fn join_second_round(machines: &mut Vec<Machine>, second: Vec<Machine>, labels: LabelFrom) {
+    for mut r in second {
+        let stem = file_label(&r.entry.source);
+        let host = stem.strip_suffix(".resolve").unwrap_or(&stem).to_string();
+        let same = machines.iter().position(|m| {
+            file_label(&m.entry.source) == host
+                || (labels != LabelFrom::File
+                    && m.entry.hostname.is_some()
+                    && m.entry.hostname == r.entry.hostname)
+        });
+        match same {
+            Some(i) => {
+                let m = &mut machines[i];
+                if r.entry.status > MachineStatus::Alone {
+                    m.entry.reasons.push(format!(
+                        "its second round ({}) is not counted: {}",
+                        r.entry.source,
+                        r.entry.reasons.join("; ")
+                    ));
+                    continue;
+                }
+                let extra: Vec<Figure> = r
+                    .figures
+                    .into_iter()
+                    .filter(|f| f.family.per_client())
+                    .collect();
+                m.entry.figures += extra.len();
+                m.figures.extend(extra);
+                m.addresses.extend(r.addresses);
+            }
+            None => {
+                r.entry.label = match (labels, &r.entry.hostname) {
+                    (LabelFrom::Hostname | LabelFrom::Auto, Some(h)) => h.clone(),
+                    _ => host,
+                };
+                machines.push(r);
+            }
+        }
+    }
 }
 
 fn file_label(source: &str) -> String {
@@ -335,6 +391,43 @@ mod tests {
         assert_eq!(labels, ["runs/a1", "a2", "box", "other/a1"]);
         assign_labels(&mut m, LabelFrom::File);
         assert_eq!(m[2].entry.label, "b");
+    }
+
+    /// A second round's document joins its host's machine (its per-client figures only), a
+    /// host that had none becomes a machine, and a failed second round is a reason, not a fault.
+    #[test]
+    fn a_second_rounds_documents_join_their_hosts() {
+        use crate::wire::figures::{BANDWIDTH, PEAK_BANDWIDTH};
+        let fig = |family, label: &str| {
+            Figure::new(family, vec![label.into()], 9.4, std::sync::Arc::from("b")).unwrap()
+        };
+        let mut h1 = machine("run/h1.json", Some("same"));
+        h1.figures = vec![fig(&BANDWIDTH, "h2")];
+        let mut h1_second = machine("run/h1.resolve.json", Some("same"));
+        h1_second.figures = vec![fig(&BANDWIDTH, "h4"), fig(&PEAK_BANDWIDTH, "all reads")];
+        let h4_second = machine("run/h4.resolve.json", Some("same"));
+        let mut h2_failed = machine("run/h2.resolve.json", Some("same"));
+        h2_failed.raise(MachineStatus::Failed, "network: refused");
+        let mut h2 = machine("run/h2.json", Some("same"));
+        h2.figures = vec![fig(&BANDWIDTH, "h1")];
+        let mut ms = vec![h1, h2];
+        assign_labels(&mut ms, LabelFrom::File);
+        join_second_round(
+            &mut ms,
+            vec![h1_second, h4_second, h2_failed],
+            LabelFrom::File,
+        );
+        let labels: Vec<&str> = ms.iter().map(|m| m.entry.label.as_str()).collect();
+        assert_eq!(labels, ["h1", "h2", "h4"]);
+        let names: Vec<String> = ms[0].figures.iter().map(Figure::name).collect();
+        assert_eq!(names, ["network.bandwidth.h2", "network.bandwidth.h4"]);
+        assert_eq!(ms[0].entry.figures, 1, "the count of the figures added");
+        assert_eq!(ms[1].entry.status, MachineStatus::Ok);
+        assert!(
+            ms[1].entry.reasons[0].contains(
+                "its second round (run/h2.resolve.json) is not counted: network: refused"
+            )
+        );
     }
 
     #[test]

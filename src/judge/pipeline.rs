@@ -191,6 +191,7 @@ impl<'r> Judged<'r> {
             robust_z: self.verdict.robust_z.map(|z| round_to(z, 4)),
             severity: self.rule.spec.severity,
             inconclusive: interfered,
+            suspect: None,
             message,
         }
     }

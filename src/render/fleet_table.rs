@@ -43,6 +43,7 @@ pub fn summary(r: &FleetReport) -> String {
         for f in r.findings.iter().take(ROWS) {
             let word = match (&f.inconclusive, f.severity) {
                 (Some(_), _) => "INCONCLUSIVE",
+                _ if f.suspect.is_some() => "SUSPECT",
                 (None, Severity::Fail) => "FAIL",
                 (None, Severity::Warn) => "WARN",
             };
@@ -77,13 +78,23 @@ pub fn summary(r: &FleetReport) -> String {
         })
         .collect();
     let _ = writeln!(out, "machines: {}", counts.join(", "));
+    // Every machine not plainly fine: a status other than ok, or figures compared with nothing.
     let troubled: Vec<_> = r
         .machines
         .iter()
-        .filter(|m| m.status != MachineStatus::Ok)
+        .filter(|m| m.status != MachineStatus::Ok || !m.not_compared.is_empty())
         .collect();
     for m in troubled.iter().take(ROWS) {
-        let why = m.reasons.first().map_or("", String::as_str);
+        let not_compared = || {
+            m.reasons
+                .iter()
+                .find(|r| r.contains("figures not compared"))
+        };
+        let why = match m.status {
+            MachineStatus::Ok => not_compared(),
+            _ => m.reasons.first(),
+        }
+        .map_or("", String::as_str);
         let _ = writeln!(
             out,
             "  {:<12}  {}: {}",
@@ -94,6 +105,22 @@ pub fn summary(r: &FleetReport) -> String {
     }
     if troubled.len() > ROWS {
         let _ = writeln!(out, "  ... and {} more", troubled.len() - ROWS);
+    }
+    if !r.resolve.is_empty() {
+        let _ = writeln!(
+            out,
+            "to settle the suspects, measure (a second round; the playbook runs them):"
+        );
+        for x in r.resolve.iter().take(ROWS) {
+            let _ = writeln!(out, "  {} -> {}", safe(&x.from), safe(&x.to));
+        }
+        if r.resolve.len() > ROWS {
+            let _ = writeln!(
+                out,
+                "  ... and {} more in the report",
+                r.resolve.len() - ROWS
+            );
+        }
     }
     out
 }

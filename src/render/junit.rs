@@ -172,7 +172,9 @@ pub fn fleet(r: &FleetReport) -> String {
             name: "fleet.status".into(),
             outcome: match m.status {
                 MachineStatus::Ok | MachineStatus::Warn => CaseOutcome::Pass,
-                MachineStatus::Alone | MachineStatus::Inconclusive => CaseOutcome::Skipped,
+                MachineStatus::Alone | MachineStatus::Inconclusive | MachineStatus::Suspect => {
+                    CaseOutcome::Skipped
+                }
                 MachineStatus::Fail | MachineStatus::Failed | MachineStatus::Unreadable => {
                     CaseOutcome::Failure
                 }
@@ -194,11 +196,13 @@ pub fn fleet(r: &FleetReport) -> String {
                 name: format!("compare.{}", finding.figure),
                 outcome: match (&finding.inconclusive, finding.severity) {
                     (Some(_), _) => CaseOutcome::Skipped,
+                    _ if finding.suspect.is_some() => CaseOutcome::Skipped,
                     (None, Severity::Fail) if !link => CaseOutcome::Failure,
                     _ => CaseOutcome::Pass,
                 },
                 message: match (&finding.inconclusive, finding.severity) {
                     (Some(_), _) => format!("INCONCLUSIVE: {}", finding.message),
+                    _ if finding.suspect.is_some() => format!("SUSPECT: {}", finding.message),
                     (None, Severity::Warn) => format!("WARN: {}", finding.message),
                     (None, Severity::Fail) if link => format!("LINK: {}", finding.message),
                     _ => finding.message.clone(),

@@ -218,6 +218,12 @@ pub fn fleet(r: &FleetReport) -> String {
         &[],
         r.fleet_report.generated_unix as f64,
     );
+    let codes: Vec<String> = MachineStatus::ALL
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("{i} {}", s.as_str()))
+        .collect();
+    let status_help = format!("each machine's verdict: {}", codes.join(", "));
     for m in &r.machines {
         let code = MachineStatus::ALL
             .iter()
@@ -225,8 +231,7 @@ pub fn fleet(r: &FleetReport) -> String {
             .unwrap_or_default();
         e.gauge(
             "fleet_machine_status",
-            "each machine's verdict: 0 ok, 1 alone, 2 inconclusive, 3 warn, 4 fail, 5 failed run, \
-             6 unreadable",
+            &status_help,
             &[("machine", &m.label), ("status", m.status.as_str())],
             code as f64,
         );
@@ -246,6 +251,7 @@ pub fn fleet(r: &FleetReport) -> String {
     for f in &r.findings {
         let scope = word(&f.scope);
         let inconclusive = if f.inconclusive.is_some() { "1" } else { "0" };
+        let suspect = if f.suspect.is_some() { "1" } else { "0" };
         e.gauge(
             "fleet_finding_deviation_ratio",
             "how far a flagged figure is from its group's median, as a share of the median",
@@ -255,6 +261,7 @@ pub fn fleet(r: &FleetReport) -> String {
                 ("scope", &scope),
                 ("severity", f.severity.as_str()),
                 ("inconclusive", inconclusive),
+                ("suspect", suspect),
             ],
             f.deviation_pct.map_or(f64::NAN, |d| d / 100.0),
         );

@@ -46,6 +46,34 @@ pub fn app_specific_id(machine_id: &str) -> Option<String> {
     Some(digest.iter().take(16).map(|b| format!("{b:02x}")).collect())
 }
 
+/// Cores per socket as the machine was bought: from the CPUs *present*, offline ones included,
+/// so a core taken offline leaves the machine in its model (the CPUs online are a judged
+/// figure, `machine.logical_cpus`). An offline CPU has no topology in sysfs: the threads per
+/// core are the most any online core has (two where SMT is switched off).
+fn cores_per_socket_bought(src: &dyn Source, sys: &SystemInfo) -> usize {
+    let sockets = sys.sockets.max(1);
+    let online = (sys.cores / sockets).max(1);
+    let present = src
+        .read("/sys/devices/system/cpu/present")
+        .and_then(|t| crate::system::parse::parse_cpulist(&t))
+        .map_or(0, |l| l.len());
+    if present <= sys.logical_cpus {
+        return online;
+    }
+    let mut per_core: std::collections::BTreeMap<(usize, usize), usize> = Default::default();
+    for c in &sys.topology.cpus {
+        *per_core.entry((c.package, c.core)).or_default() += 1;
+    }
+    let mut threads = per_core.values().copied().max().unwrap_or(1);
+    let smt_off = src
+        .read("/sys/devices/system/cpu/smt/control")
+        .is_some_and(|t| matches!(t.trim(), "off" | "forceoff"));
+    if smt_off {
+        threads = threads.max(2);
+    }
+    (present / (sockets * threads)).max(online)
+}
+
 /// The identity of the machine `sys` describes; machine and boot ids come from `src`.
 pub fn identity(src: &dyn Source, sys: &SystemInfo) -> Identity {
     let trimmed = |p: &str| {
@@ -63,7 +91,7 @@ pub fn identity(src: &dyn Source, sys: &SystemInfo) -> Identity {
         architecture: sys.architecture.clone(),
         cpu_model: sys.cpu_model.clone(),
         sockets: sys.sockets,
-        cores_per_socket: (sys.cores / sys.sockets.max(1)).max(1),
+        cores_per_socket: cores_per_socket_bought(src, sys),
         threads_per_core: sys.threads_per_core,
         logical_cpus: sys.logical_cpus,
         numa_nodes: sys.numa_nodes.len().max(1),
@@ -89,6 +117,33 @@ mod tests {
         );
         assert_eq!(app_specific_id("not an id"), None);
         assert_eq!(app_specific_id(""), None);
+    }
+
+    /// A core taken offline (both its threads) leaves the machine in its model: cores per
+    /// socket come from the CPUs present; CPUs online say what is missing.
+    #[test]
+    fn an_offline_core_keeps_the_model_and_shows_in_the_cpus_online() {
+        let mut fs = fake::two_socket_384();
+        let online: Vec<usize> = (0..384).filter(|&c| c != 5 && c != 5 + 192).collect();
+        fs.insert(
+            "/sys/devices/system/cpu/online",
+            crate::system::parse::format_cpulist(&online),
+        )
+        .insert("/sys/devices/system/cpu/present", "0-383\n");
+        let sys = collect(&fs, None);
+        let id = identity(&fs, &sys);
+        assert_eq!(id.logical_cpus, 382);
+        assert_eq!(
+            (id.sockets, id.cores_per_socket, id.threads_per_core),
+            (2, 96, 2)
+        );
+        // SMT switched off: half the CPUs online, the same cores.
+        let mut fs = fake::two_socket_384();
+        fs.insert("/sys/devices/system/cpu/online", "0-191\n")
+            .insert("/sys/devices/system/cpu/present", "0-383\n")
+            .insert("/sys/devices/system/cpu/smt/control", "off\n");
+        let sys = collect(&fs, None);
+        assert_eq!(identity(&fs, &sys).cores_per_socket, 96);
     }
 
     #[test]

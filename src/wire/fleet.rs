@@ -96,6 +96,10 @@ pub struct FleetReport {
     pub groups: Vec<GroupEntry>,
     /// Figures worse than their reference, worst first.
     pub findings: Vec<Finding>,
+    /// The measurements that would settle the suspects: a second round runs them
+    /// (`health_check -r server -c TO` on FROM) and `compare` judges all rounds together.
+    #[serde(default)]
+    pub resolve: Vec<Resolve>,
     /// Latency and bandwidth between machines of the inputs (pairs and mesh runs), for up to
     /// 256 of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -136,6 +140,10 @@ pub enum MachineStatus {
     /// Its figures were measured under interference (steal, other load, a CPU quota, heat):
     /// neither fine nor at fault; measure it again on a quiet machine.
     Inconclusive,
+    /// A candidate for a poor measurement the data cannot pin on one machine or path (a client
+    /// measured by one server only): fails nothing; the report's `resolve` says which
+    /// measurement would settle it.
+    Suspect,
     /// Findings of severity warn, or a section interrupted.
     Warn,
     /// A finding of severity fail, a failed check of its own or a failed baseline check.
@@ -154,6 +162,7 @@ impl MachineStatus {
             MachineStatus::Ok => "ok",
             MachineStatus::Alone => "alone",
             MachineStatus::Inconclusive => "inconclusive",
+            MachineStatus::Suspect => "suspect",
             MachineStatus::Warn => "warn",
             MachineStatus::Fail => "fail",
             MachineStatus::Failed => "failed",
@@ -162,10 +171,11 @@ impl MachineStatus {
     }
 
     /// Every status, best first.
-    pub const ALL: [MachineStatus; 7] = [
+    pub const ALL: [MachineStatus; 8] = [
         MachineStatus::Ok,
         MachineStatus::Alone,
         MachineStatus::Inconclusive,
+        MachineStatus::Suspect,
         MachineStatus::Warn,
         MachineStatus::Fail,
         MachineStatus::Failed,
@@ -280,7 +290,9 @@ pub struct FigureStats {
 }
 
 /// What a finding blames.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// The machine itself: a figure of its own, or every path through it (as the one that
@@ -336,8 +348,25 @@ pub struct Finding {
     /// neither fails nor warns its machine; it makes it `inconclusive`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inconclusive: Option<String>,
+    /// Set when the data cannot tell who is to blame for a poor path: the machines that may be
+    /// at fault besides the path between `link`'s ends. Such a finding fails nothing; it makes
+    /// each of them `suspect`, and the report's `resolve` says what would settle it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspect: Option<Vec<String>>,
     /// One line a person can act on, with the evidence.
     pub message: String,
+}
+
+/// One measurement that would tell a suspect's candidates apart.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Resolve {
+    /// The machine to lead the test (the server), by label.
+    pub from: String,
+    /// The machine to measure (the client), by label.
+    pub to: String,
+    /// What it settles.
+    pub why: String,
 }
 
 /// A fact of a machine's configuration that differs from most of its siblings'.

@@ -41,6 +41,7 @@ pub fn page(report: &FleetReport, machines: &[Machine]) -> String {
         escape(&report.fleet_report.version)
     );
     body.push_str(&findings(report));
+    body.push_str(&resolve(report));
     body.push_str(&machines_table(report));
     match &report.matrix {
         Some(m) => body.push_str(&matrix(m)),
@@ -74,9 +75,10 @@ fn findings(r: &FleetReport) -> String {
     }
     out.push_str("<table class=\"checks\"><tr><th>status</th><th>scope</th><th>machine</th><th>figure</th><th>value</th><th>median</th><th>%</th><th>message</th></tr>\n");
     for f in &r.findings {
-        let class = match (&f.inconclusive, f.severity) {
-            (Some(_), _) => "inconclusive",
-            (None, s) => s.as_str(),
+        let class = match (&f.inconclusive, &f.suspect, f.severity) {
+            (Some(_), _, _) => "inconclusive",
+            (None, Some(_), _) => "suspect",
+            (None, None, s) => s.as_str(),
         };
         let who = match &f.link {
             Some(ends) => ends.join(" <-> "),
@@ -99,11 +101,35 @@ fn findings(r: &FleetReport) -> String {
     out
 }
 
+/// The measurements that would settle the suspects.
+fn resolve(r: &FleetReport) -> String {
+    if r.resolve.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<h2 id=\"resolve\">To settle the suspects</h2>\n<p>Measure these in a second round \
+         (the playbook does, with <code>health_check_resolve</code>) and compare all rounds \
+         together.</p>\n<table><tr><th>from</th><th>to</th><th>what it settles</th></tr>\n",
+    );
+    for x in &r.resolve {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&x.from),
+            escape(&x.to),
+            escape(&x.why)
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
 fn status_class(s: MachineStatus) -> &'static str {
     match s {
         MachineStatus::Ok => "pass",
         MachineStatus::Alone => "skip",
         MachineStatus::Inconclusive => "inconclusive",
+        MachineStatus::Suspect => "suspect",
         MachineStatus::Warn => "warn",
         MachineStatus::Fail | MachineStatus::Failed | MachineStatus::Unreadable => "fail",
     }

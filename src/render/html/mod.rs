@@ -50,7 +50,8 @@ tr.warn td.status, span.warn { background: #fbe3b0; color: #6b4300; }
 tr.pass td.status, span.pass { background: #d5ecd5; color: #1d4d1d; }
 tr.skip td.status, span.skip { background: #e4e4e4; color: #333; }
 tr.inconclusive td.status, span.inconclusive { background: #d9e8f5; color: #1b3d5c; }
-span.fail, span.warn, span.pass, span.skip, span.inconclusive { padding: 0 4px; font-weight: bold; }
+tr.suspect td.status, span.suspect { background: #efe3f7; color: #4a2763; }
+span.fail, span.warn, span.pass, span.skip, span.inconclusive, span.suspect { padding: 0 4px; font-weight: bold; }
 .plots { display: flex; flex-wrap: wrap; gap: 12px; }
 figure.plot { margin: 0; border: 1px solid #ddd; padding: 4px; width: 600px; }
 figure.plot svg { display: block; }

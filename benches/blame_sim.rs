@@ -1,0 +1,483 @@
+//! The fleet simulator (issue 28): synthetic fleets shaped like real ones, with known faults,
+//! judged by the real pipeline (`judge::fleet::judge`: groups, compare, blame, accounting), and
+//! scored against the truth.
+//!
+//! Layouts: DCPerf's star (racks of 6 servers and 12 clients, each server measuring 2-4 of its
+//! rack's clients; the clients write no document), the star with one server per 3 clients,
+//! pairs (both write documents), a sparse mesh (each machine leads tests with 4 others) and a full mesh (every pair
+//! measured once, by one of the two). Each test gives bandwidth both ways; paths run at the
+//! slower end's speed (model B is 40 % slower than model A), with noise of up to ±2 %.
+//! Faults halve a machine's figures as the server, as the client, when it sends, or in every
+//! test, or one path's; `rack` slows 4 of a rack's 12 clients; `none` is a healthy fleet.
+//! Every other draw mixes the two models (a quarter of the machines are B).
+//!
+//! It prints, per layout and fault kind, over all draws: faulty machines found (fail or warn),
+//! suspect, missed; healthy machines failed or warned (must be 0); suspect machines before and
+//! after a second round that runs the report's `resolve` measurements, and the share resolved;
+//! for link faults, links found, suspect and missed.
+//!
+//! Usage: cargo bench --bench blame_sim [-- --draws 20 --sizes 24,200,2000]
+
+use health_check::judge::checks::Thresholds;
+use health_check::judge::fleet::{ReaderConfig, judge};
+use health_check::judge::machine::{LabelFrom, Machine};
+use health_check::judge::rules::Rules;
+use health_check::rng::Rng;
+use health_check::wire::figures::{BANDWIDTH, Basis, Figure, REVERSE_BANDWIDTH};
+use health_check::wire::fleet::{DocumentKind, FleetReport, MachineStatus, Sku};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Layout {
+    Star,
+    Star1,
+    Pairs,
+    Sparse,
+    Mesh,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    None,
+    Server,
+    Client,
+    Send,
+    Machine,
+    Link,
+    Rack,
+}
+
+/// The truth of one fleet.
+struct Fleet {
+    names: Vec<String>,
+    model_b: Vec<bool>,
+    writes: Vec<bool>,
+    tests: Vec<(usize, usize)>,
+    fault: Vec<Option<Kind>>,
+    links: HashSet<(usize, usize)>,
+}
+
+fn pair(a: usize, b: usize) -> (usize, usize) {
+    (a.min(b), a.max(b))
+}
+
+impl Fleet {
+    fn layout(layout: Layout, n: usize, rng: &mut Rng) -> Fleet {
+        let mut tests = Vec::new();
+        let mut writes = vec![false; n];
+        match layout {
+            Layout::Star | Layout::Star1 => {
+                let (servers, clients) = if layout == Layout::Star {
+                    (6, 12)
+                } else {
+                    (1, 3)
+                };
+                let rack = servers + clients;
+                for r in 0..n / rack {
+                    let base = r * rack;
+                    writes[base..base + servers].fill(true);
+                    for s in base..base + servers {
+                        let k = if layout == Layout::Star {
+                            2 + rng.below(3)
+                        } else {
+                            3
+                        };
+                        let mut picked = BTreeSet::new();
+                        while picked.len() < k {
+                            picked.insert(base + servers + rng.below(clients));
+                        }
+                        tests.extend(picked.into_iter().map(|c| (s, c)));
+                    }
+                }
+            }
+            Layout::Pairs => {
+                // The follower writes a document too (its local sections): its model is known.
+                for a in (0..n - 1).step_by(2) {
+                    writes[a] = true;
+                    writes[a + 1] = true;
+                    tests.push((a, a + 1));
+                }
+            }
+            Layout::Sparse => {
+                writes.fill(true);
+                for s in 0..n {
+                    let mut picked = BTreeSet::new();
+                    while picked.len() < 4 {
+                        let c = rng.below(n);
+                        if c != s {
+                            picked.insert(c);
+                        }
+                    }
+                    tests.extend(picked.into_iter().map(|c| (s, c)));
+                }
+            }
+            Layout::Mesh => {
+                writes.fill(true);
+                for s in 0..n {
+                    for c in s + 1..n {
+                        tests.push(if rng.below(2) == 0 { (s, c) } else { (c, s) });
+                    }
+                }
+            }
+        }
+        Fleet {
+            names: (0..n).map(|i| format!("h{i:04}")).collect(),
+            model_b: vec![false; n],
+            writes,
+            tests,
+            fault: vec![None; n],
+            links: HashSet::new(),
+        }
+    }
+
+    /// Injects faults of `kind` on machines the layout exercises in that role: about 2 % of
+    /// them, at least one.
+    fn inject(&mut self, kind: Kind, layout: Layout, rng: &mut Rng) {
+        let n = self.names.len();
+        let leads: BTreeSet<usize> = self.tests.iter().map(|t| t.0).collect();
+        let measured: BTreeSet<usize> = self.tests.iter().map(|t| t.1).collect();
+        let count = (n / 50).max(1);
+        let pick = |pool: &BTreeSet<usize>, rng: &mut Rng| -> Vec<usize> {
+            let v: Vec<usize> = pool.iter().copied().collect();
+            let mut out = BTreeSet::new();
+            while out.len() < count.min(v.len()) {
+                out.insert(v[rng.below(v.len())]);
+            }
+            out.into_iter().collect()
+        };
+        let anyone: BTreeSet<usize> = leads.union(&measured).copied().collect();
+        match kind {
+            Kind::None => {}
+            Kind::Server => pick(&leads, rng)
+                .into_iter()
+                .for_each(|m| self.fault[m] = Some(kind)),
+            Kind::Client => pick(&measured, rng)
+                .into_iter()
+                .for_each(|m| self.fault[m] = Some(kind)),
+            Kind::Send | Kind::Machine => pick(&anyone, rng)
+                .into_iter()
+                .for_each(|m| self.fault[m] = Some(kind)),
+            Kind::Link => {
+                // Paths with no end in common: two bad links at one machine measured only by
+                // them are that machine, as far as any data can tell.
+                let mut ends = BTreeSet::new();
+                for _ in 0..100 * count {
+                    if self.links.len() == count {
+                        break;
+                    }
+                    let t = self.tests[rng.below(self.tests.len())];
+                    if !ends.contains(&t.0) && !ends.contains(&t.1) {
+                        ends.extend([t.0, t.1]);
+                        self.links.insert(pair(t.0, t.1));
+                    }
+                }
+            }
+            Kind::Rack => {
+                let (servers, clients) = if layout == Layout::Star {
+                    (6, 12)
+                } else {
+                    (1, 3)
+                };
+                let racks = n / (servers + clients);
+                let base = rng.below(racks) * (servers + clients) + servers;
+                let slow = if layout == Layout::Star { 4 } else { 1 };
+                for c in base..base + slow {
+                    if measured.contains(&c) {
+                        self.fault[c] = Some(Kind::Client);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Goodput of a test led by `s` measuring `c`, forward (s sends) or reverse.
+    fn speed(&self, s: usize, c: usize, reverse: bool, rng: &mut Rng) -> f64 {
+        let cap = |m: usize| if self.model_b[m] { 14.0_f64 } else { 23.5 };
+        let sender = if reverse { c } else { s };
+        let slow = self.fault[s] == Some(Kind::Server)
+            || self.fault[c] == Some(Kind::Client)
+            || self.fault[sender] == Some(Kind::Send)
+            || self.fault[s] == Some(Kind::Machine)
+            || self.fault[c] == Some(Kind::Machine)
+            || self.links.contains(&pair(s, c));
+        let factor = if slow { 0.5 } else { 1.0 };
+        let noise = 0.98 + 0.04 * rng.below(10_001) as f64 / 10_000.0;
+        cap(s).min(cap(c)) * factor * noise
+    }
+
+    fn sku(&self, m: usize) -> Sku {
+        Sku {
+            cpu_model: Some(if self.model_b[m] { "B" } else { "A" }.into()),
+            sockets: Some(2),
+            cores_per_socket: Some(32),
+            numa_nodes: Some(2),
+        }
+    }
+
+    /// The machines of the documents: each writer's figures of its tests.
+    fn machines(&self, tests: &[(usize, usize)], rng: &mut Rng) -> Vec<Machine> {
+        let basis: Basis = Arc::from("profile=standard");
+        let mut figures: BTreeMap<usize, Vec<Figure>> = BTreeMap::new();
+        for (m, _) in self.writes.iter().enumerate().filter(|w| *w.1) {
+            figures.insert(m, Vec::new());
+        }
+        for &(s, c) in tests {
+            for (family, reverse) in [(&BANDWIDTH, false), (&REVERSE_BANDWIDTH, true)] {
+                let v = self.speed(s, c, reverse, rng);
+                let f = Figure::new(family, vec![self.names[c].clone()], v, basis.clone())
+                    .expect("a positive figure");
+                figures.entry(s).or_default().push(f);
+            }
+        }
+        figures
+            .into_iter()
+            .map(|(s, figs)| {
+                let mut m = Machine::measured_only(&self.names[s]);
+                m.entry.source = format!("{}.json", self.names[s]);
+                m.entry.kind = DocumentKind::HealthCheck;
+                m.entry.sku = Some(self.sku(s));
+                m.entry.figures = figs.len();
+                m.figures = figs;
+                m
+            })
+            .collect()
+    }
+}
+
+#[derive(Default, Clone)]
+struct Score {
+    draws: usize,
+    faulty: usize,
+    found: usize,
+    suspect: usize,
+    missed: usize,
+    healthy_flagged: usize,
+    healthy_suspect: usize,
+    suspects_before: usize,
+    suspects_after: usize,
+    found_after: usize,
+    links: usize,
+    links_found: usize,
+    links_suspect: usize,
+    seconds: f64,
+}
+
+fn statuses(r: &FleetReport) -> BTreeMap<&str, MachineStatus> {
+    r.machines
+        .iter()
+        .map(|m| (m.label.as_str(), m.status))
+        .collect()
+}
+
+fn reader() -> ReaderConfig {
+    ReaderConfig {
+        paths: Vec::new(),
+        rules: Rules::builtin(),
+        labels: LabelFrom::Auto,
+        print_rules: false,
+        thresholds: Thresholds::default(),
+    }
+}
+
+fn flagged(s: MachineStatus) -> bool {
+    matches!(s, MachineStatus::Warn | MachineStatus::Fail)
+}
+
+fn draw(layout: Layout, kind: Kind, n: usize, seed: u64, score: &mut Score) {
+    let mut rng = Rng::new(seed);
+    let mut fleet = Fleet::layout(layout, n, &mut rng);
+    if kind == Kind::None || seed % 2 == 0 {
+        // Two models: a quarter of the machines are B.
+        for m in 0..n {
+            fleet.model_b[m] = rng.below(4) == 0;
+        }
+    }
+    fleet.inject(kind, layout, &mut rng);
+    let started = Instant::now();
+    let (report, _) = judge(fleet.machines(&fleet.tests, &mut rng), &reader(), None);
+    score.seconds += started.elapsed().as_secs_f64();
+    score.draws += 1;
+    let st = statuses(&report);
+    let status = |m: usize| st.get(fleet.names[m].as_str()).copied();
+    let mut suspects_before = 0;
+    for m in 0..n {
+        let Some(s) = status(m) else { continue };
+        if fleet.fault[m].is_some() {
+            score.faulty += 1;
+            match s {
+                _ if flagged(s) => score.found += 1,
+                MachineStatus::Suspect => score.suspect += 1,
+                _ => score.missed += 1,
+            }
+        } else if flagged(s) {
+            score.healthy_flagged += 1;
+        } else if s == MachineStatus::Suspect {
+            score.healthy_suspect += 1;
+        }
+        if s == MachineStatus::Suspect {
+            suspects_before += 1;
+        }
+    }
+    for &(a, b) in &fleet.links {
+        score.links += 1;
+        let (na, nb) = (&fleet.names[a], &fleet.names[b]);
+        let about = |f: &&health_check::wire::fleet::Finding| {
+            f.link
+                .as_ref()
+                .is_some_and(|l| l.contains(na) && l.contains(nb))
+        };
+        if report
+            .findings
+            .iter()
+            .filter(about)
+            .any(|f| f.suspect.is_none())
+        {
+            score.links_found += 1;
+        } else if report.findings.iter().any(|f| about(&f)) {
+            score.links_suspect += 1;
+        }
+    }
+    score.suspects_before += suspects_before;
+    if report.resolve.is_empty() {
+        // No second round: the first stands.
+        score.suspects_after += suspects_before;
+        score.found_after += (0..n)
+            .filter(|&m| fleet.fault[m].is_some() && status(m).is_some_and(flagged))
+            .count();
+        return;
+    }
+    // The second round: the report's measurements, judged with the first round's.
+    let index: BTreeMap<&str, usize> = fleet
+        .names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
+    let mut tests = fleet.tests.clone();
+    tests.extend(
+        report
+            .resolve
+            .iter()
+            .map(|r| (index[r.from.as_str()], index[r.to.as_str()])),
+    );
+    // Every host of the second round writes a document (the measured ones their identity).
+    for r in &report.resolve {
+        fleet.writes[index[r.to.as_str()]] = true;
+    }
+    let (second, _) = judge(fleet.machines(&tests, &mut rng), &reader(), None);
+    let st = statuses(&second);
+    for m in 0..n {
+        let Some(&s) = st.get(fleet.names[m].as_str()) else {
+            continue;
+        };
+        if s == MachineStatus::Suspect {
+            score.suspects_after += 1;
+        }
+        if fleet.fault[m].is_some() && flagged(s) {
+            score.found_after += 1;
+        }
+    }
+}
+
+fn pct(a: usize, b: usize) -> String {
+    if b == 0 {
+        "-".into()
+    } else {
+        format!("{:.0} %", 100.0 * a as f64 / b as f64)
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let value = |flag: &str, default: &str| -> String {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1).cloned())
+            .unwrap_or_else(|| default.to_string())
+    };
+    let draws: u64 = value("--draws", "20").parse().expect("--draws N");
+    let sizes: Vec<usize> = value("--sizes", "24,200,2000")
+        .split(',')
+        .map(|s| s.parse().expect("--sizes N,N"))
+        .collect();
+    let layouts = [
+        Layout::Star,
+        Layout::Star1,
+        Layout::Pairs,
+        Layout::Sparse,
+        Layout::Mesh,
+    ];
+    let kinds = [
+        Kind::None,
+        Kind::Server,
+        Kind::Client,
+        Kind::Send,
+        Kind::Machine,
+        Kind::Link,
+        Kind::Rack,
+    ];
+    println!(
+        "| layout | machines | fault | draws | faulty | found | suspect | missed | healthy failed | \
+         healthy suspect | suspects before -> after (resolved) | found after round 2 | links found / suspect / of | ms per compare |"
+    );
+    println!(
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    );
+    let mut total = Score::default();
+    for layout in layouts {
+        for &n in &sizes {
+            // A full mesh of 2,000 is 2 million tests: the mesh stops at 200.
+            if layout == Layout::Mesh && n > 200 {
+                continue;
+            }
+            for kind in kinds {
+                let star = matches!(layout, Layout::Star | Layout::Star1);
+                if kind == Kind::Rack && !star {
+                    continue;
+                }
+                let mut score = Score::default();
+                for d in 0..draws {
+                    draw(layout, kind, n, 1 + d * 7919 + n as u64, &mut score);
+                }
+                println!(
+                    "| {layout:?} | {n} | {kind:?} | {} | {} | {} ({}) | {} | {} | {} | {} | {} -> {} ({}) | {} | {} / {} / {} | {:.1} |",
+                    score.draws,
+                    score.faulty,
+                    score.found,
+                    pct(score.found, score.faulty),
+                    score.suspect,
+                    score.missed,
+                    score.healthy_flagged,
+                    score.healthy_suspect,
+                    score.suspects_before,
+                    score.suspects_after,
+                    pct(
+                        score.suspects_before.saturating_sub(score.suspects_after),
+                        score.suspects_before
+                    ),
+                    score.found_after,
+                    score.links_found,
+                    score.links_suspect,
+                    score.links,
+                    1e3 * score.seconds / score.draws as f64,
+                );
+                total.healthy_flagged += score.healthy_flagged;
+                total.missed += score.missed;
+                total.suspects_before += score.suspects_before;
+                total.suspects_after += score.suspects_after;
+            }
+        }
+    }
+    println!(
+        "\nhealthy machines failed or warned: {}; faulty machines neither found nor suspect: {}; \
+         suspects resolved by a second round: {}",
+        total.healthy_flagged,
+        total.missed,
+        pct(
+            total.suspects_before.saturating_sub(total.suspects_after),
+            total.suspects_before
+        )
+    );
+}

@@ -1,0 +1,372 @@
+//! Which machine, which side of a test, or which path explains the poor measurements of one
+//! figure, from all of a fleet's measurements at once.
+//!
+//! Each measurement is a path from a server (the machine that led the test) to a client, poor
+//! or not against the reference for its pair of models. The explanations are, per machine, a
+//! fault in one role (as server: slow to the clients it measures; as client: slow from the
+//! servers that measure it) and, per path, a link. A role fault is accepted only on evidence the
+//! rest of the fleet does not explain (voting with explaining-away, as 007 and NetBouncer
+//! localise faults from all-pairs probes):
+//!
+//! - most of the machine's measurements in that role are poor, at least two of them, and
+//! - at least two of the poor ones are with distinct peers that are *fine elsewhere*: most of a
+//!   peer's other measurements, not yet explained, are not poor.
+//!
+//! The best supported fault (most such peers, then most poor measurements) is accepted first;
+//! its measurements are then explained and no longer count for or against anyone, and the next
+//! is looked for. A healthy server that measured two slow clients is thus cleared once the
+//! clients (slow from other servers too) are blamed; its two poor measurements never had peers
+//! that were fine elsewhere.
+//!
+//! A poor measurement left over is a link when both its ends are fine elsewhere. Otherwise the
+//! data cannot tell its candidates apart (a client measured by one server only: the client or
+//! the path?): it is ambiguous, with the ends that are not shown fine.
+
+use std::collections::HashMap;
+
+/// The part a machine plays in a measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Role {
+    /// It led the test (wrote the figure).
+    Server,
+    /// It was measured.
+    Client,
+}
+
+/// One measurement of a path, as inference sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Obs {
+    /// The machine that measured.
+    pub server: usize,
+    /// The machine measured (never the server).
+    pub client: usize,
+    /// Worse than its reference beyond the rule.
+    pub poor: bool,
+    /// The end of unknown model, in a fleet of several models: a poor path to it may be its
+    /// model's level, so it is evidence about the other end only when this end is fine
+    /// elsewhere.
+    pub only: Option<usize>,
+}
+
+impl Obs {
+    /// Whether it is evidence about `m`.
+    pub fn about(&self, m: usize) -> bool {
+        self.only.is_none_or(|o| o == m)
+    }
+
+    /// The machine at the other end from `m`.
+    pub fn peer(&self, m: usize) -> usize {
+        if self.server == m {
+            self.client
+        } else {
+            self.server
+        }
+    }
+}
+
+/// A fault accepted on one machine in one role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// The machine.
+    pub machine: usize,
+    /// The role it is slow in.
+    pub role: Role,
+    /// The measurements it explains (its measurements in that role not explained before).
+    pub obs: Vec<usize>,
+    /// How many of them are poor.
+    pub poor: usize,
+    /// The distinct peers of its poor measurements that are fine elsewhere.
+    pub fine_peers: Vec<usize>,
+}
+
+/// A poor measurement that no fault explains.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unexplained {
+    /// The measurement.
+    pub obs: usize,
+    /// How each end (server, then client) stands in its role with everyone else: the evidence
+    /// that shows it fine, or does not.
+    pub ends: [(usize, Role, Tally); 2],
+    /// Its ends that are not shown fine elsewhere: empty for a link (both ends are fine, the
+    /// path is to blame); otherwise the candidates besides the path.
+    pub unverified: Vec<usize>,
+}
+
+/// What inference found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Inference {
+    /// Faults, in the order they were accepted.
+    pub faults: Vec<Fault>,
+    /// Per measurement, the fault that explains it.
+    pub explained_by: Vec<Option<usize>>,
+    /// Poor measurements no fault explains: links, and ambiguous ones.
+    pub unexplained: Vec<Unexplained>,
+}
+
+/// Counts of measurements not yet explained.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Measurements.
+    pub n: u32,
+    /// Of which poor.
+    pub poor: u32,
+}
+
+impl Tally {
+    fn add(&mut self, poor: bool, by: i32) {
+        self.n = self.n.wrapping_add_signed(by);
+        if poor {
+            self.poor = self.poor.wrapping_add_signed(by);
+        }
+    }
+
+    /// Fine: measured, and most of it not poor.
+    pub fn fine(&self) -> bool {
+        self.n > 0 && 2 * self.poor < self.n
+    }
+}
+
+/// A machine in one role: the key of the tallies.
+type Side = (usize, Role);
+
+/// The live (not explained) measurements about each machine in each role, in all and per peer.
+struct Live<'a> {
+    obs: &'a [Obs],
+    explained_by: Vec<Option<usize>>,
+    tallies: Tallies,
+}
+
+/// Counts of live measurements per side, and per side and peer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Tallies {
+    side: HashMap<Side, Tally>,
+    pair: HashMap<(Side, usize), Tally>,
+}
+
+impl Tallies {
+    /// `side`'s live measurements with anyone but `peer`.
+    fn elsewhere(&self, side: Side, peer: usize) -> Tally {
+        let all = self.side.get(&side).copied().unwrap_or_default();
+        let between = self.pair.get(&(side, peer)).copied().unwrap_or_default();
+        Tally {
+            n: all.n - between.n,
+            poor: all.poor - between.poor,
+        }
+    }
+}
+
+impl Role {
+    fn other(self) -> Role {
+        match self {
+            Role::Server => Role::Client,
+            Role::Client => Role::Server,
+        }
+    }
+
+    /// The role `m` plays in `x`.
+    fn of(m: usize, x: &Obs) -> Role {
+        if x.server == m {
+            Role::Server
+        } else {
+            Role::Client
+        }
+    }
+}
+
+impl<'a> Live<'a> {
+    fn new(obs: &'a [Obs]) -> Live<'a> {
+        let mut live = Live {
+            obs,
+            explained_by: vec![None; obs.len()],
+            tallies: Tallies::default(),
+        };
+        for x in obs {
+            live.count(x, 1);
+        }
+        live
+    }
+
+    fn count(&mut self, x: &Obs, by: i32) {
+        for (side, peer) in [
+            ((x.server, Role::Server), x.client),
+            ((x.client, Role::Client), x.server),
+        ] {
+            if x.about(side.0) {
+                self.tallies.side.entry(side).or_default().add(x.poor, by);
+                self.tallies
+                    .pair
+                    .entry((side, peer))
+                    .or_default()
+                    .add(x.poor, by);
+            }
+        }
+    }
+
+    fn explain(&mut self, id: usize, fault: usize) {
+        if self.explained_by[id].is_none() {
+            self.explained_by[id] = Some(fault);
+            self.count(&self.obs[id], -1);
+        }
+    }
+
+    /// Whether the peer of `m` in measurement `i` is fine elsewhere in its role; or, when this
+    /// is all it did in that role (a second round's helper leads one test), in its other role.
+    fn peer_fine(&self, i: usize, m: usize) -> bool {
+        let x = &self.obs[i];
+        let peer = x.peer(m);
+        let role = Role::of(peer, x);
+        let here = self.tallies.elsewhere((peer, role), m);
+        here.fine() || (here.n == 0 && self.tallies.elsewhere((peer, role.other()), m).fine())
+    }
+
+    /// Whether measurement `i` is evidence about its end `m`.
+    fn speaks_of(&self, i: usize, m: usize) -> bool {
+        self.obs[i].about(m) || self.peer_fine(i, m)
+    }
+
+    /// `m`'s live measurements in `ids` (its measurements in one role) with anyone but `peer`
+    /// that speak of it: whether they show it fine in that role.
+    fn shown(&self, ids: &[usize], m: usize, peer: usize) -> Tally {
+        let mut t = Tally::default();
+        for &i in ids {
+            let x = &self.obs[i];
+            if self.explained_by[i].is_none() && x.peer(m) != peer && self.speaks_of(i, m) {
+                t.add(x.poor, 1);
+            }
+        }
+        t
+    }
+}
+
+/// Each machine's measurements, per role.
+fn by_role(obs: &[Obs], machines: usize) -> Vec<[Vec<usize>; 2]> {
+    let mut out = vec![[Vec::new(), Vec::new()]; machines];
+    for (i, x) in obs.iter().enumerate() {
+        out[x.server][0].push(i);
+        out[x.client][1].push(i);
+    }
+    out
+}
+
+/// The fault of `m` in `role` the live measurements support, if any. A machine already found
+/// faulty in its other role needs less: one poor measurement or more, most of them, every one
+/// with a peer fine elsewhere (a half mesh measures some machines once in a role).
+fn supported(live: &Live, ids: &[usize], m: usize, role: Role, faulty: bool) -> Option<Fault> {
+    let mine: Vec<usize> = ids
+        .iter()
+        .copied()
+        .filter(|&i| live.explained_by[i].is_none() && live.speaks_of(i, m))
+        .collect();
+    let poor: Vec<usize> = mine.iter().copied().filter(|&i| live.obs[i].poor).collect();
+    let least = if faulty { 1 } else { 2 };
+    if poor.len() < least || 2 * poor.len() <= mine.len() {
+        return None;
+    }
+    let mut peers: Vec<usize> = poor.iter().map(|&i| live.obs[i].peer(m)).collect();
+    peers.sort_unstable();
+    peers.dedup();
+    let all_peers = peers.len();
+    let mut fine_peers: Vec<usize> = poor
+        .iter()
+        .filter(|&&i| live.peer_fine(i, m))
+        .map(|&i| live.obs[i].peer(m))
+        .collect();
+    fine_peers.sort_unstable();
+    fine_peers.dedup();
+    let enough = if faulty {
+        fine_peers.len() == all_peers
+    } else {
+        fine_peers.len() >= 2
+    };
+    enough.then_some(Fault {
+        machine: m,
+        role,
+        poor: poor.len(),
+        obs: mine,
+        fine_peers,
+    })
+}
+
+/// Explains the poor measurements among `obs`, made between `machines` machines.
+pub fn infer(obs: &[Obs], machines: usize) -> Inference {
+    let roles = by_role(obs, machines);
+    let mut live = Live::new(obs);
+    let mut faults: Vec<Fault> = Vec::new();
+    let mut faulty = vec![false; machines];
+    // Only machines with a poor live measurement can be blamed; the set shrinks as faults are
+    // accepted.
+    loop {
+        let mut best: Option<Fault> = None;
+        for (m, ids) in roles.iter().enumerate() {
+            for (r, role) in [Role::Server, Role::Client].into_iter().enumerate() {
+                let Some(f) = supported(&live, &ids[r], m, role, faulty[m]) else {
+                    continue;
+                };
+                // Most peers fine elsewhere, then most poor measurements; of equals, the first.
+                let better = best
+                    .as_ref()
+                    .is_none_or(|b| (f.fine_peers.len(), f.poor) > (b.fine_peers.len(), b.poor));
+                if better {
+                    best = Some(f);
+                }
+            }
+        }
+        let Some(fault) = best else { break };
+        faulty[fault.machine] = true;
+        for &i in &fault.obs {
+            live.explain(i, faults.len());
+        }
+        faults.push(fault);
+    }
+    let unexplained = obs
+        .iter()
+        .enumerate()
+        .filter(|(i, x)| x.poor && live.explained_by[*i].is_none())
+        .map(|(i, x)| {
+            let stand = |end: usize, other: usize| {
+                let role = Role::of(end, x);
+                (
+                    end,
+                    role,
+                    live.shown(&roles[end][role as usize], end, other),
+                )
+            };
+            let ends = [stand(x.server, x.client), stand(x.client, x.server)];
+            Unexplained {
+                obs: i,
+                unverified: ends.iter().filter(|e| !e.2.fine()).map(|e| e.0).collect(),
+                ends,
+            }
+        })
+        .collect();
+    Inference {
+        faults,
+        explained_by: live.explained_by,
+        unexplained,
+    }
+}
+
+impl Inference {
+    /// The inference about nodes, told about machines: `machine_of[node]` is the machine a node
+    /// stands for (several nodes may stand for one).
+    pub fn on_machines(mut self, machine_of: &[usize]) -> Inference {
+        let to = |n: usize| machine_of[n];
+        for f in &mut self.faults {
+            f.machine = to(f.machine);
+            for p in &mut f.fine_peers {
+                *p = to(*p);
+            }
+            f.fine_peers.sort_unstable();
+            f.fine_peers.dedup();
+        }
+        for u in &mut self.unexplained {
+            for m in &mut u.unverified {
+                *m = to(*m);
+            }
+            for e in &mut u.ends {
+                e.0 = to(e.0);
+            }
+        }
+        self
+    }
+}

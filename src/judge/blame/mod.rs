@@ -1,0 +1,791 @@
+//! Who is to blame for poor per-client figures (bandwidth both ways, ping), from every document
+//! together, whatever the layout: DCPerf's star (only servers write documents), pairs, a sparse
+//! or a full mesh.
+//!
+//! Each figure of one machine about one client is a measurement of a path between two machines.
+//! It is judged against the reference for its *pair of models* and basis (paths from model A to
+//! model B against paths from A to B: a slower model is not failed for being that model), taken
+//! from the quiet measurements and, once faults are found, from those no fault explains. Then
+//! [`infer`] explains the poor measurements from all of them at once: a machine slow as the
+//! server, as the client, or both (`machine`), on evidence the rest of the fleet does not
+//! explain; a path (`link`) when both its ends are fine elsewhere; and, where the data cannot
+//! tell the candidates apart, a `suspect` finding naming them, with the measurement that would
+//! settle it in the report's `resolve`. A client with no document of its own (the star's
+//! clients) is a machine of the report, judged on this evidence.
+
+mod infer;
+#[cfg(test)]
+mod tests;
+
+use super::compare::{RuleCache, client_index};
+use super::machine::Machine;
+use super::pipeline::{Judged, Population, Sample, Subject};
+use super::reference::Reference;
+use super::rules::Rule;
+use crate::units::number;
+use crate::wire::figures::{BANDWIDTH, Direction, Family, Figure, REVERSE_BANDWIDTH};
+use crate::wire::fleet::{DocumentKind, Finding, MachineStatus, Resolve, Scope};
+use infer::{Fault, Obs, Role, Unexplained, infer};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// One measurement of a path.
+#[derive(Debug, Clone, Copy)]
+struct Measurement {
+    server: usize,
+    figure: usize,
+    client: usize,
+}
+
+/// Names of a machine's own loopback: a test against them measures the kernel, not a path.
+fn loopback(name: &str) -> bool {
+    matches!(name, "localhost" | "127.0.0.1" | "::1" | "ip6-localhost") || name.starts_with("127.")
+}
+
+/// The machine each figure's client is, per machine and figure: one of the inputs, or a machine
+/// known only from these measurements (added to `machines`). Loopback clients, and a machine's
+/// own name, are no other machine.
+fn resolve_clients(machines: &mut Vec<Machine>) -> Vec<Vec<Option<usize>>> {
+    let known = client_index(machines);
+    let mut seen = BTreeSet::new();
+    let mut unknown = Vec::new();
+    for machine in machines.iter() {
+        for c in machine.figures.iter().filter_map(Figure::client) {
+            if !loopback(c) && !known.contains_key(c) && seen.insert(c.to_string()) {
+                unknown.push(c.to_string());
+            }
+        }
+    }
+    machines.extend(unknown.iter().map(|name| Machine::measured_only(name)));
+    let index = client_index(machines);
+    machines
+        .iter()
+        .enumerate()
+        .map(|(m, machine)| {
+            machine
+                .figures
+                .iter()
+                .map(|fig| {
+                    fig.client()
+                        .filter(|c| !loopback(c))
+                        .and_then(|c| index.get(c).copied())
+                        .filter(|&c| c != m)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// What the blame found.
+#[derive(Debug, Default)]
+pub struct Blamed {
+    /// Findings about machines and links, per figure.
+    pub findings: Vec<Finding>,
+    /// (server, client, figure key) of every poor measurement a finding accounts for: a fault,
+    /// a link, or a suspect path.
+    pub explained: BTreeSet<(usize, usize, String)>,
+    /// The measurements that would settle the suspects.
+    pub resolve: Vec<Resolve>,
+}
+
+/// A poor path the data cannot pin down, and its candidates; or a machine of unknown model
+/// found slow in a fleet of several models (`server == client`: its own document would say
+/// whether it is a slower model).
+struct SuspectPath {
+    key: String,
+    server: usize,
+    client: usize,
+    /// The ends not shown fine elsewhere.
+    unverified: Vec<usize>,
+    /// The finding's index in [`Blamed::findings`].
+    finding: usize,
+}
+
+/// Finds the machines and links behind poor per-client figures. Adds the clients that have no
+/// document of their own to `machines`; sets `suspect` on the candidates of what it cannot pin
+/// down (the findings that blame machines raise their status in the fleet's accounting).
+pub fn blame(machines: &mut Vec<Machine>, cache: &mut RuleCache) -> Blamed {
+    let clients = resolve_clients(machines);
+    // Per figure key and basis: paths between all models together, each against its pair's.
+    let mut parts: BTreeMap<(String, String), Vec<Measurement>> = BTreeMap::new();
+    for (m, machine) in machines.iter().enumerate() {
+        for (f, fig) in machine.figures.iter().enumerate() {
+            let Some(client) = clients.get(m).and_then(|r| r.get(f)).copied().flatten() else {
+                continue;
+            };
+            let key = (fig.key(), fig.basis.to_string());
+            parts.entry(key).or_default().push(Measurement {
+                server: m,
+                figure: f,
+                client,
+            });
+        }
+    }
+    let mut out = Blamed::default();
+    let mut suspects = Vec::new();
+    // A machine of unknown model (a star's client) is judged with the paths of the model that
+    // measured it; its level alone cannot fail it (it may be a slower model): it is suspect,
+    // and leading a test in a second round gives its document and model.
+    let models = models(machines);
+    let one_model = models.iter().flatten().collect::<BTreeSet<_>>().len() <= 1;
+    let at = At {
+        models: &models,
+        one_model,
+    };
+    for ((key, _), all) in parts {
+        judge_key(machines, &key, &all, cache, at, &mut out, &mut suspects);
+    }
+    out.resolve = plan_resolve(machines, &models, &suspects, &mut out.findings);
+    record_evidence(machines, &out, &suspects);
+    out
+}
+
+/// Each machine's model: its group, or for a machine in none whose model is known (a document
+/// without figures of its own, such as a pairs follower's), the group of that model, or a model
+/// of its own. `None`: unknown (a star's client that wrote nothing).
+fn models(machines: &[Machine]) -> Vec<Option<usize>> {
+    let mut ids: HashMap<&crate::wire::fleet::Sku, usize> = HashMap::new();
+    for m in machines {
+        if let (Some(g), Some(sku)) = (m.entry.group, &m.entry.sku) {
+            ids.entry(sku).or_insert(g);
+        }
+    }
+    let mut next = machines
+        .iter()
+        .filter_map(|m| m.entry.group)
+        .max()
+        .map_or(0, |g| g + 1);
+    machines
+        .iter()
+        .map(|m| {
+            m.entry.group.or_else(|| {
+                let sku = m.entry.sku.as_ref().filter(|s| s.complete())?;
+                Some(*ids.entry(sku).or_insert_with(|| {
+                    next += 1;
+                    next - 1
+                }))
+            })
+        })
+        .collect()
+}
+
+/// The models, for one figure key's judging.
+#[derive(Clone, Copy)]
+struct At<'a> {
+    models: &'a [Option<usize>],
+    /// The documents name one model at most.
+    one_model: bool,
+}
+
+/// The measurement's figure.
+fn figure<'a>(machines: &'a [Machine], x: &Measurement) -> &'a Figure {
+    &machines[x.server].figures[x.figure]
+}
+
+/// The pair of models a measurement is between: (the server's group, the client's). A machine
+/// whose model is unknown (a star's client wrote no document) is taken to be of the other end's
+/// model: its measurements are judged with that model's paths rather than apart, where a few of
+/// them would make their own reference.
+type Bucket = (Option<usize>, Option<usize>);
+
+fn bucket(models: &[Option<usize>], x: &Measurement) -> Bucket {
+    let (s, c) = (models[x.server], models[x.client]);
+    (s.or(c), c.or(s))
+}
+
+/// The reference of each pair of models, from the quiet measurements not `excluded` (all of the
+/// pair's when every one is excluded).
+fn references(
+    machines: &[Machine],
+    at: At,
+    all: &[Measurement],
+    excluded: &[bool],
+    family: &Family,
+    direction: Direction,
+) -> HashMap<Bucket, Reference> {
+    let mut by: HashMap<Bucket, Vec<usize>> = HashMap::new();
+    for (i, x) in all.iter().enumerate() {
+        by.entry(bucket(at.models, x)).or_default().push(i);
+    }
+    let models = at.models;
+    by.into_iter()
+        .filter_map(|(b, ids)| {
+            let kept: Vec<usize> = ids.iter().copied().filter(|&i| !excluded[i]).collect();
+            let ids = if kept.is_empty() { ids } else { kept };
+            // Among several models, paths whose two models are known make the pair's level when
+            // there are enough of them (two servers, three clients): an end of unknown model
+            // may be of a slower one.
+            let known: Vec<usize> = ids
+                .iter()
+                .copied()
+                .filter(|&i| models[all[i].server].is_some() && models[all[i].client].is_some())
+                .collect();
+            let count = |end: fn(&Measurement) -> usize| {
+                known
+                    .iter()
+                    .map(|&i| end(&all[i]))
+                    .collect::<BTreeSet<_>>()
+                    .len()
+            };
+            let enough = count(|x| x.server) >= 2 && count(|x| x.client) >= 3;
+            let ids = if !at.one_model && enough { known } else { ids };
+            let quiet = Population::SIBLINGS.select(&ids, |&i| Sample {
+                value: figure(machines, &all[i]).value,
+                who: all[i].server as i64,
+                interfered: machines[all[i].server]
+                    .interfered
+                    .contains_key(&family.section),
+                flagged: false,
+            });
+            let mut per_end: HashMap<usize, Vec<f64>> = HashMap::new();
+            for &&i in &quiet {
+                let v = figure(machines, &all[i]).value;
+                per_end.entry(all[i].server).or_default().push(v);
+                per_end.entry(all[i].client).or_default().push(v);
+            }
+            let typical: Vec<f64> = per_end
+                .values()
+                .filter_map(|v| crate::stats::median(v))
+                .collect();
+            // Faults pull both medians and widen both spreads: the machines' medians mix slow
+            // and fast paths (a server of one slow client and one fast has their mean), and a
+            // few slow machines of a mesh touch most of its measurements. The better median
+            // and the narrower spread are the healthy paths'; later rounds leave the
+            // explained measurements out.
+            let values: Vec<f64> = quiet
+                .iter()
+                .map(|&&i| figure(machines, &all[i]).value)
+                .collect();
+            let (by_machine, by_value) = (
+                crate::stats::median(&typical)?,
+                crate::stats::median(&values)?,
+            );
+            let median = if direction.is_worse(by_machine, by_value) {
+                by_value
+            } else {
+                by_machine
+            };
+            let spread = |v: &[f64]| crate::stats::mad(v, median).unwrap_or(0.0);
+            // Ends of unknown model among several models mix levels: their spread is no
+            // noise, and the tolerance alone judges.
+            let mixed = !at.one_model
+                && quiet
+                    .iter()
+                    .any(|&&i| models[all[i].server].is_none() || models[all[i].client].is_none());
+            let spread = |v: &[f64]| if mixed { 0.0 } else { spread(v) };
+            Some((
+                b,
+                Reference {
+                    median,
+                    mad: spread(&typical).min(spread(&values)),
+                    machines: per_end.len(),
+                },
+            ))
+        })
+        .collect()
+}
+
+/// Judges every measurement of one figure key against its pair's reference, and explains the
+/// poor ones. The references are taken again without what a fault or a link explains, until
+/// they hold still.
+fn judge_key(
+    machines: &mut [Machine],
+    key: &str,
+    all: &[Measurement],
+    cache: &mut RuleCache,
+    at: At,
+    out: &mut Blamed,
+    suspects: &mut Vec<SuspectPath>,
+) {
+    let family = figure(machines, &all[0]).family;
+    let Some(rule) = cache.get(format!("{key}.*")) else {
+        return;
+    };
+    let direction = rule.direction(family.direction);
+    // Among several models, a machine of unknown model is judged as the model of whoever
+    // measures it: it is one node per such model, so that what one model's machines found of
+    // it is never taken as evidence about another's.
+    let mut node_of: HashMap<(usize, Option<usize>), usize> = HashMap::new();
+    let mut machine_of: Vec<usize> = (0..machines.len()).collect();
+    let mut node = |m: usize, other: usize| -> usize {
+        if at.one_model || at.models[m].is_some() {
+            return m;
+        }
+        *node_of.entry((m, at.models[other])).or_insert_with(|| {
+            machine_of.push(m);
+            machine_of.len() - 1
+        })
+    };
+    let nodes: Vec<(usize, usize)> = all
+        .iter()
+        .map(|x| (node(x.server, x.client), node(x.client, x.server)))
+        .collect();
+    let mut excluded = vec![false; all.len()];
+    let mut rounds = 0;
+    let (refs, obs, inference) = loop {
+        let refs = references(machines, at, all, &excluded, family, direction);
+        let obs: Vec<Obs> = all
+            .iter()
+            .zip(&nodes)
+            .map(|(x, &(s, c))| Obs {
+                server: s,
+                client: c,
+                only: match (at.models[x.server], at.models[x.client]) {
+                    _ if at.one_model => None,
+                    (Some(_), None) => Some(c),
+                    (None, Some(_)) => Some(s),
+                    _ => None,
+                },
+                poor: refs.get(&bucket(at.models, x)).is_some_and(|r| {
+                    r.judge(figure(machines, x).value, direction, &rule.spec)
+                        .flagged
+                }),
+            })
+            .collect();
+        let inference = infer(&obs, machine_of.len()).on_machines(&machine_of);
+        let mut next: Vec<bool> = inference.explained_by.iter().map(Option::is_some).collect();
+        for u in inference
+            .unexplained
+            .iter()
+            .filter(|u| u.unverified.is_empty())
+        {
+            next[u.obs] = true;
+        }
+        rounds += 1;
+        if next == excluded || rounds == 4 {
+            break (refs, obs, inference);
+        }
+        excluded = next;
+    };
+    if !obs.iter().any(|o| o.poor) {
+        return;
+    }
+    let ctx = Context {
+        machines,
+        models: at.models,
+        key,
+        family,
+        rule,
+        all,
+        refs: &refs,
+    };
+    // A machine slow in both roles is slow as a machine: one finding.
+    let mut by_machine: BTreeMap<usize, Vec<&Fault>> = BTreeMap::new();
+    for f in &inference.faults {
+        by_machine.entry(f.machine).or_default().push(f);
+    }
+    for (m, faults) in by_machine {
+        let mut finding = ctx.fault_finding(m, &faults);
+        if at.models[m].is_none() {
+            finding.message.push_str(
+                "; but its model is unknown (no document of its own): a slower model looks the \
+                 same; suspect, not failed",
+            );
+            finding.suspect = Some(vec![machines[m].entry.label.clone()]);
+            suspects.push(SuspectPath {
+                key: key.to_string(),
+                server: m,
+                client: m,
+                unverified: vec![m],
+                finding: out.findings.len(),
+            });
+        }
+        out.findings.push(finding);
+        for f in faults {
+            for &i in f.obs.iter().filter(|&&i| obs[i].poor) {
+                out.explained
+                    .insert((all[i].server, all[i].client, key.to_string()));
+            }
+        }
+    }
+    for u in &inference.unexplained {
+        let x = &all[u.obs];
+        out.explained.insert((x.server, x.client, key.to_string()));
+        if u.unverified.is_empty() {
+            out.findings.push(ctx.link_finding(u));
+        } else {
+            suspects.push(SuspectPath {
+                key: key.to_string(),
+                server: x.server,
+                client: x.client,
+                unverified: u.unverified.clone(),
+                finding: out.findings.len(),
+            });
+            out.findings.push(ctx.suspect_finding(u));
+        }
+    }
+}
+
+/// What the findings of one figure key are written from.
+struct Context<'a> {
+    machines: &'a [Machine],
+    models: &'a [Option<usize>],
+    key: &'a str,
+    family: &'static Family,
+    rule: &'a Rule,
+    all: &'a [Measurement],
+    refs: &'a HashMap<Bucket, Reference>,
+}
+
+/// Up to three labels, then how many more.
+fn some_of(machines: &[Machine], ids: &[usize]) -> String {
+    let mut names: Vec<&str> = ids
+        .iter()
+        .take(3)
+        .map(|&m| machines[m].entry.label.as_str())
+        .collect();
+    let more = ids.len().saturating_sub(3);
+    let more = format!("and {more} more");
+    if ids.len() > 3 {
+        names.push(&more);
+    }
+    names.join(", ")
+}
+
+impl Context<'_> {
+    fn label(&self, m: usize) -> &str {
+        &self.machines[m].entry.label
+    }
+
+    fn model(&self, group: Option<usize>, m: usize) -> String {
+        match (group, &self.machines[m].entry.sku) {
+            (Some(_), Some(sku)) => sku.label(),
+            _ => "a machine of unknown model".to_string(),
+        }
+    }
+
+    /// The pair of models of `b`, for people, with a machine of each side.
+    fn pair(&self, b: Bucket, x: &Measurement) -> String {
+        let (from, to) = (self.model(b.0, x.server), self.model(b.1, x.client));
+        if b.0.is_some() && b.0 == b.1 {
+            format!("for paths between machines of its model ({from})")
+        } else {
+            format!("for paths from {from} to {to}")
+        }
+    }
+
+    /// The reference most of `ids` were judged against, their median value there, and the
+    /// pair of models in words.
+    fn standing(&self, ids: &[usize]) -> Option<(f64, Reference, String)> {
+        let mut by: BTreeMap<Bucket, Vec<usize>> = BTreeMap::new();
+        for &i in ids {
+            by.entry(bucket(self.models, &self.all[i]))
+                .or_default()
+                .push(i);
+        }
+        let (b, mine) = by.into_iter().max_by_key(|(_, v)| v.len())?;
+        let values: Vec<f64> = mine
+            .iter()
+            .map(|&i| figure(self.machines, &self.all[i]).value)
+            .collect();
+        let value = crate::stats::median(&values)?;
+        let reference = *self.refs.get(&b)?;
+        Some((value, reference, self.pair(b, &self.all[mine[0]])))
+    }
+
+    /// What a role means for this figure: who sends in a bandwidth test.
+    fn side(&self, role: Role) -> &'static str {
+        let sends = match role {
+            Role::Server => std::ptr::eq(self.family, &BANDWIDTH),
+            Role::Client => std::ptr::eq(self.family, &REVERSE_BANDWIDTH),
+        };
+        let receives = match role {
+            Role::Server => std::ptr::eq(self.family, &REVERSE_BANDWIDTH),
+            Role::Client => std::ptr::eq(self.family, &BANDWIDTH),
+        };
+        match (sends, receives) {
+            (true, _) => " (it sends in these tests)",
+            (_, true) => " (it receives in these tests)",
+            _ => "",
+        }
+    }
+
+    fn fault_finding(&self, m: usize, faults: &[&Fault]) -> Finding {
+        let ids: Vec<usize> = faults.iter().flat_map(|f| f.obs.iter().copied()).collect();
+        let poor: usize = faults.iter().map(|f| f.poor).sum();
+        let mut fine: Vec<usize> = faults
+            .iter()
+            .flat_map(|f| f.fine_peers.iter().copied())
+            .collect();
+        fine.sort_unstable();
+        fine.dedup();
+        let n = ids.len();
+        let roles: BTreeSet<Role> = faults.iter().map(|f| f.role).collect();
+        let (scope, evidence) = match roles.into_iter().collect::<Vec<_>>()[..] {
+            [Role::Server] => (
+                Scope::Server,
+                format!(
+                    "{poor} of the {n} measurements it led are poor{}",
+                    self.side(Role::Server)
+                ),
+            ),
+            [Role::Client] => (
+                Scope::Client,
+                format!(
+                    "{poor} of the {n} measurements of it are poor{}",
+                    self.side(Role::Client)
+                ),
+            ),
+            _ => (
+                Scope::Machine,
+                format!("{poor} of the {n} measurements through it are poor, both ways"),
+            ),
+        };
+        let (value, reference, pair) = self
+            .standing(&ids)
+            .expect("a fault explains measurements with a reference");
+        let unit = self.family.unit;
+        let message = format!(
+            "{key}: {evidence}, with {f} distinct machines that do well with others ({names}): \
+             median {v} {unit} against {r} {unit} {pair} (tolerance {t}%); the cause is on this \
+             machine's side: look at its NIC, driver settings, cable and switch port",
+            key = self.key,
+            f = fine.len(),
+            names = some_of(self.machines, &fine),
+            v = number(value),
+            r = number(reference.median),
+            t = self.rule.spec.tolerance_pct,
+        );
+        Judged::new(value, reference, self.rule, self.family.direction).finding(
+            Subject {
+                machine: self.label(m).to_string(),
+                figure: format!("{}.*", self.key),
+                scope,
+                client: None,
+                link: None,
+            },
+            unit,
+            self.machines[m]
+                .interfered
+                .get(&self.family.section)
+                .cloned(),
+            message,
+        )
+    }
+
+    /// How an end stands in its role with everyone else, in words.
+    fn others(&self, (end, role, t): (usize, Role, infer::Tally)) -> String {
+        let who = self.label(end);
+        let what = match role {
+            Role::Server => "test(s) it led",
+            Role::Client => "measurement(s) of it",
+        };
+        match (t.n, t.poor) {
+            (0, _) => format!("{who} has no other {what}"),
+            (n, 0) => format!("{who}'s {n} other {what} are fine"),
+            (n, p) => format!("{p} of {who}'s {n} other {what} are poor too"),
+        }
+    }
+
+    /// The finding of one poor measurement: its value against its pair's reference.
+    fn path_finding(&self, u: &Unexplained, evidence: String) -> Finding {
+        let x = &self.all[u.obs];
+        let fig = figure(self.machines, x);
+        let b = bucket(self.models, x);
+        let reference = self.refs[&b];
+        let (a, c) = (self.label(x.server), self.label(x.client));
+        let unit = fig.family.unit;
+        let message = format!(
+            "{} {a} -> {c}: {} {unit} against {} {unit} {} (tolerance {}%): {evidence}",
+            self.key,
+            number(fig.value),
+            number(reference.median),
+            self.pair(b, x),
+            self.rule.spec.tolerance_pct
+        );
+        Judged::new(fig.value, reference, self.rule, fig.family.direction).finding(
+            Subject {
+                machine: a.to_string(),
+                figure: fig.name(),
+                scope: Scope::Link,
+                client: fig.client().map(str::to_string),
+                link: Some(vec![a.to_string(), c.to_string()]),
+            },
+            unit,
+            self.machines[x.server]
+                .interfered
+                .get(&fig.family.section)
+                .cloned(),
+            message,
+        )
+    }
+
+    fn link_finding(&self, u: &Unexplained) -> Finding {
+        let x = &self.all[u.obs];
+        let (a, c) = (self.label(x.server), self.label(x.client));
+        self.path_finding(
+            u,
+            format!(
+                "poor only between {a} and {c}: {} and {}; look at the path between them \
+                 (cables, switch ports, routing, a congested uplink)",
+                self.others(u.ends[0]),
+                self.others(u.ends[1])
+            ),
+        )
+    }
+
+    fn suspect_finding(&self, u: &Unexplained) -> Finding {
+        let mut candidates: Vec<String> = u
+            .unverified
+            .iter()
+            .map(|&m| self.label(m).to_string())
+            .collect();
+        let mut names = candidates.clone();
+        names.push("the path between them".into());
+        let why: Vec<String> = u.ends.iter().map(|&e| self.others(e)).collect();
+        let mut f = self.path_finding(
+            u,
+            format!(
+                "the data cannot tell {} apart ({}); suspect, not failed",
+                names.join(", "),
+                why.join("; ")
+            ),
+        );
+        candidates.sort();
+        f.suspect = Some(candidates);
+        f
+    }
+}
+
+/// The measurements that would tell each suspect path's candidates apart: an unverified client
+/// measured from another machine, an unverified server measuring another machine. The other
+/// machine is one not under suspicion, of the model of the end it stands in for where one is,
+/// spread so no machine leads many; each suspect finding is told which.
+fn plan_resolve(
+    machines: &[Machine],
+    models: &[Option<usize>],
+    suspects: &[SuspectPath],
+    findings: &mut [Finding],
+) -> Vec<Resolve> {
+    let under_suspicion: BTreeSet<usize> = suspects
+        .iter()
+        .flat_map(|s| s.unverified.iter().copied())
+        .collect();
+    let blamed: BTreeSet<&str> = findings
+        .iter()
+        .filter(|f| f.scope != Scope::Link && f.suspect.is_none())
+        .map(|f| f.machine.as_str())
+        .collect();
+    let usable = |m: usize| {
+        let e = &machines[m].entry;
+        !matches!(e.status, MachineStatus::Unreadable | MachineStatus::Failed)
+            && !blamed.contains(e.label.as_str())
+    };
+    let mut load: HashMap<usize, usize> = HashMap::new();
+    let mut plan: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    let mut settles: Vec<(usize, String)> = Vec::new();
+    for s in suspects {
+        let mut settle = Vec::new();
+        let unknown_model = s.server == s.client;
+        for &e in &s.unverified {
+            let leads = e == s.server;
+            let stand_in_for = if leads { s.client } else { s.server };
+            let pick = |pool: &dyn Fn(usize) -> bool| {
+                (0..machines.len())
+                    .filter(|&h| h != s.server && h != s.client && usable(h) && pool(h))
+                    .min_by_key(|&h| {
+                        (
+                            models[h] != models[stand_in_for]
+                                && !(unknown_model && models[h].is_some()),
+                            !leads && machines[h].entry.kind == DocumentKind::None,
+                            load.get(&h).copied().unwrap_or(0),
+                            h,
+                        )
+                    })
+            };
+            let helper = pick(&|h| !under_suspicion.contains(&h))
+                .or_else(|| pick(&|h| under_suspicion.contains(&h)));
+            let Some(h) = helper else { continue };
+            *load.entry(h).or_default() += 1;
+            let (from, to) = if leads { (e, h) } else { (h, e) };
+            let (from, to) = (
+                machines[from].entry.label.clone(),
+                machines[to].entry.label.clone(),
+            );
+            let el = &machines[e].entry.label;
+            let why = if unknown_model {
+                format!(
+                    "{}: {el} is slow and its model unknown: its own document tells a slower \
+                     model from a slow machine",
+                    s.key
+                )
+            } else {
+                format!(
+                    "{} {} -> {} is poor: {el} is to blame if {from} -> {to} is poor too",
+                    s.key, machines[s.server].entry.label, machines[s.client].entry.label
+                )
+            };
+            settle.push(format!("measure {to} from {from}"));
+            plan.entry((from, to)).or_default().push(why);
+        }
+        let line = if settle.is_empty() {
+            "; no other machine to measure with: add one to the fleet".to_string()
+        } else {
+            format!(
+                "; to settle it, {} (compare's resolve)",
+                settle.join(" and ")
+            )
+        };
+        settles.push((s.finding, line));
+    }
+    for (i, line) in settles {
+        findings[i].message.push_str(&line);
+    }
+    plan.into_iter()
+        .map(|((from, to), why)| Resolve {
+            from,
+            to,
+            why: why.join("; "),
+        })
+        .collect()
+}
+
+/// Says on every machine what others' measurements found: the ends of a poor link are told so
+/// (it fails neither); the candidates of a suspect path become `suspect` (or `inconclusive`
+/// when the measurement was disturbed); a machine with no document of its own is judged on
+/// others' measurements.
+fn record_evidence(machines: &mut [Machine], out: &Blamed, suspects: &[SuspectPath]) {
+    let index: HashMap<String, usize> = machines
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.entry.label.clone(), i))
+        .collect();
+    for f in out.findings.iter().filter(|f| f.suspect.is_none()) {
+        if let Some(ends) = &f.link {
+            for end in ends {
+                if let Some(&m) = index.get(end) {
+                    machines[m].entry.reasons.push(format!(
+                        "one end of a poor path ({} <-> {}): see the link finding",
+                        ends[0], ends[1]
+                    ));
+                }
+            }
+        }
+    }
+    for s in suspects {
+        let f = &out.findings[s.finding];
+        let status = if f.inconclusive.is_some() {
+            MachineStatus::Inconclusive
+        } else {
+            MachineStatus::Suspect
+        };
+        for &m in &s.unverified {
+            machines[m].raise(status, format!("suspect: {}", f.message));
+        }
+    }
+    for m in machines
+        .iter_mut()
+        .filter(|m| m.entry.kind == DocumentKind::None)
+    {
+        let named = out.findings.iter().any(|f| {
+            (f.machine == m.entry.label && f.link.is_none())
+                || f.suspect
+                    .as_ref()
+                    .is_some_and(|c| c.contains(&m.entry.label))
+        });
+        if !named {
+            m.entry.reasons.push(
+                "no document of its own: judged on the measurements others took of it".into(),
+            );
+        }
+    }
+}

@@ -1,0 +1,712 @@
+//! Each class of fault, each layout's blind spot, and the edge cases of blame.
+
+use super::*;
+use crate::judge::compare::tests::{fig, machine, sku};
+use crate::judge::compare::{RuleCache, group};
+use crate::judge::rules::Rules;
+use crate::rng::Rng;
+use crate::wire::figures::{BANDWIDTH, REVERSE_BANDWIDTH};
+use crate::wire::fleet::Sku;
+
+fn run_all(ms: &mut Vec<Machine>) -> Blamed {
+    let rules = Rules::builtin();
+    group(ms);
+    blame(ms, &mut RuleCache::new(&rules))
+}
+
+fn run(ms: &mut Vec<Machine>) -> Vec<Finding> {
+    run_all(ms).findings
+}
+
+fn bw(pairs: &[(&str, f64)]) -> Vec<Figure> {
+    pairs
+        .iter()
+        .map(|(c, v)| fig(&BANDWIDTH, &[c], *v))
+        .collect()
+}
+
+/// The machines blamed (not links, not suspects), with their scope, sorted.
+fn blamed(f: &[Finding]) -> Vec<(&str, Scope)> {
+    let mut out: Vec<(&str, Scope)> = f
+        .iter()
+        .filter(|x| x.scope != Scope::Link)
+        .map(|x| (x.machine.as_str(), x.scope))
+        .collect();
+    out.sort();
+    out
+}
+
+fn status(ms: &[Machine], label: &str) -> MachineStatus {
+    ms.iter()
+        .find(|m| m.entry.label == label)
+        .unwrap()
+        .entry
+        .status
+}
+
+fn reasons(ms: &[Machine], label: &str) -> String {
+    let m = ms.iter().find(|m| m.entry.label == label).unwrap();
+    m.entry.reasons.join("; ")
+}
+
+/// Noise of up to ±2 % on a value.
+fn noisy(rng: &mut Rng, v: f64) -> f64 {
+    v * (0.98 + 0.04 * rng.below(1001) as f64 / 1000.0)
+}
+
+#[test]
+fn a_client_two_servers_found_slow_is_blamed() {
+    let mut ms: Vec<Machine> = (1..=4)
+        .map(|i| {
+            let mut row = vec![("c2", 9.4), ("c3", 9.4)];
+            if i <= 2 {
+                row.push(("c1", 1.2));
+            }
+            machine(&format!("s{i}"), bw(&row))
+        })
+        .collect();
+    let f = run(&mut ms);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!((f[0].machine.as_str(), f[0].scope), ("c1", Scope::Client));
+    assert!(
+        f[0].message
+            .contains("2 of the 2 measurements of it are poor")
+            && f[0]
+                .message
+                .contains("with 2 distinct machines that do well with others (s1, s2)"),
+        "{}",
+        f[0].message
+    );
+}
+
+/// A rack of slow clients: 30 servers each measure 2 random clients of 12, 4 of them slow. The
+/// slow clients are blamed; no server, whatever clients it drew, is failed or warned.
+#[test]
+fn a_rack_of_slow_clients_fails_no_healthy_server() {
+    let mut caught = 0;
+    for seed in 1..=5 {
+        let mut rng = Rng::new(seed);
+        let slow = |c: usize| c < 4;
+        let mut ms: Vec<Machine> = (0..30)
+            .map(|s| {
+                let a = rng.below(12);
+                let b = (a + 1 + rng.below(11)) % 12;
+                let row: Vec<Figure> = [a, b]
+                    .iter()
+                    .map(|&c| {
+                        let v = if slow(c) { 6.0 } else { 9.4 };
+                        fig(&BANDWIDTH, &[&format!("c{c}")], noisy(&mut rng, v))
+                    })
+                    .collect();
+                machine(&format!("s{s}"), row)
+            })
+            .collect();
+        let out = run_all(&mut ms);
+        for m in ms.iter().filter(|m| m.entry.label.starts_with('s')) {
+            assert!(
+                m.entry.status <= MachineStatus::Suspect,
+                "seed {seed}: {} {:?} {:?}",
+                m.entry.label,
+                m.entry.status,
+                m.entry.reasons
+            );
+        }
+        for (who, scope) in blamed(&out.findings) {
+            assert_eq!(scope, Scope::Client, "seed {seed}: {who}");
+            let c: usize = who[1..].parse().unwrap();
+            assert!(slow(c), "seed {seed}: healthy {who} blamed");
+            caught += 1;
+        }
+        // A slow client the layout cannot pin down (its servers measured other slow clients
+        // only) is a suspect; the second round's measurements name it.
+        let who = blamed(&out.findings);
+        for c in (0..4).map(|c| format!("c{c}")) {
+            if !ms.iter().any(|m| m.entry.label == c) || who.iter().any(|w| w.0 == c) {
+                continue;
+            }
+            assert_eq!(
+                status(&ms, &c),
+                MachineStatus::Suspect,
+                "seed {seed}: {c} {:?}",
+                reasons(&ms, &c)
+            );
+            assert!(
+                out.resolve.iter().any(|r| r.to == c),
+                "{c}: {:?}",
+                out.resolve
+            );
+        }
+    }
+    assert!(caught >= 12, "only {caught} of 20 slow clients blamed");
+}
+
+/// A healthy server that measured two slow clients (which other servers found slow too) and
+/// one good one is not failed for its clients.
+#[test]
+fn a_server_is_not_failed_for_its_slow_clients() {
+    let rows: [&[&str]; 6] = [
+        &["c1", "c2", "c3"],
+        &["c1", "c4", "c5"],
+        &["c1", "c5", "c6"],
+        &["c2", "c4", "c6"],
+        &["c2", "c3", "c5"],
+        &["c3", "c4", "c6"],
+    ];
+    let mut rng = Rng::new(7);
+    for _ in 0..20 {
+        let mut ms: Vec<Machine> = rows
+            .iter()
+            .enumerate()
+            .map(|(s, row)| {
+                let figures: Vec<Figure> = row
+                    .iter()
+                    .map(|&c| {
+                        let v = if c == "c1" || c == "c2" { 6.5 } else { 9.4 };
+                        fig(&BANDWIDTH, &[c], noisy(&mut rng, v))
+                    })
+                    .collect();
+                machine(&format!("s{s}"), figures)
+            })
+            .collect();
+        let f = run(&mut ms);
+        assert_eq!(
+            blamed(&f),
+            [("c1", Scope::Client), ("c2", Scope::Client)],
+            "{f:#?}"
+        );
+        assert_eq!(
+            status(&ms, "s0"),
+            MachineStatus::Ok,
+            "{:?}",
+            reasons(&ms, "s0")
+        );
+    }
+}
+
+/// A bad link on a server that measured two clients, both fine from other servers: the link,
+/// not the server (the median of two values is their mean, and no longer decides).
+#[test]
+fn a_bad_link_on_a_server_of_two_clients_is_the_link() {
+    let mut ms = vec![machine("s0", bw(&[("c1", 2.0), ("c2", 9.4)]))];
+    ms.extend((1..=3).map(|i| machine(&format!("s{i}"), bw(&[("c1", 9.4), ("c2", 9.3)]))));
+    let f = run(&mut ms);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0].scope, Scope::Link);
+    assert!(f[0].suspect.is_none(), "both ends are fine elsewhere");
+    assert!(
+        f[0].message.contains(
+            "poor only between s0 and c1: s0's 1 other test(s) it led are fine and c1's 3 \
+             other measurement(s) of it are fine"
+        ),
+        "{}",
+        f[0].message
+    );
+    assert_eq!(status(&ms, "s0"), MachineStatus::Ok);
+}
+
+fn model_b() -> Sku {
+    Sku {
+        cpu_model: Some("B".into()),
+        ..sku()
+    }
+}
+
+/// A mesh of 9 machines of model A and 3 of a model B 40 % slower: paths are judged against
+/// paths between the same pair of models, and no machine is failed for its model.
+#[test]
+fn a_slower_model_is_not_failed_for_being_that_model() {
+    let mut rng = Rng::new(3);
+    let names: Vec<String> = (0..12).map(|i| format!("h{i}")).collect();
+    let speed = |i: usize| if i >= 9 { 14.0_f64 } else { 23.5 };
+    let mut ms: Vec<Machine> = (0..12)
+        .map(|i| {
+            let figures = (0..12)
+                .filter(|&j| j != i)
+                .flat_map(|j| {
+                    let v = speed(i).min(speed(j));
+                    [
+                        fig(&BANDWIDTH, &[&names[j]], noisy(&mut rng, v)),
+                        fig(&REVERSE_BANDWIDTH, &[&names[j]], noisy(&mut rng, v)),
+                    ]
+                })
+                .collect();
+            let mut m = machine(&names[i], figures);
+            if i >= 9 {
+                m.entry.sku = Some(model_b());
+            }
+            m
+        })
+        .collect();
+    let f = run(&mut ms);
+    assert!(f.is_empty(), "{f:#?}");
+    // One B machine slower than its model still fails, against B's paths.
+    let mut ms2: Vec<Machine> = ms
+        .into_iter()
+        .map(|mut m| {
+            m.entry.status = MachineStatus::Ok;
+            m.entry.reasons.clear();
+            m.entry.group = None;
+            m
+        })
+        .filter(|m| m.entry.kind != DocumentKind::None)
+        .collect();
+    for m in ms2.iter_mut() {
+        for fg in m.figures.iter_mut() {
+            if m.entry.label == "h10" || fg.labels[0] == "h10" {
+                fg.value *= 0.5;
+            }
+        }
+    }
+    let f = run(&mut ms2);
+    // Forward and reverse bandwidth, each.
+    assert_eq!(
+        blamed(&f),
+        [("h10", Scope::Machine), ("h10", Scope::Machine)],
+        "{f:#?}"
+    );
+    assert!(
+        f[0].message.contains("to B, 1 sockets x 8 cores"),
+        "{}",
+        f[0].message
+    );
+}
+
+/// A full mesh: each machine leads a test with every other, forward and reverse;
+/// `value(server, client, reverse)`.
+fn full_mesh(n: usize, value: impl Fn(usize, usize, bool) -> f64) -> Vec<Machine> {
+    (0..n)
+        .map(|i| {
+            let figures = (0..n)
+                .filter(|&j| j != i)
+                .flat_map(|j| {
+                    let c = format!("h{j}");
+                    [
+                        fig(&BANDWIDTH, &[&c], value(i, j, false)),
+                        fig(&REVERSE_BANDWIDTH, &[&c], value(i, j, true)),
+                    ]
+                })
+                .collect();
+            machine(&format!("h{i}"), figures)
+        })
+        .collect()
+}
+
+fn by_figure(f: &[Finding]) -> Vec<(String, &str, Scope)> {
+    let mut out: Vec<(String, &str, Scope)> = f
+        .iter()
+        .map(|x| (x.figure.clone(), x.machine.as_str(), x.scope))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Faults tied to one role in a full mesh: a machine slow only in the tests it leads, only in
+/// those it answers, or only when it sends (a tired NIC transmits slowly) is found in that role.
+#[test]
+fn in_a_full_mesh_faults_tied_to_one_role_are_found_in_that_role() {
+    let (fwd, rev) = ("network.bandwidth.*", "network.reverse_bandwidth.*");
+    let slow = |yes: bool| if yes { 4.0 } else { 9.4 };
+    // Slow in the tests it leads, both directions.
+    let mut ms = full_mesh(10, |s, _, _| slow(s == 3));
+    let f = run(&mut ms);
+    assert_eq!(
+        by_figure(&f),
+        [
+            (fwd.into(), "h3", Scope::Server),
+            (rev.into(), "h3", Scope::Server)
+        ],
+        "{f:#?}"
+    );
+    // Slow in the tests it answers.
+    let mut ms = full_mesh(10, |_, c, _| slow(c == 3));
+    let f = run(&mut ms);
+    assert_eq!(
+        by_figure(&f),
+        [
+            (fwd.into(), "h3", Scope::Client),
+            (rev.into(), "h3", Scope::Client)
+        ],
+        "{f:#?}"
+    );
+    // Slow to send: forward where it leads, reverse where it answers.
+    let mut ms = full_mesh(10, |s, c, reverse| slow(if reverse { c } else { s } == 3));
+    let f = run(&mut ms);
+    assert_eq!(
+        by_figure(&f),
+        [
+            (fwd.into(), "h3", Scope::Server),
+            (rev.into(), "h3", Scope::Client)
+        ],
+        "{f:#?}"
+    );
+    assert!(
+        f.iter()
+            .all(|x| x.message.contains("(it sends in these tests)"))
+    );
+    // Slow both ways, in every test: the machine.
+    let mut ms = full_mesh(10, |s, c, _| slow(s == 3 || c == 3));
+    let f = run(&mut ms);
+    assert_eq!(
+        by_figure(&f),
+        [
+            (fwd.into(), "h3", Scope::Machine),
+            (rev.into(), "h3", Scope::Machine)
+        ],
+        "{f:#?}"
+    );
+}
+
+/// DCPerf's star with one server and three clients, the path to one client slow: it cannot be
+/// told from the client, so both are suspect (the server is fine with its other clients), and
+/// the report says to measure the client from another machine. A second round settles it.
+#[test]
+fn a_star_with_one_server_leaves_a_suspect_and_a_second_round_settles_it() {
+    let first = || vec![machine("s", bw(&[("c1", 9.4), ("c2", 9.3), ("c3", 2.0)]))];
+    let mut ms = first();
+    let out = run_all(&mut ms);
+    assert_eq!(out.findings.len(), 1, "{:#?}", out.findings);
+    let f = &out.findings[0];
+    assert_eq!(
+        f.suspect.as_deref(),
+        Some(&["c3".to_string()][..]),
+        "{f:#?}"
+    );
+    assert!(
+        f.message
+            .contains("the data cannot tell c3, the path between them apart"),
+        "{}",
+        f.message
+    );
+    assert_eq!(status(&ms, "c3"), MachineStatus::Suspect);
+    // The only document: alone, not suspect (it measured c1 and c2 well).
+    assert_eq!(status(&ms, "s"), MachineStatus::Alone);
+    assert_eq!(out.resolve.len(), 1, "{:?}", out.resolve);
+    let r = &out.resolve[0];
+    assert_eq!(r.to, "c3");
+    assert!(r.from == "c1" || r.from == "c2", "{r:?}");
+    assert!(f.message.contains(&format!("measure c3 from {}", r.from)));
+    // The second round: c3 slow from there too is the client's fault.
+    for (second, want) in [(2.1, Some(("c3", Scope::Client))), (9.4, None)] {
+        let mut ms = first();
+        ms.push(machine(&r.from, bw(&[("c3", second)])));
+        // The measured end writes its identity in the second round.
+        ms.push(identity_only("c3"));
+        let out = run_all(&mut ms);
+        let machines: Vec<(&str, Scope)> = blamed(&out.findings);
+        match want {
+            Some(w) => assert_eq!(machines, [w], "{:#?}", out.findings),
+            None => {
+                assert!(machines.is_empty(), "{:#?}", out.findings);
+                assert_eq!(out.findings.len(), 1);
+                assert!(
+                    out.findings[0].suspect.is_none(),
+                    "a link: {:#?}",
+                    out.findings
+                );
+            }
+        }
+        assert!(out.resolve.is_empty(), "{:?}", out.resolve);
+    }
+}
+
+/// A star with one server whose every client is slow: the server, or every client? Suspects all,
+/// nobody failed.
+#[test]
+fn a_star_slow_to_every_client_is_suspect_not_failed() {
+    let mut ms = vec![
+        machine("s", bw(&[("c1", 2.0), ("c2", 2.1), ("c3", 1.9)])),
+        machine("t", bw(&[("d1", 9.4), ("d2", 9.3), ("d3", 9.5)])),
+        machine("u", bw(&[("d1", 9.4), ("d2", 9.3), ("d3", 9.5)])),
+    ];
+    let out = run_all(&mut ms);
+    assert!(blamed(&out.findings).is_empty(), "{:#?}", out.findings);
+    assert_eq!(out.findings.len(), 3);
+    for f in &out.findings {
+        let c = f.suspect.as_ref().unwrap();
+        assert!(c.contains(&"s".to_string()), "{c:?}");
+    }
+    for m in ["s", "c1", "c2", "c3"] {
+        assert_eq!(status(&ms, m), MachineStatus::Suspect, "{m}");
+    }
+    // The server is measured against a machine not under suspicion, each client from one.
+    let pairs: BTreeSet<(String, String)> = out
+        .resolve
+        .iter()
+        .map(|r| (r.from.clone(), r.to.clone()))
+        .collect();
+    assert!(pairs.iter().any(|(f, _)| f == "s"), "{pairs:?}");
+    for c in ["c1", "c2", "c3"] {
+        assert!(pairs.iter().any(|(_, t)| t == c), "{c}: {pairs:?}");
+    }
+    for (from, to) in &pairs {
+        assert!(
+            !(from.starts_with('c') && to.starts_with('c')),
+            "measured among suspects: {pairs:?}"
+        );
+    }
+}
+
+/// With several servers measuring it, a server slow to all its clients is blamed as the server.
+#[test]
+fn a_server_all_of_whose_clients_are_slow_is_blamed_as_the_server() {
+    let mut ms = vec![
+        machine("s1", bw(&[("c1", 2.0), ("c2", 2.1), ("c3", 1.9)])),
+        machine("s2", bw(&[("c1", 9.4), ("c2", 9.3), ("c3", 9.5)])),
+        machine("s3", bw(&[("c1", 9.4), ("c2", 9.4), ("c3", 9.2)])),
+    ];
+    let f = run(&mut ms);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!((f[0].machine.as_str(), f[0].scope), ("s1", Scope::Server));
+    assert!(
+        f[0].message
+            .contains("3 of the 3 measurements it led are poor (it sends"),
+        "{}",
+        f[0].message
+    );
+}
+
+/// A machine whose document gives its model and nothing else (a pairs follower's, or a
+/// second round's measured end).
+fn identity_only(label: &str) -> Machine {
+    machine(label, Vec::new())
+}
+
+/// DCPerf's star: four servers measure c1..c4 and only the servers have documents. A client
+/// every server found slow is named, but its model is unknown (a slower model looks the same):
+/// suspect, and it is asked to lead a test (its document then tells). With its document, it is
+/// blamed.
+#[test]
+fn a_client_of_unknown_model_every_server_found_slow_is_suspect_until_its_model_is_known() {
+    let row = || bw(&[("c1", 9.4), ("c2", 9.3), ("c3", 1.2), ("c4", 9.5)]);
+    let mut ms: Vec<Machine> = (1..=4).map(|i| machine(&format!("s{i}"), row())).collect();
+    let out = run_all(&mut ms);
+    let f = &out.findings;
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!((f[0].machine.as_str(), f[0].scope), ("c3", Scope::Client));
+    assert_eq!(f[0].suspect.as_deref(), Some(&["c3".to_string()][..]));
+    assert!(
+        f[0].message.contains("its model is unknown"),
+        "{}",
+        f[0].message
+    );
+    assert_eq!(status(&ms, "c3"), MachineStatus::Suspect);
+    assert!(
+        out.resolve.iter().any(|r| r.from == "c3"),
+        "{:?}",
+        out.resolve
+    );
+    let c3 = ms.iter().find(|m| m.entry.label == "c3").unwrap();
+    assert_eq!(c3.entry.kind, DocumentKind::None);
+    assert_eq!(ms.len(), 8, "every client is a machine of the report");
+    for m in &ms {
+        let told = reasons(&ms, &m.entry.label).contains("no document of its own: judged on");
+        let want = m.entry.label.starts_with('c') && m.entry.label != "c3";
+        assert_eq!(told, want, "{}: {:?}", m.entry.label, m.entry.reasons);
+    }
+    // Its document known, of the servers' model: blamed.
+    let mut ms: Vec<Machine> = (1..=4).map(|i| machine(&format!("s{i}"), row())).collect();
+    ms.push(identity_only("c3"));
+    let f = run(&mut ms);
+    assert_eq!(blamed(&f), [("c3", Scope::Client)], "{f:#?}");
+    assert!(f[0].suspect.is_none());
+}
+
+/// A mesh measured once per pair, by the first of the two (forward and reverse figures).
+fn half_mesh(names: &[&str], slow: impl Fn(&str, &str) -> bool) -> Vec<Machine> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, &me)| {
+            let figures = names[i + 1..]
+                .iter()
+                .flat_map(|&other| {
+                    let v = if slow(me, other) { 0.19 } else { 0.95 };
+                    [
+                        fig(&BANDWIDTH, &[other], v),
+                        fig(&REVERSE_BANDWIDTH, &[other], v),
+                    ]
+                })
+                .collect();
+            machine(me, figures)
+        })
+        .collect()
+}
+
+#[test]
+fn in_a_mesh_a_slow_host_is_blamed_alone() {
+    let names = ["h1", "h2", "h3", "h4", "h5", "h6"];
+    for slow in [&["h3"][..], &["h1"], &["h6"], &["h2", "h5"]] {
+        let mut ms = half_mesh(&names, |a, b| slow.contains(&a) || slow.contains(&b));
+        let f = run(&mut ms);
+        let who: BTreeSet<&str> = f.iter().map(|f| f.machine.as_str()).collect();
+        assert_eq!(who, slow.iter().copied().collect(), "{f:#?}");
+        // h1 only leads tests, h6 only answers them, the others do both.
+        for x in &f {
+            let scope = match x.machine.as_str() {
+                "h1" => Scope::Server,
+                "h6" => Scope::Client,
+                _ => Scope::Machine,
+            };
+            assert_eq!(x.scope, scope, "{x:#?}");
+        }
+    }
+}
+
+/// The reference is the quiet machines': servers whose network section was disturbed do not
+/// make their own slowness the norm, and what they found is inconclusive.
+#[test]
+fn the_reference_is_taken_from_quiet_machines() {
+    use crate::wire::document::Section;
+    let mut ms: Vec<Machine> = (1..=4)
+        .map(|i| machine(&format!("s{i}"), bw(&[("c1", 9.4), ("c2", 9.4)])))
+        .collect();
+    for i in 1..=3 {
+        let mut busy = machine(&format!("b{i}"), bw(&[("c1", 2.0), ("c2", 2.0)]));
+        busy.interfered
+            .insert(Section::Network, "30 % of the CPU stolen".into());
+        ms.push(busy);
+    }
+    let f = run(&mut ms);
+    assert_eq!(
+        blamed(&f),
+        [
+            ("b1", Scope::Server),
+            ("b2", Scope::Server),
+            ("b3", Scope::Server)
+        ],
+        "{f:#?}"
+    );
+    assert!(f.iter().all(|x| x.inconclusive.is_some()));
+}
+
+#[test]
+fn in_a_mesh_a_slow_path_is_a_link_and_neither_end_is_blamed() {
+    let names = ["h1", "h2", "h3", "h4", "h5", "h6"];
+    let mut ms = half_mesh(&names, |a, b| (a, b) == ("h2", "h5"));
+    let f = run(&mut ms);
+    assert_eq!(f.len(), 2, "forward and reverse: {f:#?}");
+    for x in &f {
+        assert_eq!(x.scope, Scope::Link);
+        assert!(x.suspect.is_none());
+        assert_eq!(
+            x.link.as_deref(),
+            Some(&["h2".to_string(), "h5".to_string()][..])
+        );
+        assert!(
+            x.message.contains(
+                "poor only between h2 and h5: h2's 3 other test(s) it led are fine and h5's 3 \
+                 other measurement(s) of it are fine"
+            ),
+            "{}",
+            x.message
+        );
+    }
+    for end in ["h2", "h5"] {
+        assert!(reasons(&ms, end).contains("one end of a poor path (h2 <-> h5)"));
+        assert_eq!(status(&ms, end), MachineStatus::Ok);
+    }
+}
+
+/// Evidence sentences are computed: the other measurements of an end are counted as they are,
+/// poor ones too.
+#[test]
+fn evidence_counts_the_other_measurements_as_they_are() {
+    let good = |ms: &mut Vec<Machine>| {
+        ms.push(machine("g1", bw(&[("c", 0.95), ("x", 0.95), ("y", 0.95)])));
+        ms.push(machine("g2", bw(&[("c", 0.95), ("x", 0.96), ("y", 0.94)])));
+        ms.push(machine("g3", bw(&[("x", 0.95), ("y", 0.95)])));
+    };
+    // a's one measurement, of c, whom two others measured well: a has nothing else.
+    let mut ms = vec![machine("a", bw(&[("c", 0.19)]))];
+    good(&mut ms);
+    let f = run(&mut ms);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0].suspect.as_deref(), Some(&["a".to_string()][..]));
+    assert!(
+        f[0].message
+            .contains("a has no other test(s) it led; c's 2 other measurement(s) of it are fine"),
+        "{}",
+        f[0].message
+    );
+    assert_eq!(status(&ms, "a"), MachineStatus::Suspect);
+    assert_eq!(status(&ms, "c"), MachineStatus::Ok);
+    // s measured x and y well and z, whom nobody else measured, poorly.
+    let mut ms = vec![machine("s", bw(&[("x", 0.95), ("y", 0.95), ("z", 0.19)]))];
+    good(&mut ms);
+    let f = run(&mut ms);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(
+        f[0].message
+            .contains("s's 2 other test(s) it led are fine; z has no other measurement(s) of it"),
+        "{}",
+        f[0].message
+    );
+}
+
+/// Edge cases: one path in all, a whole fleet equally slow, pairs that measure once.
+#[test]
+fn edge_cases_get_clear_verdicts() {
+    // One path in all: nothing to compare it with.
+    let mut ms = vec![machine("a", bw(&[("b", 0.2)]))];
+    assert!(run(&mut ms).is_empty());
+    // A whole fleet equally slow: no machine stands out (a baseline or the machines' own past
+    // judges the level).
+    let mut ms = full_mesh(6, |_, _, _| 0.2);
+    assert!(run(&mut ms).is_empty());
+    // Pairs: each pair measured once; a slow one cannot be told from its ends.
+    let mut ms = vec![
+        machine("a", bw(&[("b", 0.95)])),
+        machine("c", bw(&[("d", 0.19)])),
+        machine("e", bw(&[("f", 0.94)])),
+        machine("g", bw(&[("h", 0.96)])),
+    ];
+    let out = run_all(&mut ms);
+    assert_eq!(out.findings.len(), 1, "{:#?}", out.findings);
+    let f = &out.findings[0];
+    assert_eq!(
+        f.suspect.as_deref(),
+        Some(&["c".to_string(), "d".to_string()][..])
+    );
+    assert_eq!(
+        f.link.as_deref(),
+        Some(&["c".to_string(), "d".to_string()][..])
+    );
+    assert_eq!(out.resolve.len(), 2, "{:?}", out.resolve);
+    // Documents that contradict each other (a measured b slow, b measured a fast, on the same
+    // figure): one poor measurement of the pair's two: the pair is suspect, not a machine.
+    let mut ms = full_mesh(6, |_, _, _| 9.4);
+    ms[0].figures[0].value = 1.0; // h0 -> h1 forward
+    let f = run(&mut ms);
+    assert!(blamed(&f).is_empty(), "{f:#?}");
+    assert_eq!(f.len(), 1);
+}
+
+#[test]
+fn loopback_names_are_the_machine_itself() {
+    for name in [
+        "localhost",
+        "127.0.0.1",
+        "127.0.1.1",
+        "::1",
+        "ip6-localhost",
+    ] {
+        assert!(loopback(name), "{name}");
+    }
+    for name in [
+        "c1",
+        "10.0.0.1",
+        "::2",
+        "localhost.example.com",
+        "1127.0.0.1",
+    ] {
+        assert!(!loopback(name), "{name}");
+    }
+    let mut ms = vec![
+        machine("s1", bw(&[("localhost", 2.0), ("127.0.0.1", 2.0)])),
+        machine("s2", bw(&[("localhost", 9.4), ("127.0.0.1", 9.4)])),
+        machine("s3", bw(&[("localhost", 9.4), ("127.0.0.1", 9.3)])),
+    ];
+    let f = run(&mut ms);
+    assert_eq!(ms.len(), 3, "no machine made of a loopback name");
+    assert!(f.is_empty(), "{f:#?}");
+}
