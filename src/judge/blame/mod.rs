@@ -6,7 +6,7 @@
 //! It is judged against the reference for its *pair of models* and basis (paths from model A to
 //! model B against paths from A to B: a slower model is not failed for being that model), taken
 //! from the quiet measurements and, once faults are found, from those no fault explains. Then
-//! [`infer`] explains the poor measurements from all of them at once: a machine slow as the
+//! `infer` explains the poor measurements from all of them at once: a machine slow as the
 //! server, as the client, or both (`machine`), on evidence the rest of the fleet does not
 //! explain; a path (`link`) when both its ends are fine elsewhere; and, where the data cannot
 //! tell the candidates apart, a `suspect` finding naming them, with the measurement that would
