@@ -617,8 +617,25 @@ def shape_path(fleet, src, dst, rate):
         ["qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", "default", "10"],
         ["class", "add", "dev", "eth0", "parent", "1:", "classid", "1:10", "htb", "rate", "1gbit"],
         ["class", "add", "dev", "eth0", "parent", "1:", "classid", "1:30", "htb", "rate", rate],
-        ["filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
-         "match", "ip", "dst", f"{dst.address}/32", "flowid", "1:30"],
+        [
+            "filter",
+            "add",
+            "dev",
+            "eth0",
+            "parent",
+            "1:",
+            "protocol",
+            "ip",
+            "prio",
+            "1",
+            "u32",
+            "match",
+            "ip",
+            "dst",
+            f"{dst.address}/32",
+            "flowid",
+            "1:30",
+        ],
     ):
         fleet.exec(src, ["tc", *argv])
 
@@ -646,7 +663,7 @@ def test_a_second_round_settles_a_one_server_star_client_or_path(fleet, slow):
     one server measured it. The playbook's second round measures h4 from another host, and the
     report of both rounds blames h4 as the client when it is slow from there too, the path
     h1 <-> h4 when it is not; nobody else is failed, and nothing is left suspect."""
-    h1, h2, h3, h4 = fleet.hosts
+    h1, h4 = fleet.hosts[0], fleet.hosts[3]
     if slow == "client":
         fleet.shape(h4, "150mbit")
     else:
