@@ -150,6 +150,11 @@ pub struct CommonArgs {
     /// figure the baseline knows for this machine's model).
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    /// Also run the node checks of an NHC configuration (LBNL Node Health Check's nhc.conf:
+    /// check_fs_mount_rw, check_hw_physmem, check_ps_service, ...), the lines whose host mask
+    /// matches this host, as checks named node.CHECK:SUBJECT (docs/nhc.md).
+    #[arg(long, value_name = "FILE")]
+    pub nhc_conf: Option<PathBuf>,
     /// Wrap the document in benchpress's result envelope (for runs outside benchpress).
     #[arg(long)]
     pub envelope: bool,

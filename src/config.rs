@@ -267,6 +267,8 @@ pub struct Config {
     pub retry_inconclusive: u32,
     /// `--history` (or `$HEALTH_CHECK_HISTORY`): record the run and judge it against the past.
     pub history: Option<HistoryConfig>,
+    /// `--nhc-conf`, read: NHC's node checks for this host.
+    pub nhc: Option<crate::nhc::Conf>,
     /// `--deadline`: how long the run may take before it stops itself.
     pub deadline: Option<Duration>,
 }
@@ -688,6 +690,12 @@ impl Config {
                 0,
             )?,
             history: history_config(common)?,
+            nhc: common
+                .nhc_conf
+                .as_deref()
+                .map(|p| crate::nhc::Conf::load(p, &crate::nhc::host_name()))
+                .transpose()
+                .map_err(|e| ConfigError::new("--nhc-conf", e.to_string()))?,
             deadline: common
                 .deadline
                 .as_deref()

@@ -25,6 +25,7 @@ pub mod sched;
 pub mod storage;
 pub mod system;
 // Wire: the document and the fleet report, as written and as read back.
+pub mod nhc;
 pub mod wire;
 // History: a machine's past runs in SQLite, read and written as wire types.
 pub mod history;

@@ -73,6 +73,10 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
         .as_ref()
         .map(|h| super::history::Recorder::open(h, &mut doc));
     doc.checks = checks::evaluate(&doc, &config.thresholds);
+    if let Some(nhc) = &config.nhc {
+        doc.checks
+            .extend(crate::nhc::evaluate(nhc, &crate::nhc::state::Host));
+    }
     if let Some(b) = &config.baseline {
         // The model as the document will name it (`health_check.machine`), as compare groups it.
         let sku = crate::wire::fleet::Sku::of(&crate::wire::identity::MachineIdentity::from(

@@ -18,6 +18,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["sched", "memory", "net", "storage"],
     ),
     ("wire", &["wire"]),
+    ("node checks (NHC)", &["nhc"]),
     ("history", &["history"]),
     ("judge", &["judge"]),
     ("render", &["render"]),

@@ -42,6 +42,7 @@ mod layers;
 mod memory;
 mod netns;
 mod network;
+mod nhc;
 mod protocol_props;
 mod slurm_actions;
 mod slurm_scale;

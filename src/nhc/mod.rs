@@ -1,0 +1,73 @@
+//! NHC's node checks (LBNL Node Health Check 1.4), natively: an operator's nhc.conf read as NHC
+//! reads it (`conf`), each line this host matches run against this machine (`state`) with NHC's
+//! arguments, verdict and message (`checks`), as checks of the document named
+//! `node.<check>:<subject>`. They roll up with every other check: Slurm drains on them, NPD
+//! and Prometheus report them. docs/nhc.md has the supported checks and what differs.
+
+pub mod checks;
+pub mod conf;
+pub mod matching;
+pub mod size;
+pub mod state;
+#[cfg(test)]
+mod tests;
+
+pub use conf::{Conf, ConfError};
+
+use crate::wire::check::{Check, CheckId, Status};
+use state::Machine;
+
+/// Runs the checks of `conf` on `m`: one check per verdict. A failure is `fail`, or `warn`
+/// where the file says `MARK_OFFLINE=0` (observe only); a line NHC would reject at run time
+/// (a size that is no size) fails, naming the line.
+pub fn evaluate(conf: &Conf, m: &dyn Machine) -> Vec<Check> {
+    let vars = checks::hw_vars(m);
+    let failed = if conf.observe_only {
+        Status::Warn
+    } else {
+        Status::Fail
+    };
+    let mut out = Vec::new();
+    for line in &conf.lines {
+        let name = CheckId::new("node", &line.check);
+        let args: Result<Vec<String>, String> =
+            line.args.iter().map(|a| checks::expand(a, &vars)).collect();
+        match args.and_then(|a| checks::run(&line.check, &a, m)) {
+            Err(message) => out.push(Check {
+                name,
+                status: failed,
+                value: None,
+                limit: None,
+                message: format!("{} line {}: {message}", conf.path.display(), line.number),
+            }),
+            Ok(verdicts) => out.extend(verdicts.into_iter().map(|v| {
+                let name = match &v.subject {
+                    Some(s) => name.clone().on(s.clone()),
+                    None => name.clone(),
+                };
+                let (status, message) = match (v.failure, v.note) {
+                    (Some(f), note) => (failed, note.map_or(f.clone(), |n| format!("{f}; {n}"))),
+                    (None, Some(n)) => (Status::Pass, n),
+                    (None, None) => (Status::Pass, format!("passed: {}", line.text)),
+                };
+                Check {
+                    name,
+                    status,
+                    value: None,
+                    limit: None,
+                    message,
+                }
+            })),
+        }
+    }
+    out
+}
+
+/// This host's name as NHC matches host masks: the kernel's host name.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}

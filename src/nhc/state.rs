@@ -1,0 +1,231 @@
+//! What NHC's checks look at, read from this machine: the mount table, file system space,
+//! memory, CPUs, processes, load, network devices. Behind a trait so the checks are tested on
+//! machines made up in the tests.
+
+use std::collections::BTreeMap;
+
+/// One line of the mount table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    /// What is mounted (device, `server:/export`, `tmpfs`).
+    pub source: String,
+    /// Where.
+    pub point: String,
+    /// File system type.
+    pub fstype: String,
+    /// Options, comma-separated.
+    pub options: String,
+}
+
+/// Space and inodes of a mounted file system, in kB and counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Space {
+    /// Size, kB.
+    pub size_kb: u64,
+    /// Used, kB.
+    pub used_kb: u64,
+    /// Available to users, kB.
+    pub avail_kb: u64,
+    /// Inodes in all.
+    pub inodes: u64,
+    /// Inodes free.
+    pub inodes_free: u64,
+}
+
+impl Space {
+    /// df's `Use%`: used over used and available, rounded up.
+    pub fn used_pct(&self) -> u64 {
+        let whole = self.used_kb + self.avail_kb;
+        if whole == 0 {
+            0
+        } else {
+            (self.used_kb * 100).div_ceil(whole)
+        }
+    }
+
+    /// df's `IUse%`.
+    pub fn inodes_used_pct(&self) -> u64 {
+        let used = self.inodes.saturating_sub(self.inodes_free);
+        if self.inodes == 0 {
+            0
+        } else {
+            (used * 100).div_ceil(self.inodes)
+        }
+    }
+}
+
+/// One process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Process {
+    /// Its owner's name (the uid where it has none).
+    pub user: String,
+    /// Its command line, words joined by spaces.
+    pub args: String,
+}
+
+/// The machine the checks look at.
+pub trait Machine {
+    /// The mount table, in order.
+    fn mounts(&self) -> Vec<Mount>;
+    /// Space and inodes of the file system mounted at `point`.
+    fn space(&self, point: &str) -> Option<Space>;
+    /// /proc/meminfo, kB per field.
+    fn meminfo(&self) -> BTreeMap<String, u64>;
+    /// /proc/cpuinfo.
+    fn cpuinfo(&self) -> String;
+    /// Every process.
+    fn processes(&self) -> Vec<Process>;
+    /// The 1-, 5- and 15-minute load averages.
+    fn loadavg(&self) -> Option<[f64; 3]>;
+    /// Network devices (/proc/net/dev), `lo` included.
+    fn net_devices(&self) -> Vec<String>;
+}
+
+/// This machine.
+pub struct Host;
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// The mount table's escapes (`\040` for a space) undone.
+fn unescape(field: &str) -> String {
+    let mut out = String::with_capacity(field.len());
+    let mut rest = field;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let code = rest.get(at + 1..at + 4);
+        match code.and_then(|c| u8::from_str_radix(c, 8).ok()) {
+            Some(b) => {
+                out.push(b as char);
+                rest = &rest[at + 4..];
+            }
+            None => {
+                out.push('\\');
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The mount table's text as mounts.
+pub fn parse_mounts(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() >= 4).then(|| Mount {
+                source: unescape(f[0]),
+                point: unescape(f[1]),
+                fstype: f[2].to_string(),
+                options: f[3].to_string(),
+            })
+        })
+        .collect()
+}
+
+/// /proc/meminfo's text as kB per field.
+pub fn parse_meminfo(text: &str) -> BTreeMap<String, u64> {
+    text.lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            Some((
+                k.trim().to_string(),
+                v.split_whitespace().next()?.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+fn users() -> BTreeMap<u32, String> {
+    read("/etc/passwd")
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            Some((f.get(2)?.parse().ok()?, f.first()?.to_string()))
+        })
+        .collect()
+}
+
+impl Machine for Host {
+    fn mounts(&self) -> Vec<Mount> {
+        parse_mounts(&read("/proc/self/mounts"))
+    }
+
+    fn space(&self, point: &str) -> Option<Space> {
+        let s = nix::sys::statvfs::statvfs(point).ok()?;
+        let kb = |blocks: u64| blocks.saturating_mul(s.fragment_size() as u64) / 1024;
+        let (blocks, free, avail) = (
+            s.blocks() as u64,
+            s.blocks_free() as u64,
+            s.blocks_available() as u64,
+        );
+        Some(Space {
+            size_kb: kb(blocks),
+            used_kb: kb(blocks.saturating_sub(free)),
+            avail_kb: kb(avail),
+            inodes: s.files() as u64,
+            inodes_free: s.files_free() as u64,
+        })
+    }
+
+    fn meminfo(&self) -> BTreeMap<String, u64> {
+        parse_meminfo(&read("/proc/meminfo"))
+    }
+
+    fn cpuinfo(&self) -> String {
+        read("/proc/cpuinfo")
+    }
+
+    fn processes(&self) -> Vec<Process> {
+        let users = users();
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        dir.flatten()
+            .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+            .filter_map(|e| {
+                let p = e.path();
+                let cmdline = std::fs::read(p.join("cmdline")).ok()?;
+                let args: Vec<String> = cmdline
+                    .split(|&b| b == 0)
+                    .filter(|w| !w.is_empty())
+                    .map(|w| String::from_utf8_lossy(w).into_owned())
+                    .collect();
+                let args = if args.is_empty() {
+                    format!("[{}]", std::fs::read_to_string(p.join("comm")).ok()?.trim())
+                } else {
+                    args.join(" ")
+                };
+                let uid: u32 = std::fs::read_to_string(p.join("status"))
+                    .ok()?
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Uid:"))?
+                    .split_whitespace()
+                    .next()?
+                    .parse()
+                    .ok()?;
+                let user = users.get(&uid).cloned().unwrap_or_else(|| uid.to_string());
+                Some(Process { user, args })
+            })
+            .collect()
+    }
+
+    fn loadavg(&self) -> Option<[f64; 3]> {
+        let t = read("/proc/loadavg");
+        let v: Vec<f64> = t
+            .split_whitespace()
+            .take(3)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        Some([*v.first()?, *v.get(1)?, *v.get(2)?])
+    }
+
+    fn net_devices(&self) -> Vec<String> {
+        read("/proc/net/dev")
+            .lines()
+            .filter_map(|l| Some(l.split_once(':')?.0.trim().to_string()))
+            .collect()
+    }
+}
