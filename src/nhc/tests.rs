@@ -102,6 +102,8 @@ const TABLE: &[(&str, Option<&str>)] = &[
         "check_fs_mount -s '!tmpfs' -f /tmp",
         Some("check_fs_mount:  /tmp mounted from tmpfs (should NOT match tmpfs)"),
     ),
+    // NHC said "... missing (auto-fixed)": it creates the directory; health_check changes nothing
+    // on the node and says it is missing. The verdict is the same.
     (
         "check_fs_mount -f /nonexistent_mnt_xyz",
         Some(

@@ -228,3 +228,24 @@ def test_an_uncorrected_memory_error_drains_the_node_and_keeps_it_drained(node):
         assert state.drained and state.reason.startswith("health_check: errors.edac:mc0"), state
     finally:
         shutil.rmtree(node.fake_sys)
+
+
+def test_a_read_only_file_system_in_an_nhc_conf_drains_the_node(node, tmp_path):
+    """Coming from NHC: the site's nhc.conf says a scratch file system must be mounted
+    read-write; bound read-only, the node drains on the first failing run (--drain-after 1, as NHC
+    drains) with a health_check: reason naming NHC's check, and resumes once it is writable."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    conf = tmp_path / "nhc.conf"
+    conf.write_text(f"* || check_fs_mount_rw -f {scratch}\n")
+    subprocess.run(["mount", "--bind", str(scratch), str(scratch)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(scratch)], check=True)
+        argv = ["--drain-after", "1", "--resume-after", "1", "--max-drained-pct", "100"]
+        node.set_options([*argv, "--slurm-timeout", str(SLURM_TIMEOUT), "--only", "system", "--nhc-conf", str(conf)])
+        state = node.wait_node(lambda n: n.drained, RUN_DEADLINE * 2, "drained")
+        assert state.reason.startswith(f"health_check: node.check_fs_mount_rw:{scratch}"), state
+        subprocess.run(["mount", "-o", "remount,bind,rw", str(scratch)], check=True)
+        state = node.wait_node(lambda n: not n.drained, RUN_DEADLINE * 2, "resumed")
+    finally:
+        subprocess.run(["umount", str(scratch)], check=False)
