@@ -285,6 +285,22 @@ mod tests {
         assert!(checks[0].message.contains("2 earlier run(s)"));
     }
 
+    /// A per-peer figure is judged against the machine's past with the same peer: four runs to
+    /// the same peer at 28 Gbit/s, a fifth at 0.48 fails; the same figure to another peer has no
+    /// past and is not judged.
+    #[test]
+    fn a_bandwidth_to_one_peer_is_judged_against_its_past_with_that_peer() {
+        use crate::wire::figures::BANDWIDTH;
+        let name = "network.bandwidth.peer1";
+        let c = Case::new(name, &[28.1, 27.9, 28.0, 28.2]);
+        let bad = c.judge(fig(&BANDWIDTH, &["peer1"], 0.48), &run(5, "6.1"));
+        assert_eq!(bad.len(), 1);
+        assert_eq!(bad[0].name.to_string(), format!("history.{name}"));
+        assert_eq!(bad[0].status, Status::Fail, "{}", bad[0].message);
+        let other = c.judge(fig(&BANDWIDTH, &["peer2"], 0.48), &run(5, "6.1"));
+        assert!(other.is_empty(), "{other:?}");
+    }
+
     #[test]
     fn a_run_worse_than_its_past_fails_by_the_rule_and_a_like_one_passes() {
         let c = Case::new(PEAK, &[100.0, 101.0, 99.0, 100.0]);

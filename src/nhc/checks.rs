@@ -26,10 +26,14 @@ pub const SUPPORTED: &[&str] = &[
     "check_hw_mem_free",
     "check_hw_eth",
     "check_file_test",
+    "check_file_stat",
+    "check_file_contents",
     "check_ps_daemon",
     "check_ps_blacklist",
     "check_ps_service",
     "check_ps_loadavg",
+    "check_cmd_status",
+    "check_cmd_output",
 ];
 
 /// One verdict of a check line.
@@ -237,9 +241,12 @@ pub fn run(check: &str, args: &[String], m: &dyn Machine) -> Result<Vec<Verdict>
         }
         "check_hw_eth" => Ok(vec![hw_eth(args, m)?]),
         "check_file_test" => file_test(args),
+        "check_file_stat" => file_stat(args),
+        "check_file_contents" => Ok(vec![file_contents(args)?]),
         "check_ps_daemon" | "check_ps_blacklist" => Ok(vec![ps_daemon(check, args, m)?]),
         "check_ps_service" => Ok(vec![ps_service(args, m)?]),
         "check_ps_loadavg" => Ok(vec![ps_loadavg(args, m)?]),
+        "check_cmd_status" | "check_cmd_output" => Ok(vec![cmd(check, args)?]),
         other => Err(format!("{other} is not a check health_check runs")),
     }
 }
@@ -837,4 +844,304 @@ fn ps_loadavg(args: &[String], m: &dyn Machine) -> Result<Verdict, String> {
         }
     }
     Ok(pass(None))
+}
+
+/// A user's or group's name by id, from the files NHC's `stat` reads them from.
+fn name_of(file: &str, id: u32) -> Option<String> {
+    std::fs::read_to_string(file).ok()?.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.get(2)?.parse::<u32>().ok()? == id).then(|| f[0].to_string())
+    })
+}
+
+fn file_stat(args: &[String]) -> Result<Vec<Verdict>, String> {
+    use std::os::unix::fs::MetadataExt;
+    let check = "check_file_stat";
+    let mut wants: Vec<(String, String)> = Vec::new();
+    let mut files = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-m" | "-M" | "-u" | "-g" | "-U" | "-G" | "-t" | "-T" | "-n" | "-o" | "-N" | "-O" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| format!("{check}:  Syntax error:  {a} needs a value"))?;
+                wants.push((a.clone(), v.clone()));
+            }
+            s if s.starts_with('-') => {
+                return Err(format!("{check}:  Syntax error:  unknown option {s}"));
+            }
+            f => files.push(f.to_string()),
+        }
+    }
+    if files.is_empty() {
+        return Err(format!("{check}:  Syntax error:  give a file"));
+    }
+    let octal = |v: &str| {
+        u32::from_str_radix(v, 8)
+            .map_err(|_| format!("{check}:  Syntax error:  '{v}' is no octal mode"))
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let mut out = Vec::new();
+    for f in files {
+        let md = match std::fs::metadata(&f) {
+            Ok(md) => md,
+            Err(e) => {
+                out.push(fail(
+                    Some(f.clone()),
+                    format!("{check}:  stat({f}) returned 1:  {e}"),
+                ));
+                continue;
+            }
+        };
+        let mode = md.mode() & 0o7777;
+        let rdev = md.rdev();
+        // Linux's encoding of a device number (glibc's `major`/`minor`).
+        let major = ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff);
+        let minor = (rdev & 0xff) | ((rdev >> 12) & !0xff);
+        let mut failure = None;
+        for (opt, want) in &wants {
+            let secs = || {
+                want.parse::<i64>().map_err(|_| {
+                    format!("{check}:  Syntax error:  '{want}' is no number of seconds")
+                })
+            };
+            let msg = match opt.as_str() {
+                "-m" if mode != octal(want)? => Some(format!(
+                    "has permissions {mode:04o}; should be {:04o}",
+                    octal(want)?
+                )),
+                "-M" if mode & octal(want)? != octal(want)? => Some(format!(
+                    "has permissions {mode:04o}; should be at least {:04o}",
+                    octal(want)?
+                )),
+                "-u" if md.uid().to_string() != *want => {
+                    Some(format!("UID is \"{}\"; should be \"{want}\"", md.uid()))
+                }
+                "-g" if md.gid().to_string() != *want => {
+                    Some(format!("GID is \"{}\"; should be \"{want}\"", md.gid()))
+                }
+                "-U" => {
+                    let user =
+                        name_of("/etc/passwd", md.uid()).unwrap_or_else(|| md.uid().to_string());
+                    (user != *want).then(|| format!("username is \"{user}\"; should be \"{want}\""))
+                }
+                "-G" => {
+                    let group =
+                        name_of("/etc/group", md.gid()).unwrap_or_else(|| md.gid().to_string());
+                    (group != *want)
+                        .then(|| format!("groupname is \"{group}\"; should be \"{want}\""))
+                }
+                "-t" if major.to_string() != *want => {
+                    Some(format!("has device major number {major}; should be {want}"))
+                }
+                "-T" if minor.to_string() != *want => {
+                    Some(format!("has device minor number {minor}; should be {want}"))
+                }
+                "-n" if md.mtime() < now - secs()? => {
+                    Some(format!("mtime is not newer than {want}s"))
+                }
+                "-o" if md.mtime() >= now - secs()? => {
+                    Some(format!("mtime is not older than {want}s"))
+                }
+                "-N" if md.ctime() < now - secs()? => {
+                    Some(format!("ctime is not newer than {want}s"))
+                }
+                "-O" if md.ctime() >= now - secs()? => {
+                    Some(format!("ctime is not older than {want}s"))
+                }
+                _ => None,
+            };
+            if let Some(m) = msg {
+                failure = Some(format!("{check}:  File \"{f}\" {m}"));
+                break;
+            }
+        }
+        out.push(Verdict {
+            subject: Some(f),
+            failure,
+            note: None,
+        });
+    }
+    Ok(out)
+}
+
+fn file_contents(args: &[String]) -> Result<Verdict, String> {
+    let check = "check_file_contents";
+    let [file, patterns @ ..] = args else {
+        return Err(format!("{check}:  Syntax error:  give a file and patterns"));
+    };
+    if patterns.is_empty() {
+        return Err(format!("{check}:  Syntax error:  give a file and patterns"));
+    }
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let mut matched = vec![false; patterns.len()];
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        for (i, p) in patterns.iter().enumerate() {
+            match p.strip_prefix('!') {
+                Some(neg) if mstr(neg, line)? => {
+                    return Ok(fail(
+                        Some(file.clone()),
+                        format!(
+                            "{check}:  File \"{file}\" line {} matches \"{neg}\".",
+                            n + 1
+                        ),
+                    ));
+                }
+                Some(_) => {}
+                None => matched[i] |= mstr(p, line)?,
+            }
+        }
+    }
+    let positive: Vec<&String> = patterns.iter().filter(|p| !p.starts_with('!')).collect();
+    let hits = patterns
+        .iter()
+        .zip(&matched)
+        .filter(|(p, m)| !p.starts_with('!') && **m)
+        .count();
+    let first_missed = patterns
+        .iter()
+        .zip(&matched)
+        .find(|(p, m)| !p.starts_with('!') && !**m)
+        .map(|(p, _)| p);
+    let failure = first_missed.map(|p| {
+        if positive.len() == 1 {
+            format!("{check}:  File \"{file}\" failed to match \"{p}\".")
+        } else {
+            format!(
+                "{check}:  File \"{file}\" matched {hits}/{} patterns.  First failed match:  \"{p}\".",
+                positive.len()
+            )
+        }
+    });
+    Ok(Verdict {
+        subject: Some(file.clone()),
+        failure,
+        note: None,
+    })
+}
+
+/// NHC's search path for commands.
+const CMD_PATH: &[&str] = &["/sbin", "/usr/sbin", "/bin", "/usr/bin"];
+
+/// check_cmd_status and check_cmd_output: the command run without a shell, with a deadline
+/// (`-t`, 5 s), its exit code against `-r` (0), and for check_cmd_output its lines against `-m`
+/// match strings (a plain glob matches a whole line; `!` none may match).
+fn cmd(check: &str, args: &[String]) -> Result<Verdict, String> {
+    let (mut secs, mut rc, mut patterns, mut line) = (5u64, 0i32, Vec::new(), None);
+    let mut i = 0;
+    while i < args.len() && args[i].starts_with('-') {
+        let value = args
+            .get(i + 1)
+            .ok_or_else(|| format!("{check}:  Syntax error:  {} needs a value", args[i]))?;
+        match args[i].as_str() {
+            "-t" => {
+                secs = value.parse().map_err(|_| {
+                    format!("{check}:  Syntax error:  '{value}' is no whole number of seconds")
+                })?
+            }
+            "-r" => {
+                rc = value
+                    .parse()
+                    .map_err(|_| format!("{check}:  Syntax error:  '{value}' is no exit code"))?
+            }
+            "-m" if check == "check_cmd_output" => patterns.push(value.clone()),
+            "-e" | "-E" if check == "check_cmd_output" => line = Some(value.clone()),
+            o => return Err(format!("{check}:  Syntax error:  unknown option {o}")),
+        }
+        i += 2;
+    }
+    let words: Vec<String> = match line {
+        Some(l) => super::conf::words(&l).map_err(|e| format!("{check}:  '{l}': {e}"))?,
+        None => args[i..].to_vec(),
+    };
+    let Some((program, rest)) = words.split_first() else {
+        return Err(format!("{check}:  Syntax error:  give a command"));
+    };
+    let shown = words.join(" ");
+    let path = if program.contains('/') {
+        std::path::PathBuf::from(program)
+    } else {
+        CMD_PATH
+            .iter()
+            .map(|d| std::path::Path::new(d).join(program))
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| std::path::PathBuf::from(program))
+    };
+    let argv: Vec<&str> = rest.iter().map(String::as_str).collect();
+    let out = match crate::command::run(&path, &argv, std::time::Duration::from_secs(secs)) {
+        Ok(out) => out,
+        Err(crate::command::CommandError::Timeout { .. }) => {
+            return Ok(fail(
+                Some(shown.clone()),
+                format!("{check}:  TIMEOUT after {secs}s for \"{shown}\"; subprocess terminated."),
+            ));
+        }
+        Err(e) => {
+            return Ok(fail(
+                Some(shown.clone()),
+                format!("{check}:  127 returned by \"{shown}\" ({e})."),
+            ));
+        }
+    };
+    let code = out.code.unwrap_or(-1);
+    let text = out.stdout_text();
+    let lines: Vec<&str> = text.lines().collect();
+    for p in patterns.iter().filter_map(|p| p.strip_prefix('!')) {
+        for (n, l) in lines.iter().enumerate() {
+            if mstr(p, l)? {
+                return Ok(fail(
+                    Some(shown.clone()),
+                    format!(
+                        "{check}:  \"{p}\" matched at line {} of \"{shown}\".",
+                        n + 1
+                    ),
+                ));
+            }
+        }
+    }
+    if code != rc {
+        let expected = if rc != 0 {
+            format!(" (expected {rc})")
+        } else {
+            String::new()
+        };
+        return Ok(fail(
+            Some(shown.clone()),
+            format!("{check}:  {code}{expected} returned by \"{shown}\"."),
+        ));
+    }
+    let positive: Vec<&String> = patterns.iter().filter(|p| !p.starts_with('!')).collect();
+    let mut missed = Vec::new();
+    for p in &positive {
+        let mut hit = false;
+        for l in &lines {
+            if mstr(p, l)? {
+                hit = true;
+                break;
+            }
+        }
+        if !hit {
+            missed.push(*p);
+        }
+    }
+    let failure = missed.first().map(|p| {
+        if positive.len() == 1 {
+            format!("{check}:  \"{p}\" failed to match \"{shown}\" output.")
+        } else {
+            format!(
+                "{check}:  \"{p}\" failed to match \"{shown}\" output ({}/{} patterns failed).",
+                missed.len(),
+                positive.len()
+            )
+        }
+    });
+    Ok(Verdict {
+        subject: Some(shown),
+        failure,
+        note: None,
+    })
 }

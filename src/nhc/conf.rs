@@ -85,7 +85,15 @@ impl Conf {
             line: 0,
             message: format!("cannot read it: {e}"),
         })?;
-        Conf::parse(&text, path, host)
+        let conf = Conf::parse(&text, path, host)?;
+        if conf.lines.iter().any(|l| l.check.starts_with("check_cmd_")) {
+            others_can_write(path).map_err(|message| ConfError {
+                path: path.display().to_string(),
+                line: 0,
+                message,
+            })?;
+        }
+        Ok(conf)
     }
 
     /// Parses the text of an nhc.conf.
@@ -174,6 +182,21 @@ impl Conf {
         }
         Ok(())
     }
+}
+
+/// Commands run from a file only root may change: owned by root, writable by no group or other.
+fn others_can_write(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(path).map_err(|e| format!("cannot read it: {e}"))?;
+    if md.uid() != 0 || md.mode() & 0o022 != 0 {
+        return Err(format!(
+            "it runs commands (check_cmd_*), so it must be owned by root and writable by nobody \
+             else (owner uid {}, mode {:04o}): chown root and chmod go-w it",
+            md.uid(),
+            md.mode() & 0o7777
+        ));
+    }
+    Ok(())
 }
 
 /// The file's lines with their numbers, a line ending in `\` joined to the next.
@@ -358,6 +381,26 @@ mod tests {
         assert!(e.message.contains("command substitution"), "{}", e.message);
         // An unknown check on a line for another host is still an error: the file is wrong.
         assert!(parse("other || check_nope\n", "n1").is_err());
+    }
+
+    /// Commands run only from a file only root may change.
+    #[test]
+    fn commands_run_only_from_a_file_nobody_else_can_write() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nhc.conf");
+        std::fs::write(&path, "* || check_cmd_status true\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = Conf::load(&path, "n1").unwrap_err();
+        assert!(
+            e.message
+                .contains("must be owned by root and writable by nobody else"),
+            "{}",
+            e.message
+        );
+        // Without commands, the same file is read.
+        std::fs::write(&path, "* || check_fs_mount_rw -f /\n").unwrap();
+        assert!(Conf::load(&path, "n1").is_ok());
     }
 
     #[test]

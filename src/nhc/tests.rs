@@ -179,6 +179,51 @@ const TABLE: &[(&str, Option<&str>)] = &[
         Some("check_file_test:  -f /n_glob returned 1."),
     ),
     (
+        "check_file_stat -m 0666 -u 0 -g 0 -t 1 -T 3 /dev/null",
+        None,
+    ),
+    (
+        "check_file_stat -m 0600 /dev/null",
+        Some("check_file_stat:  File \"/dev/null\" has permissions 0666; should be 0600"),
+    ),
+    (
+        "check_file_stat -U nobody /dev/null",
+        Some("check_file_stat:  File \"/dev/null\" username is \"root\"; should be \"nobody\""),
+    ),
+    ("check_file_contents /etc/passwd \"/^root:x:0:0:/\"", None),
+    (
+        "check_file_contents /etc/passwd \"/^nosuchuser:/\"",
+        Some("check_file_contents:  File \"/etc/passwd\" failed to match \"/^nosuchuser:/\"."),
+    ),
+    (
+        "check_file_contents /etc/passwd '!/^root:/'",
+        Some("check_file_contents:  File \"/etc/passwd\" line 1 matches \"/^root:/\"."),
+    ),
+    ("check_cmd_status -t 5 -r 1 false", None),
+    (
+        "check_cmd_status false",
+        Some("check_cmd_status:  1 returned by \"false\"."),
+    ),
+    // NHC said `142 returned by "sleep 3"` (its SIGALRM); health_check says the deadline passed.
+    // The verdict is the same.
+    (
+        "check_cmd_status -t 1 sleep 3",
+        Some("check_cmd_status:  TIMEOUT after 1s for \"sleep 3\"; subprocess terminated."),
+    ),
+    ("check_cmd_output -m hello echo hello", None),
+    (
+        "check_cmd_output -m /nomatch/ echo hello",
+        Some("check_cmd_output:  \"/nomatch/\" failed to match \"echo hello\" output."),
+    ),
+    (
+        "check_cmd_output -m '!/hel/' -e 'echo hello'",
+        Some("check_cmd_output:  \"/hel/\" matched at line 1 of \"echo hello\"."),
+    ),
+    (
+        "check_cmd_output -r 2 echo hello",
+        Some("check_cmd_output:  0 (expected 2) returned by \"echo hello\"."),
+    ),
+    (
         "check_file_test -! -d /etc",
         Some("check_file_test:  -d /etc returned 0."),
     ),
