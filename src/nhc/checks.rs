@@ -1055,7 +1055,7 @@ fn cmd(check: &str, args: &[String]) -> Result<Verdict, String> {
         i += 2;
     }
     let words: Vec<String> = match line {
-        Some(l) => super::conf::words(&l).map_err(|e| format!("{check}:  '{l}': {e}"))?,
+        Some(l) => super::shell::words(&l).map_err(|e| format!("{check}:  '{l}': {e}"))?,
         None => args[i..].to_vec(),
     };
     let Some((program, rest)) = words.split_first() else {

@@ -7,6 +7,7 @@
 pub mod checks;
 pub mod conf;
 pub mod matching;
+pub mod shell;
 pub mod size;
 pub mod state;
 #[cfg(test)]
