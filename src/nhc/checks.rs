@@ -25,6 +25,7 @@ pub const SUPPORTED: &[&str] = &[
     "check_hw_swap_free",
     "check_hw_mem_free",
     "check_hw_eth",
+    "check_hw_ib",
     "check_file_test",
     "check_file_stat",
     "check_file_contents",
@@ -240,6 +241,7 @@ pub fn run(check: &str, args: &[String], m: &dyn Machine) -> Result<Vec<Verdict>
             Ok(vec![hw_mem_free(check, args, m)?])
         }
         "check_hw_eth" => Ok(vec![hw_eth(args, m)?]),
+        "check_hw_ib" => Ok(vec![hw_ib(args, m)?]),
         "check_file_test" => file_test(args),
         "check_file_stat" => file_stat(args),
         "check_file_contents" => Ok(vec![file_contents(args)?]),
@@ -1142,6 +1144,38 @@ fn cmd(check: &str, args: &[String]) -> Result<Verdict, String> {
     Ok(Verdict {
         subject: Some(shown),
         failure,
+        note: None,
+    })
+}
+
+/// `check_hw_ib [RATE] [DEV]`: some port ACTIVE and LinkUp, at RATE (Gb/s, as the port's `rate`
+/// says it) and on DEV (`<hca>:<port>`) where given. Without the user-space MAD ABI (no
+/// InfiniBand stack at all) NHC fails with its version message, and so does this.
+fn hw_ib(args: &[String], m: &dyn Machine) -> Result<Verdict, String> {
+    let check = "check_hw_ib";
+    let rate = args.first().filter(|a| !a.is_empty());
+    let dev = args.get(1).filter(|a| !a.is_empty());
+    let (abi, ports) = m.infiniband();
+    let subject = dev.cloned();
+    if abi == 0 {
+        return Ok(fail(
+            subject,
+            format!(
+                "{check}:  Version mismatch between kernel OFED drivers and userspace OFED libraries."
+            ),
+        ));
+    }
+    let up = ports.iter().any(|p| {
+        p.state == "ACTIVE"
+            && p.phys_state == "LinkUp"
+            && rate.is_none_or(|r| &p.rate == r)
+            && dev.is_none_or(|d| &p.dev == d)
+    });
+    let on = dev.map_or(String::new(), |d| format!(" {d}"));
+    let at = rate.map_or(String::new(), |r| format!(" {r} Gb/sec"));
+    Ok(Verdict {
+        subject,
+        failure: (!up).then(|| format!("{check}:  No IB port{on} is ACTIVE (LinkUp{at}).")),
         note: None,
     })
 }

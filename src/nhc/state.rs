@@ -63,6 +63,19 @@ pub struct Process {
     pub args: String,
 }
 
+/// One InfiniBand port (`/sys/class/infiniband/<hca>/ports/<n>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IbPort {
+    /// `<hca>:<port>`.
+    pub dev: String,
+    /// The state's word (`ACTIVE`).
+    pub state: String,
+    /// The physical state's word (`LinkUp`).
+    pub phys_state: String,
+    /// The rate's number (`40`, `100`).
+    pub rate: String,
+}
+
 /// The machine the checks look at.
 pub trait Machine {
     /// The mount table, in order.
@@ -79,6 +92,55 @@ pub trait Machine {
     fn loadavg(&self) -> Option<[f64; 3]>;
     /// Network devices (/proc/net/dev), `lo` included.
     fn net_devices(&self) -> Vec<String>;
+    /// The user-space MAD ABI version (0: none) and the InfiniBand ports.
+    fn infiniband(&self) -> (u32, Vec<IbPort>);
+}
+
+/// The InfiniBand ports under `root` (`/sys/class/infiniband`) and the MAD ABI version at
+/// `abi` (`/sys/class/infiniband_mad/abi_version`).
+pub fn read_infiniband(root: &std::path::Path, abi: &std::path::Path) -> (u32, Vec<IbPort>) {
+    let version = std::fs::read_to_string(abi)
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0);
+    let word = |p: std::path::PathBuf, n: usize| {
+        std::fs::read_to_string(p)
+            .ok()
+            .and_then(|t| t.split_whitespace().nth(n).map(str::to_string))
+            .unwrap_or_default()
+    };
+    let mut ports = Vec::new();
+    let mut hcas: Vec<_> = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    hcas.sort();
+    for hca in hcas {
+        let mut nums: Vec<_> = std::fs::read_dir(hca.join("ports"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        nums.sort();
+        for port in nums {
+            let name = |p: &std::path::Path| {
+                p.file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned()
+            };
+            ports.push(IbPort {
+                dev: format!("{}:{}", name(&hca), name(&port)),
+                state: word(port.join("state"), 1),
+                phys_state: word(port.join("phys_state"), 1),
+                rate: word(port.join("rate"), 0),
+            });
+        }
+    }
+    (version, ports)
 }
 
 /// This machine.
@@ -220,6 +282,13 @@ impl Machine for Host {
             .filter_map(|x| x.parse().ok())
             .collect();
         Some([*v.first()?, *v.get(1)?, *v.get(2)?])
+    }
+
+    fn infiniband(&self) -> (u32, Vec<IbPort>) {
+        read_infiniband(
+            std::path::Path::new("/sys/class/infiniband"),
+            std::path::Path::new("/sys/class/infiniband_mad/abi_version"),
+        )
     }
 
     fn net_devices(&self) -> Vec<String> {

@@ -5,7 +5,7 @@
 
 use super::checks::run;
 use super::conf::{Conf, words};
-use super::state::{Machine, Mount, Process, Space, parse_mounts};
+use super::state::{IbPort, Machine, Mount, Process, Space, parse_mounts};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -78,6 +78,10 @@ impl Machine for Fake {
     fn net_devices(&self) -> Vec<String> {
         self.devices.iter().map(|d| d.to_string()).collect()
     }
+    fn infiniband(&self) -> (u32, Vec<IbPort>) {
+        // A machine without InfiniBand, as the one NHC ran on.
+        (0, Vec::new())
+    }
 }
 
 /// (check line, NHC's message; `None`: NHC passed).
@@ -145,6 +149,12 @@ const TABLE: &[(&str, Option<&str>)] = &[
     (
         "check_hw_swap_free 1",
         Some("check_hw_swap_free:  Not enough swap free (0 kB < 1 kB)."),
+    ),
+    (
+        "check_hw_ib 40",
+        Some(
+            "check_hw_ib:  Version mismatch between kernel OFED drivers and userspace OFED libraries.",
+        ),
     ),
     ("check_hw_eth eth0", None),
     ("check_hw_eth eth*", None),
@@ -297,4 +307,62 @@ fn a_conf_gives_checks_named_after_nhc_with_its_verdicts() {
         super::evaluate(&conf, &Fake::default())[0].status.as_str(),
         "warn"
     );
+}
+
+/// check_hw_ib on a fake `/sys/class/infiniband` tree: an active 100 Gb/s port passes at 100,
+/// fails at 200 and on another port, and a port that dropped to Polling fails.
+#[test]
+fn infiniband_ports_are_read_from_sysfs_and_judged_by_rate_and_state() {
+    struct Ib(std::path::PathBuf, std::path::PathBuf);
+    impl Machine for Ib {
+        fn mounts(&self) -> Vec<Mount> {
+            Vec::new()
+        }
+        fn space(&self, _: &str) -> Option<Space> {
+            None
+        }
+        fn meminfo(&self) -> BTreeMap<String, u64> {
+            BTreeMap::new()
+        }
+        fn cpuinfo(&self) -> String {
+            String::new()
+        }
+        fn processes(&self) -> Vec<Process> {
+            Vec::new()
+        }
+        fn loadavg(&self) -> Option<[f64; 3]> {
+            None
+        }
+        fn net_devices(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn infiniband(&self) -> (u32, Vec<IbPort>) {
+            super::state::read_infiniband(&self.0, &self.1)
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let port = dir.path().join("infiniband/mlx5_0/ports/1");
+    std::fs::create_dir_all(&port).unwrap();
+    std::fs::write(port.join("state"), "4: ACTIVE\n").unwrap();
+    std::fs::write(port.join("phys_state"), "5: LinkUp\n").unwrap();
+    std::fs::write(port.join("rate"), "100 Gb/sec (4X EDR)\n").unwrap();
+    let abi = dir.path().join("abi_version");
+    std::fs::write(&abi, "5\n").unwrap();
+    let m = Ib(dir.path().join("infiniband"), abi);
+    let verdict = |line: &str| {
+        let w = words(line).unwrap();
+        run(&w[0], &w[1..], &m).unwrap().remove(0).failure
+    };
+    assert_eq!(verdict("check_hw_ib 100"), None);
+    assert_eq!(verdict("check_hw_ib 100 mlx5_0:1"), None);
+    assert_eq!(
+        verdict("check_hw_ib 200").as_deref(),
+        Some("check_hw_ib:  No IB port is ACTIVE (LinkUp 200 Gb/sec).")
+    );
+    assert_eq!(
+        verdict("check_hw_ib 100 mlx5_1:1").as_deref(),
+        Some("check_hw_ib:  No IB port mlx5_1:1 is ACTIVE (LinkUp 100 Gb/sec).")
+    );
+    std::fs::write(port.join("phys_state"), "2: Polling\n").unwrap();
+    assert!(verdict("check_hw_ib 100").is_some());
 }
