@@ -170,9 +170,9 @@ fn excuse_aggregates(
         let server = by_label.get(&f.machine).copied();
         let aggregate = f.figure.starts_with(crate::wire::figures::AGGREGATE.name);
         let clients: Vec<&str> = match server {
+            // The set is ordered by server: this server's paths are one range of it.
             Some(s) if aggregate && f.scope == Scope::Machine => explained
-                .iter()
-                .filter(|(a, _, _)| *a == s)
+                .range((s, 0, String::new())..(s + 1, 0, String::new()))
                 .map(|(_, c, _)| machines[*c].entry.label.as_str())
                 .collect::<BTreeSet<_>>()
                 .into_iter()

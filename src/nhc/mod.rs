@@ -16,12 +16,65 @@ mod tests;
 pub use conf::{Conf, ConfError};
 
 use crate::wire::check::{Check, CheckId, Status};
-use state::Machine;
+use state::{IbPort, Machine, Mount, Process, Space};
+use std::cell::OnceCell;
+use std::collections::BTreeMap;
+
+/// The machine read once per run, as NHC caches its process list: a file of ten process or
+/// mount checks scans /proc once, not ten times.
+struct Once<'a> {
+    m: &'a dyn Machine,
+    mounts: OnceCell<Vec<Mount>>,
+    meminfo: OnceCell<BTreeMap<String, u64>>,
+    cpuinfo: OnceCell<String>,
+    processes: OnceCell<Vec<Process>>,
+}
+
+impl<'a> Once<'a> {
+    fn new(m: &'a dyn Machine) -> Once<'a> {
+        Once {
+            m,
+            mounts: OnceCell::new(),
+            meminfo: OnceCell::new(),
+            cpuinfo: OnceCell::new(),
+            processes: OnceCell::new(),
+        }
+    }
+}
+
+impl Machine for Once<'_> {
+    fn mounts(&self) -> Vec<Mount> {
+        self.mounts.get_or_init(|| self.m.mounts()).clone()
+    }
+    fn space(&self, point: &str) -> Option<Space> {
+        self.m.space(point)
+    }
+    fn meminfo(&self) -> BTreeMap<String, u64> {
+        self.meminfo.get_or_init(|| self.m.meminfo()).clone()
+    }
+    fn cpuinfo(&self) -> String {
+        self.cpuinfo.get_or_init(|| self.m.cpuinfo()).clone()
+    }
+    fn processes(&self) -> Vec<Process> {
+        self.processes.get_or_init(|| self.m.processes()).clone()
+    }
+    fn loadavg(&self) -> Option<[f64; 3]> {
+        self.m.loadavg()
+    }
+    fn net_devices(&self) -> Vec<String> {
+        self.m.net_devices()
+    }
+    fn infiniband(&self) -> (u32, Vec<IbPort>) {
+        self.m.infiniband()
+    }
+}
 
 /// Runs the checks of `conf` on `m`: one check per verdict. A failure is `fail`, or `warn`
 /// where the file says `MARK_OFFLINE=0` (observe only); a line NHC would reject at run time
 /// (a size that is no size) fails, naming the line.
 pub fn evaluate(conf: &Conf, m: &dyn Machine) -> Vec<Check> {
+    let once = Once::new(m);
+    let m: &dyn Machine = &once;
     let vars = checks::hw_vars(m);
     let failed = if conf.observe_only {
         Status::Warn
