@@ -663,6 +663,22 @@ impl Config {
     ) -> Result<Config, ConfigError> {
         let profile = common.profile.unwrap_or(default_profile);
         let mode_is_slurm = matches!(mode, Mode::Slurm(_));
+        let nhc = common
+            .nhc_conf
+            .as_deref()
+            .map(|p| crate::nhc::Conf::load(p, &crate::nhc::host_name()))
+            .transpose()
+            .map_err(|e| ConfigError::new("--nhc-conf", e.to_string()))?;
+        // nhc.conf's TIMEOUT is how long the site lets a check run take: the deadline, unless
+        // --deadline says otherwise; under slurmd never past what slurmd allows.
+        let nhc_timeout = nhc.as_ref().and_then(|n| n.timeout_secs).map(|s| {
+            let t = Duration::from_secs(s);
+            if mode_is_slurm {
+                t.min(crate::profile::SLURM_DEADLINE)
+            } else {
+                t
+            }
+        });
         Ok(Config {
             mode,
             profile,
@@ -690,12 +706,7 @@ impl Config {
                 0,
             )?,
             history: history_config(common)?,
-            nhc: common
-                .nhc_conf
-                .as_deref()
-                .map(|p| crate::nhc::Conf::load(p, &crate::nhc::host_name()))
-                .transpose()
-                .map_err(|e| ConfigError::new("--nhc-conf", e.to_string()))?,
+            nhc,
             deadline: common
                 .deadline
                 .as_deref()
@@ -705,6 +716,7 @@ impl Config {
                     Err(m) => Err(ConfigError::new("--deadline", m.to_string())),
                 })
                 .transpose()?
+                .or(nhc_timeout)
                 .or_else(|| mode_is_slurm.then_some(crate::profile::SLURM_DEADLINE)),
         })
     }
@@ -1092,6 +1104,25 @@ mod tests {
         .unwrap();
         assert_eq!(c.plan, [Section::Sleep]);
         assert_eq!(c.excluded.len(), 4);
+    }
+
+    /// nhc.conf's TIMEOUT is the run's deadline; --deadline wins; under slurmd it never passes
+    /// slurmd's own limit.
+    #[test]
+    fn an_nhc_timeout_is_the_deadline_unless_deadline_says_otherwise() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("nhc.conf");
+        std::fs::write(&conf, "* || export TIMEOUT=20\n* || check_hw_swap_free 0\n").unwrap();
+        let c = conf.to_str().unwrap();
+        let run = config(&["hc", "-r", "server", "--nhc-conf", c]).unwrap();
+        assert_eq!(run.deadline, Some(Duration::from_secs(20)));
+        let given = config(&["hc", "-r", "server", "--nhc-conf", c, "--deadline", "7"]).unwrap();
+        assert_eq!(given.deadline, Some(Duration::from_secs(7)));
+        std::fs::write(&conf, "* || export TIMEOUT=300\n").unwrap();
+        let slurm = config(&["hc", "slurm", "--nhc-conf", c]).unwrap();
+        assert_eq!(slurm.deadline, Some(crate::profile::SLURM_DEADLINE));
+        let run = config(&["hc", "-r", "server", "--nhc-conf", c]).unwrap();
+        assert_eq!(run.deadline, Some(Duration::from_secs(300)));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use super::matching::{glob, host_matches};
 use super::size::{Limit, parse_limit, parse_size, show_count, show_size};
 use super::state::{Machine, Space};
+pub use super::verdict::{Settings, Verdict};
 use std::collections::BTreeMap;
 
 /// The checks health_check runs, by NHC's names.
@@ -35,24 +36,20 @@ pub const SUPPORTED: &[&str] = &[
     "check_ps_loadavg",
     "check_cmd_status",
     "check_cmd_output",
+    "check_hw_mcelog",
+    "check_dmi_data_match",
+    "check_nv_healthmon",
+    "check_nvsmi_healthmon",
+    "check_ps_unauth_users",
+    "check_ps_userproc_lineage",
 ];
-
-/// One verdict of a check line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
-    /// What it is about (a mount point, a file, a process), if not the machine.
-    pub subject: Option<String>,
-    /// NHC's verdict: `None` passed; the failure message as NHC gives it otherwise.
-    pub failure: Option<String>,
-    /// Said beside a pass (a non-fatal failure, something NHC would have done).
-    pub note: Option<String>,
-}
 
 fn pass(subject: Option<String>) -> Verdict {
     Verdict {
         subject,
         failure: None,
         note: None,
+        skip: None,
     }
 }
 
@@ -61,6 +58,7 @@ fn fail(subject: Option<String>, message: String) -> Verdict {
         subject,
         failure: Some(message),
         note: None,
+        skip: None,
     }
 }
 
@@ -225,8 +223,20 @@ fn atom(t: &[String], at: &mut usize, vars: &BTreeMap<&'static str, u64>) -> Res
         .ok_or_else(|| format!("{tok} is not one of NHC's HW_* variables"))
 }
 
-/// Runs one check line on `m`. `Err` is a line NHC would reject as a syntax error.
+/// Runs one check line on `m` with NHC's default settings. `Err` is a line NHC would reject
+/// as a syntax error.
 pub fn run(check: &str, args: &[String], m: &dyn Machine) -> Result<Vec<Verdict>, String> {
+    run_with(check, args, m, &Settings::new())
+}
+
+/// Runs one check line on `m` with the file's `settings`.
+pub fn run_with(
+    check: &str,
+    args: &[String],
+    m: &dyn Machine,
+    settings: &Settings,
+) -> Result<Vec<Verdict>, String> {
+    use super::{hardware, processes};
     match check {
         "check_fs_mount" => fs_mount(args, None, m),
         "check_fs_mount_rw" => fs_mount(args, Some("rw"), m),
@@ -249,6 +259,11 @@ pub fn run(check: &str, args: &[String], m: &dyn Machine) -> Result<Vec<Verdict>
         "check_ps_service" => Ok(vec![ps_service(args, m)?]),
         "check_ps_loadavg" => Ok(vec![ps_loadavg(args, m)?]),
         "check_cmd_status" | "check_cmd_output" => Ok(vec![cmd(check, args)?]),
+        "check_hw_mcelog" => Ok(vec![hardware::mcelog(settings)?]),
+        "check_dmi_data_match" => Ok(vec![hardware::dmi_data_match(args, m)?]),
+        "check_nv_healthmon" | "check_nvsmi_healthmon" => Ok(vec![hardware::gpu(check, settings)?]),
+        "check_ps_unauth_users" => Ok(vec![processes::unauth_users(args, m, settings)?]),
+        "check_ps_userproc_lineage" => Ok(vec![processes::userproc_lineage(args, m, settings)?]),
         other => Err(format!("{other} is not a check health_check runs")),
     }
 }
@@ -372,12 +387,14 @@ fn fatal(subject: &str, message: String, non_fatal: bool, acts: &[String]) -> Ve
             subject: Some(subject.to_string()),
             failure: None,
             note: Some(format!("{message} (non-fatal)")),
+            skip: None,
         }
     } else {
         Verdict {
             subject: Some(subject.to_string()),
             failure: Some(message),
             note,
+            skip: None,
         }
     }
 }
@@ -470,6 +487,7 @@ fn fs_space(check: &str, args: &[String], m: &dyn Machine) -> Result<Vec<Verdict
         subject,
         failure: message,
         note: None,
+        skip: None,
     }])
 }
 
@@ -508,6 +526,7 @@ fn fs_size(args: &[String], m: &dyn Machine) -> Result<Vec<Verdict>, String> {
         subject,
         failure: message,
         note: None,
+        skip: None,
     }])
 }
 
@@ -582,6 +601,7 @@ fn hw_mem(check: &str, args: &[String], m: &dyn Machine) -> Result<Verdict, Stri
         subject: None,
         failure: message,
         note: None,
+        skip: None,
     })
 }
 
@@ -603,6 +623,7 @@ fn hw_mem_free(check: &str, args: &[String], m: &dyn Machine) -> Result<Verdict,
         failure: (free < min)
             .then(|| format!("{check}:  Not enough {what} ({free} kB < {min} kB).")),
         note: None,
+        skip: None,
     })
 }
 
@@ -616,6 +637,7 @@ fn hw_eth(args: &[String], m: &dyn Machine) -> Result<Verdict, String> {
         subject: Some(dev.clone()),
         failure: (!found).then(|| format!("check_hw_eth:  Ethernet device {dev} not detected.")),
         note: None,
+        skip: None,
     })
 }
 
@@ -734,6 +756,7 @@ fn ps_daemon(check: &str, args: &[String], m: &dyn Machine) -> Result<Verdict, S
         subject: Some(pattern),
         failure,
         note: None,
+        skip: None,
     })
 }
 
@@ -965,6 +988,7 @@ fn file_stat(args: &[String]) -> Result<Vec<Verdict>, String> {
             subject: Some(f),
             failure,
             note: None,
+            skip: None,
         });
     }
     Ok(out)
@@ -1023,11 +1047,9 @@ fn file_contents(args: &[String]) -> Result<Verdict, String> {
         subject: Some(file.clone()),
         failure,
         note: None,
+        skip: None,
     })
 }
-
-/// NHC's search path for commands.
-const CMD_PATH: &[&str] = &["/sbin", "/usr/sbin", "/bin", "/usr/bin"];
 
 /// check_cmd_status and check_cmd_output: the command run without a shell, with a deadline
 /// (`-t`, 5 s), its exit code against `-r` (0), and for check_cmd_output its lines against `-m`
@@ -1064,15 +1086,8 @@ fn cmd(check: &str, args: &[String]) -> Result<Verdict, String> {
         return Err(format!("{check}:  Syntax error:  give a command"));
     };
     let shown = words.join(" ");
-    let path = if program.contains('/') {
-        std::path::PathBuf::from(program)
-    } else {
-        CMD_PATH
-            .iter()
-            .map(|d| std::path::Path::new(d).join(program))
-            .find(|p| p.is_file())
-            .unwrap_or_else(|| std::path::PathBuf::from(program))
-    };
+    let path =
+        super::state::find_command(program).unwrap_or_else(|| std::path::PathBuf::from(program));
     let argv: Vec<&str> = rest.iter().map(String::as_str).collect();
     let out = match crate::command::run(&path, &argv, std::time::Duration::from_secs(secs)) {
         Ok(out) => out,
@@ -1145,6 +1160,7 @@ fn cmd(check: &str, args: &[String]) -> Result<Verdict, String> {
         subject: Some(shown),
         failure,
         note: None,
+        skip: None,
     })
 }
 
@@ -1177,5 +1193,6 @@ fn hw_ib(args: &[String], m: &dyn Machine) -> Result<Verdict, String> {
         subject,
         failure: (!up).then(|| format!("{check}:  No IB port{on} is ACTIVE (LinkUp{at}).")),
         note: None,
+        skip: None,
     })
 }

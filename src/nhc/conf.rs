@@ -20,6 +20,8 @@ pub struct Conf {
     pub timeout_secs: Option<u64>,
     /// `MARK_OFFLINE=0`: observe only (failures are reported, not acted on).
     pub observe_only: bool,
+    /// Settings the checks read (`MCELOG=`, `NHC_AUTH_USERS=`, ...), the last value of each.
+    pub settings: std::collections::BTreeMap<String, String>,
 }
 
 /// One check line.
@@ -47,6 +49,22 @@ pub struct ConfError {
     pub message: String,
 }
 
+/// Settings the checks read, as NHC names them.
+const CHECK_SETTINGS: &[&str] = &[
+    "MCELOG_ARGS",
+    "MCELOG_MAX_CORRECTED_RATE",
+    "MCELOG_MAX_UNCORRECTED_RATE",
+    "NVIDIA_HEALTHMON_ARGS",
+    "NVIDIA_SMI_HEALTHMON_ARGS",
+    "NHC_AUTH_USERS",
+    "MAX_SYS_UID",
+    "NHC_RM",
+    "RM_DAEMON_MATCH",
+];
+
+/// Settings that name a program to run: like check_cmd_*, only from a file only root can write.
+const COMMAND_SETTINGS: &[&str] = &["MCELOG", "NVIDIA_HEALTHMON", "NVIDIA_SMI_HEALTHMON"];
+
 /// Settings NHC knows that mean nothing to health_check (logging, its own paths, the resource
 /// manager it would call): accepted and ignored.
 const IGNORED_SETTINGS: &[&str] = &[
@@ -62,11 +80,9 @@ const IGNORED_SETTINGS: &[&str] = &[
     "HELPERDIR",
     "ONLINE_NODE",
     "OFFLINE_NODE",
-    "NHC_RM",
     "NHC_CHECK_FORKED",
     "DETACHED_MODE",
     "FORCE_SETSID",
-    "MAX_SYS_UID",
     "NHC_CHECK_ALL",
     "IGNORE_EMPTY_NOTE",
     "DF_CMD",
@@ -87,7 +103,11 @@ impl Conf {
             message: format!("cannot read it: {e}"),
         })?;
         let conf = Conf::parse(&text, path, host)?;
-        if conf.lines.iter().any(|l| l.check.starts_with("check_cmd_")) {
+        let runs_commands = conf.lines.iter().any(|l| l.check.starts_with("check_cmd_"))
+            || COMMAND_SETTINGS
+                .iter()
+                .any(|s| conf.settings.contains_key(*s));
+        if runs_commands {
             others_can_write(path).map_err(|message| ConfError {
                 path: path.display().to_string(),
                 line: 0,
@@ -109,6 +129,7 @@ impl Conf {
             lines: Vec::new(),
             timeout_secs: None,
             observe_only: false,
+            settings: Default::default(),
         };
         for (number, line) in joined_lines(text) {
             let line = line.trim();
@@ -172,11 +193,16 @@ impl Conf {
                 self.timeout_secs = (secs > 0).then_some(secs);
             }
             "MARK_OFFLINE" => self.observe_only = value == "0",
+            _ if CHECK_SETTINGS.contains(&name) || COMMAND_SETTINGS.contains(&name) => {
+                self.settings.insert(name.to_string(), value.to_string());
+            }
             _ if IGNORED_SETTINGS.contains(&name) => {}
             _ => {
                 return Err(format!(
-                    "{name}: not a setting health_check knows (it honours TIMEOUT and \
-                     MARK_OFFLINE, and accepts NHC's own: {})",
+                    "{name}: not a setting health_check knows (it honours TIMEOUT, \
+                     MARK_OFFLINE, {}, {}, and accepts NHC's own: {})",
+                    COMMAND_SETTINGS.join(", "),
+                    CHECK_SETTINGS.join(", "),
                     IGNORED_SETTINGS.join(", ")
                 ));
             }

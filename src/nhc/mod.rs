@@ -6,12 +6,15 @@
 
 pub mod checks;
 pub mod conf;
+pub mod hardware;
 pub mod matching;
+pub mod processes;
 pub mod shell;
 pub mod size;
 pub mod state;
 #[cfg(test)]
 mod tests;
+pub mod verdict;
 
 pub use conf::{Conf, ConfError};
 
@@ -28,6 +31,8 @@ struct Once<'a> {
     meminfo: OnceCell<BTreeMap<String, u64>>,
     cpuinfo: OnceCell<String>,
     processes: OnceCell<Vec<Process>>,
+    dmi: OnceCell<Result<String, String>>,
+    jobs: OnceCell<Option<Result<Vec<String>, String>>>,
 }
 
 impl<'a> Once<'a> {
@@ -38,6 +43,8 @@ impl<'a> Once<'a> {
             meminfo: OnceCell::new(),
             cpuinfo: OnceCell::new(),
             processes: OnceCell::new(),
+            dmi: OnceCell::new(),
+            jobs: OnceCell::new(),
         }
     }
 }
@@ -67,6 +74,15 @@ impl Machine for Once<'_> {
     fn infiniband(&self) -> (u32, Vec<IbPort>) {
         self.m.infiniband()
     }
+    fn dmidecode(&self) -> Result<String, String> {
+        self.dmi.get_or_init(|| self.m.dmidecode()).clone()
+    }
+    fn max_sys_uid(&self) -> u32 {
+        self.m.max_sys_uid()
+    }
+    fn job_users(&self, host: &str) -> Option<Result<Vec<String>, String>> {
+        self.jobs.get_or_init(|| self.m.job_users(host)).clone()
+    }
 }
 
 /// Runs the checks of `conf` on `m`: one check per verdict. A failure is `fail`, or `warn`
@@ -76,6 +92,11 @@ pub fn evaluate(conf: &Conf, m: &dyn Machine) -> Vec<Check> {
     let once = Once::new(m);
     let m: &dyn Machine = &once;
     let vars = checks::hw_vars(m);
+    let mut settings = conf.settings.clone();
+    let host = host_name();
+    let short = host.split('.').next().unwrap_or(&host).to_string();
+    settings.entry("HOSTNAME".into()).or_insert(host);
+    settings.entry("HOSTNAME_S".into()).or_insert(short);
     let failed = if conf.observe_only {
         Status::Warn
     } else {
@@ -86,7 +107,7 @@ pub fn evaluate(conf: &Conf, m: &dyn Machine) -> Vec<Check> {
         let name = CheckId::new("node", &line.check);
         let args: Result<Vec<String>, String> =
             line.args.iter().map(|a| checks::expand(a, &vars)).collect();
-        match args.and_then(|a| checks::run(&line.check, &a, m)) {
+        match args.and_then(|a| checks::run_with(&line.check, &a, m, &settings)) {
             Err(message) => out.push(Check {
                 name,
                 status: failed,
@@ -99,10 +120,11 @@ pub fn evaluate(conf: &Conf, m: &dyn Machine) -> Vec<Check> {
                     Some(s) => name.clone().on(s.clone()),
                     None => name.clone(),
                 };
-                let (status, message) = match (v.failure, v.note) {
-                    (Some(f), note) => (failed, note.map_or(f.clone(), |n| format!("{f}; {n}"))),
-                    (None, Some(n)) => (Status::Pass, n),
-                    (None, None) => (Status::Pass, format!("passed: {}", line.text)),
+                let (status, message) = match (v.failure, v.note, v.skip) {
+                    (Some(f), note, _) => (failed, note.map_or(f.clone(), |n| format!("{f}; {n}"))),
+                    (None, _, Some(why)) => (Status::Skip, why),
+                    (None, Some(n), None) => (Status::Pass, n),
+                    (None, None, None) => (Status::Pass, format!("passed: {}", line.text)),
                 };
                 Check {
                     name,

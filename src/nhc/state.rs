@@ -57,6 +57,12 @@ impl Space {
 /// One process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Process {
+    /// Its id.
+    pub pid: u32,
+    /// Its parent's id (0 for the first process).
+    pub ppid: u32,
+    /// Its owner's uid.
+    pub uid: u32,
     /// Its owner's name (the uid where it has none).
     pub user: String,
     /// Its command line, words joined by spaces.
@@ -94,6 +100,44 @@ pub trait Machine {
     fn net_devices(&self) -> Vec<String>;
     /// The user-space MAD ABI version (0: none) and the InfiniBand ports.
     fn infiniband(&self) -> (u32, Vec<IbPort>);
+    /// What `dmidecode` prints, or why there is nothing (not installed, no DMI tables).
+    fn dmidecode(&self) -> Result<String, String>;
+    /// The highest uid of a system account (`/etc/login.defs` `SYS_UID_MAX`, else `UID_MIN`
+    /// less one, else 99, as NHC reads it).
+    fn max_sys_uid(&self) -> u32;
+    /// The users with Slurm jobs on the node named `host` (`squeue -w`), `None` where Slurm's
+    /// commands are not installed, an error where Slurm did not answer.
+    fn job_users(&self, host: &str) -> Option<Result<Vec<String>, String>>;
+}
+
+/// Where NHC looks for commands (it sets this PATH itself).
+pub const COMMAND_PATH: &[&str] = &["/sbin", "/usr/sbin", "/bin", "/usr/bin"];
+
+/// `program` found on NHC's PATH, or as given when it names a path.
+pub fn find_command(program: &str) -> Option<std::path::PathBuf> {
+    if program.contains('/') {
+        let p = std::path::PathBuf::from(program);
+        return p.is_file().then_some(p);
+    }
+    COMMAND_PATH
+        .iter()
+        .map(|d| std::path::Path::new(d).join(program))
+        .find(|p| p.is_file())
+}
+
+/// `/etc/login.defs`' text read as NHC reads it for the highest system uid.
+pub fn max_sys_uid_of(login_defs: &str) -> u32 {
+    let value = |key: &str| {
+        login_defs.lines().find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some(key)).then(|| w.next()?.parse::<i64>().ok())?
+        })
+    };
+    let uid = value("SYS_UID_MAX").or_else(|| value("UID_MIN").map(|u| u - 1));
+    match uid {
+        Some(u) if u > 0 => u as u32,
+        _ => 99,
+    }
 }
 
 /// The InfiniBand ports under `root` (`/sys/class/infiniband`) and the MAD ABI version at
@@ -260,16 +304,25 @@ impl Machine for Host {
                 } else {
                     args.join(" ")
                 };
-                let uid: u32 = std::fs::read_to_string(p.join("status"))
-                    .ok()?
-                    .lines()
-                    .find_map(|l| l.strip_prefix("Uid:"))?
-                    .split_whitespace()
-                    .next()?
-                    .parse()
-                    .ok()?;
+                let status = std::fs::read_to_string(p.join("status")).ok()?;
+                let field = |name: &str| -> Option<u32> {
+                    status
+                        .lines()
+                        .find_map(|l| l.strip_prefix(name))?
+                        .split_whitespace()
+                        .next()?
+                        .parse()
+                        .ok()
+                };
+                let uid = field("Uid:")?;
                 let user = users.get(&uid).cloned().unwrap_or_else(|| uid.to_string());
-                Some(Process { user, args })
+                Some(Process {
+                    pid: e.file_name().to_string_lossy().parse().ok()?,
+                    ppid: field("PPid:").unwrap_or(0),
+                    uid,
+                    user,
+                    args,
+                })
             })
             .collect()
     }
@@ -296,5 +349,40 @@ impl Machine for Host {
             .lines()
             .filter_map(|l| Some(l.split_once(':')?.0.trim().to_string()))
             .collect()
+    }
+
+    fn dmidecode(&self) -> Result<String, String> {
+        let program = find_command("dmidecode").ok_or("dmidecode is not installed")?;
+        let out = crate::command::run(&program, &[], std::time::Duration::from_secs(10))
+            .map_err(|e| e.to_string())?;
+        if out.success() {
+            Ok(out.stdout_text())
+        } else {
+            Err(format!("dmidecode failed: {}", out.stderr_text()))
+        }
+    }
+
+    fn max_sys_uid(&self) -> u32 {
+        max_sys_uid_of(&read("/etc/login.defs"))
+    }
+
+    fn job_users(&self, host: &str) -> Option<Result<Vec<String>, String>> {
+        let squeue = find_command("squeue")?;
+        let args = ["-w", host, "--noheader", "-o", "%u"];
+        Some(
+            crate::command::run(&squeue, &args, std::time::Duration::from_secs(10))
+                .map_err(|e| e.to_string())
+                .and_then(|out| {
+                    if out.success() {
+                        Ok(out
+                            .stdout_text()
+                            .split_whitespace()
+                            .map(str::to_string)
+                            .collect())
+                    } else {
+                        Err(format!("squeue failed: {}", out.stderr_text()))
+                    }
+                }),
+        )
     }
 }

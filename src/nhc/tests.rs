@@ -14,7 +14,8 @@ struct Fake {
     mounts: &'static str,
     meminfo: &'static str,
     cpuinfo: &'static str,
-    processes: Vec<(&'static str, &'static str)>,
+    /// (pid, parent, uid, user, command line).
+    processes: Vec<(u32, u32, u32, &'static str, &'static str)>,
     space: Space,
     load: [f64; 3],
     devices: Vec<&'static str>,
@@ -33,9 +34,14 @@ impl Default for Fake {
             cpuinfo: "processor\t: 0\nphysical id\t: 0\nsiblings\t: 2\ncpu cores\t: 2\n\n\
                       processor\t: 1\nphysical id\t: 0\nsiblings\t: 2\ncpu cores\t: 2\n",
             processes: vec![
-                ("root", "/usr/sbin/sshd -D"),
-                ("root", "/sbin/init"),
-                ("daemon", "/usr/sbin/atd -f"),
+                (410, 1, 0, "root", "/usr/sbin/sshd -D"),
+                (1, 0, 0, "root", "/sbin/init"),
+                (530, 1, 1, "daemon", "/usr/sbin/atd -f"),
+                // A user's process started by no job: NHC's own run had `setpriv` start it.
+                (19050, 1, 12345, "12345", "sleep 300"),
+                // A job's process: slurmstepd started it.
+                (19756, 1, 0, "root", "slurmstepd: [1.0]"),
+                (19758, 19756, 12346, "12346", "sleep 300"),
             ],
             space: Space {
                 size_kb: 10_000_000,
@@ -66,11 +72,25 @@ impl Machine for Fake {
     fn processes(&self) -> Vec<Process> {
         self.processes
             .iter()
-            .map(|(u, a)| Process {
-                user: u.to_string(),
-                args: a.to_string(),
+            .map(|&(pid, ppid, uid, user, args)| Process {
+                pid,
+                ppid,
+                uid,
+                user: user.to_string(),
+                args: args.to_string(),
             })
             .collect()
+    }
+    fn dmidecode(&self) -> Result<String, String> {
+        Ok(DMI.to_string())
+    }
+    fn max_sys_uid(&self) -> u32 {
+        // This machine's /etc/login.defs: UID_MIN 1000, no SYS_UID_MAX.
+        999
+    }
+    fn job_users(&self, _: &str) -> Option<Result<Vec<String>, String>> {
+        // NHC ran with NHC_RM=none: nobody's jobs are asked for.
+        None
     }
     fn loadavg(&self) -> Option<[f64; 3]> {
         Some(self.load)
@@ -83,6 +103,16 @@ impl Machine for Fake {
         (0, Vec::new())
     }
 }
+
+/// What dmidecode printed for NHC's row (its stand-in on NHC's PATH).
+const DMI: &str = "# dmidecode 3.4\nGetting SMBIOS data from sysfs.\nSMBIOS 2.8 present.\n\n\
+Handle 0x0000, DMI type 0, 24 bytes\nBIOS Information\n\tVendor: SeaBIOS\n\tVersion: 2.0.1\n\
+\tRelease Date: 04/01/2014\n\tCharacteristics:\n\t\tBIOS characteristics not supported\n\
+\t\tTargeted content distribution is supported\n\n\
+Handle 0x1100, DMI type 17, 40 bytes\nMemory Device\n\tArray Handle: 0x1000\n\tSize: 16 GB\n\
+\tSpeed: 1866 MHz\n\tManufacturer: QEMU\n\n\
+Handle 0x1101, DMI type 17, 40 bytes\nMemory Device\n\tSize: 8 GB\n\tSpeed: 1600 MHz\n\n\
+Handle 0x7F00, DMI type 127, 4 bytes\nEnd Of Table\n";
 
 /// (check line, NHC's message; `None`: NHC passed).
 const TABLE: &[(&str, Option<&str>)] = &[
@@ -237,7 +267,198 @@ const TABLE: &[(&str, Option<&str>)] = &[
         "check_file_test -! -d /etc",
         Some("check_file_test:  -d /etc returned 0."),
     ),
+    (
+        "check_dmi_data_match \"BIOS Information: Version: 2.0.1\"",
+        None,
+    ),
+    (
+        "check_dmi_data_match \"BIOS Information: Version: 2.0.2\"",
+        Some("check_dmi_data_match:  No match found for BIOS Information: Version: 2.0.2"),
+    ),
+    (
+        "check_dmi_data_match -t \"Memory Device\" \"*Speed: 1866 MHz\"",
+        None,
+    ),
+    (
+        "check_dmi_data_match -t 17 \"Speed: 1600 MHz\"",
+        Some("check_dmi_data_match:  No match found for Speed: 1600 MHz"),
+    ),
+    (
+        "check_dmi_data_match -t 0 \"*Speed: 1866 MHz\"",
+        Some("check_dmi_data_match:  No match found for *Speed: 1866 MHz"),
+    ),
+    (
+        "check_dmi_data_match ! \"/Vendor: Sea/\"",
+        Some(
+            "check_dmi_data_match:  Match found for /Vendor: Sea/:  BIOS Information: Vendor: SeaBIOS",
+        ),
+    ),
+    (
+        "check_dmi_data_match -h 0x1100 \"Memory Device: Size: 16 GB\"",
+        None,
+    ),
+    (
+        "check_dmi_data_match -h 0x1100 \"Size: 16 GB\"",
+        Some("check_dmi_data_match:  No match found for Size: 16 GB"),
+    ),
+    // NHC 1.4.3 never files the last structure's lines; dmidecode's last is the empty End Of
+    // Table, so the one before it is read, by NHC and by this.
+    (
+        "check_dmi_data_match -h 0x1101 \"Memory Device: Size: 8 GB\"",
+        None,
+    ),
+    (
+        "check_dmi_data_match \"BIOS Information: Characteristics: BIOS characteristics not supported\"",
+        None,
+    ),
+    (
+        "check_dmi_data_match -t \"Cache Information\" x",
+        Some("check_dmi_data_match:  No valid DMI handles found"),
+    ),
+    (
+        "check_ps_unauth_users",
+        Some("check_ps_unauth_users:  12345's \"sleep\" process is unauthorized. (PID 19050)"),
+    ),
+    ("check_ps_unauth_users log syslog", None),
+    ("check_ps_unauth_users -c sleep", None),
+    (
+        "check_ps_unauth_users -u 12345",
+        Some("check_ps_unauth_users:  12346's \"sleep\" process is unauthorized. (PID 19758)"),
+    ),
+    ("check_ps_unauth_users -u 12345 -u 12346", None),
 ];
+
+/// Rows run with the file's settings: (settings, check line, NHC's message). `{dir}` is a
+/// directory of stand-in tools, each printing what NHC's stand-in printed.
+const WITH_SETTINGS: &[(&str, &str, Option<&str>)] = &[
+    ("MCELOG={dir}/mcelog_ok", "check_hw_mcelog", None),
+    (
+        "MCELOG={dir}/mcelog_bad",
+        "check_hw_mcelog",
+        Some(
+            "check_hw_mcelog:  MCEs detected - 12 corrected memory errors detected (limit of 9/day).",
+        ),
+    ),
+    (
+        "MCELOG={dir}/mcelog_unc",
+        "check_hw_mcelog",
+        Some(
+            "check_hw_mcelog:  MCEs detected - 1 UNcorrected memory errors detected (limit of 0/day).",
+        ),
+    ),
+    ("MCELOG={dir}/mcelog_refused", "check_hw_mcelog", None),
+    ("MCELOG={dir}/mcelog_empty", "check_hw_mcelog", None),
+    ("MCELOG={dir}/not_installed", "check_hw_mcelog", None),
+    (
+        "MCELOG={dir}/mcelog_ok MCELOG_MAX_CORRECTED_RATE=",
+        "check_hw_mcelog",
+        Some("check_hw_mcelog:  MCEs detected in log."),
+    ),
+    (
+        "NVIDIA_HEALTHMON={dir}/nvhm_fail",
+        "check_nv_healthmon",
+        Some("check_nv_healthmon:  {dir}/nvhm_fail returned failure code 3"),
+    ),
+    ("NVIDIA_HEALTHMON={dir}/nvhm_ok", "check_nv_healthmon", None),
+    (
+        "NVIDIA_SMI_HEALTHMON={dir}/nvsmi_15",
+        "check_nvsmi_healthmon",
+        Some(
+            "check_nvsmi_healthmon:  {dir}/nvsmi_15:  The GPU has fallen off the bus or has otherwise become inaccessible",
+        ),
+    ),
+    (
+        "NHC_RM=none",
+        "check_ps_userproc_lineage",
+        Some(
+            "check_ps_userproc_lineage:  This check requires a supported resource manager (e.g., Slurm, TORQUE, SGE, LSF)",
+        ),
+    ),
+    (
+        "NHC_RM=slurm",
+        "check_ps_userproc_lineage",
+        Some("check_ps_userproc_lineage:  12345's \"sleep\" process is rogue. (PID 19050)"),
+    ),
+    ("NHC_RM=slurm", "check_ps_userproc_lineage log", None),
+    (
+        "NHC_AUTH_USERS=12346",
+        "check_ps_unauth_users kill die",
+        Some(
+            "check_ps_unauth_users:  12345's \"sleep\" process is unauthorized. (PID 19050); NHC would kill it (health_check does not act on the node)",
+        ),
+    ),
+    (
+        "NHC_AUTH_USERS='12345 12346 root'",
+        "check_ps_unauth_users",
+        None,
+    ),
+];
+
+/// Stand-in tools, as NHC's were: (name, shell script).
+const TOOLS: &[(&str, &str)] = &[
+    (
+        "mcelog_ok",
+        "printf 'corrected memory errors:\\n  325 total\\n  9 in 24h\\nuncorrected memory errors:\\n  0 total\\n  0 in 24h\\n'",
+    ),
+    (
+        "mcelog_bad",
+        "printf 'corrected memory errors:\\n  325 total\\n  12 in 24h\\nuncorrected memory errors:\\n  1 total\\n  1 in 24h\\n'",
+    ),
+    (
+        "mcelog_unc",
+        "printf 'corrected memory errors:\\n  0 total\\n  0 in 24h\\nuncorrected memory errors:\\n  2 total\\n  1 in 24h\\n'",
+    ),
+    (
+        "mcelog_refused",
+        "echo 'mcelog: client connect: Connection refused' >&2; exit 1",
+    ),
+    ("mcelog_empty", "exit 0"),
+    ("nvhm_fail", "echo 'GPU 0: bad'; exit 3"),
+    ("nvhm_ok", "exit 0"),
+    ("nvsmi_15", "exit 15"),
+];
+
+#[test]
+fn health_check_decides_as_nhc_decided_with_the_files_settings() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    for (name, script) in TOOLS {
+        let p = dir.path().join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let m = Fake::default();
+    for (settings, line, want) in WITH_SETTINGS {
+        let settings: super::checks::Settings = words(&settings.replace("{dir}", &d))
+            .unwrap()
+            .iter()
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').unwrap();
+                (k.to_string(), v.to_string())
+            })
+            .collect();
+        let w = words(line).unwrap();
+        let verdicts = super::checks::run_with(&w[0], &w[1..], &m, &settings)
+            .unwrap_or_else(|e| panic!("{line}: {e}"));
+        decides_as_nhc(line, &verdicts, want.map(|w| w.replace("{dir}", &d)));
+    }
+}
+
+/// A row's verdicts against NHC's: no failure where NHC passed, NHC's message where it failed.
+fn decides_as_nhc(line: &str, verdicts: &[super::verdict::Verdict], want: Option<String>) {
+    let failures: Vec<&str> = verdicts
+        .iter()
+        .filter_map(|v| v.failure.as_deref())
+        .collect();
+    match want {
+        None => assert!(
+            failures.is_empty(),
+            "{line}: NHC passed, we failed: {failures:?}"
+        ),
+        Some(msg) => assert_eq!(failures, [msg.as_str()], "{line}"),
+    }
+}
 
 #[test]
 fn health_check_decides_as_nhc_decided_on_every_row() {
@@ -250,17 +471,7 @@ fn health_check_decides_as_nhc_decided_on_every_row() {
             .map(|a| super::checks::expand(a, &vars).unwrap())
             .collect();
         let verdicts = run(&w[0], &args, &m).unwrap_or_else(|e| panic!("{line}: {e}"));
-        let failures: Vec<&str> = verdicts
-            .iter()
-            .filter_map(|v| v.failure.as_deref())
-            .collect();
-        match want {
-            None => assert!(
-                failures.is_empty(),
-                "{line}: NHC passed, we failed: {failures:?}"
-            ),
-            Some(msg) => assert_eq!(failures, [*msg], "{line}"),
-        }
+        decides_as_nhc(line, &verdicts, want.map(str::to_string));
     }
 }
 
@@ -339,6 +550,15 @@ fn infiniband_ports_are_read_from_sysfs_and_judged_by_rate_and_state() {
         fn infiniband(&self) -> (u32, Vec<IbPort>) {
             super::state::read_infiniband(&self.0, &self.1)
         }
+        fn dmidecode(&self) -> Result<String, String> {
+            Err("no DMI tables".into())
+        }
+        fn max_sys_uid(&self) -> u32 {
+            999
+        }
+        fn job_users(&self, _: &str) -> Option<Result<Vec<String>, String>> {
+            None
+        }
     }
     let dir = tempfile::tempdir().unwrap();
     let port = dir.path().join("infiniband/mlx5_0/ports/1");
@@ -365,4 +585,100 @@ fn infiniband_ports_are_read_from_sysfs_and_judged_by_rate_and_state() {
     );
     std::fs::write(port.join("phys_state"), "2: Polling\n").unwrap();
     assert!(verdict("check_hw_ib 100").is_some());
+}
+
+/// What cannot be judged here is a skip that says why, not a failure: a node without GPU tools,
+/// a Slurm controller that did not say who has jobs.
+#[test]
+fn a_missing_gpu_tool_or_a_silent_slurm_skips_and_says_why() {
+    struct Silent(Fake);
+    impl Machine for Silent {
+        fn mounts(&self) -> Vec<Mount> {
+            self.0.mounts()
+        }
+        fn space(&self, p: &str) -> Option<Space> {
+            self.0.space(p)
+        }
+        fn meminfo(&self) -> BTreeMap<String, u64> {
+            self.0.meminfo()
+        }
+        fn cpuinfo(&self) -> String {
+            self.0.cpuinfo()
+        }
+        fn processes(&self) -> Vec<Process> {
+            self.0.processes()
+        }
+        fn loadavg(&self) -> Option<[f64; 3]> {
+            self.0.loadavg()
+        }
+        fn net_devices(&self) -> Vec<String> {
+            self.0.net_devices()
+        }
+        fn infiniband(&self) -> (u32, Vec<IbPort>) {
+            self.0.infiniband()
+        }
+        fn dmidecode(&self) -> Result<String, String> {
+            Err("dmidecode is not installed".into())
+        }
+        fn max_sys_uid(&self) -> u32 {
+            999
+        }
+        fn job_users(&self, _: &str) -> Option<Result<Vec<String>, String>> {
+            Some(Err("'squeue' did not answer within 10 s".into()))
+        }
+    }
+    let conf = Conf::parse(
+        "* || export NVIDIA_HEALTHMON=/nonexistent/nvidia-healthmon\n\
+         * || check_nv_healthmon\n\
+         * || check_ps_unauth_users\n\
+         * || check_dmi_data_match \"BIOS Information: Vendor: *\"\n",
+        Path::new("c"),
+        "n1",
+    )
+    .unwrap();
+    let checks = super::evaluate(&conf, &Silent(Fake::default()));
+    let got: Vec<(&str, &str)> = checks
+        .iter()
+        .map(|c| (c.status.as_str(), c.message.as_str()))
+        .collect();
+    assert_eq!(got[0].0, "skip");
+    assert!(
+        got[0]
+            .1
+            .contains("/nonexistent/nvidia-healthmon is not installed"),
+        "{got:?}"
+    );
+    assert_eq!(got[1].0, "skip");
+    assert!(got[1].1.contains("cannot tell who has jobs"), "{got:?}");
+    // NHC fails a DMI match without dmidecode, and so does this, saying why.
+    assert_eq!(got[2].0, "fail");
+    assert!(
+        got[2]
+            .1
+            .contains("No valid DMI handles found (dmidecode is not installed)"),
+        "{got:?}"
+    );
+}
+
+/// dmidecode's nesting flattened as NHC flattens it: each line under its headings.
+#[test]
+fn dmi_lines_carry_their_headings() {
+    let t = super::hardware::parse_dmi(DMI);
+    assert_eq!(t.len(), 4);
+    assert_eq!(t[0].type_name, "BIOS Information");
+    assert_eq!(
+        t[0].lines,
+        [
+            "BIOS Information: Vendor: SeaBIOS",
+            "BIOS Information: Version: 2.0.1",
+            "BIOS Information: Release Date: 04/01/2014",
+            "BIOS Information: Characteristics:",
+            "BIOS Information: Characteristics: BIOS characteristics not supported",
+            "BIOS Information: Characteristics: Targeted content distribution is supported",
+        ]
+    );
+    assert_eq!(
+        (t[2].handle.as_str(), t[2].type_id.as_str()),
+        ("0x1101", "17")
+    );
 }

@@ -192,3 +192,156 @@ fn a_read_only_mount_and_a_full_tmpfs_fail_as_nhc_fails_them() {
     );
     assert!(checks[2].2.ends_with("minimum is 10%"), "{}", checks[2].2);
 }
+
+/// Kills the processes the test started, also when it fails.
+struct Started(Vec<std::process::Child>);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A user's process no job started is found as NHC finds it: unauthorized (no job of that
+/// user here) and rogue (not under slurmstepd); one under a process named slurmstepd is not
+/// rogue. Real processes of a non-system uid, started by the test.
+#[test]
+fn a_users_process_outside_any_job_is_unauthorized_and_rogue() {
+    if !needs(
+        "a_users_process_outside_any_job_is_unauthorized_and_rogue",
+        &[Need::Root, Need::Tool("setpriv", "util-linux")],
+    ) {
+        return;
+    }
+    let as_uid = |uid: &str| {
+        let mut c = Command::new("setpriv");
+        c.args([
+            &format!("--reuid={uid}"),
+            &format!("--regid={uid}"),
+            "--clear-groups",
+            "sleep",
+            "60",
+        ]);
+        c
+    };
+    let mut started = Started(Vec::new());
+    started.0.push(as_uid("12345").spawn().unwrap());
+    let rogue = started.0[0].id();
+    // A job's process: its parent's command line says slurmstepd, as a job step's does.
+    started.0.push(
+        Command::new("bash")
+            .args([
+                "-c",
+                "exec -a 'slurmstepd: [1.0]' bash -c \
+                 'setpriv --reuid=12346 --regid=12346 --clear-groups sleep 60 & wait'",
+            ])
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("nhc.conf");
+    std::fs::write(
+        &conf,
+        "* || export NHC_RM=none\n\
+         * || check_ps_unauth_users log\n",
+    )
+    .unwrap();
+    let out = dir.path().join("doc.json");
+    run_with(&conf, &out);
+    let checks = node_checks(&out);
+    assert_eq!(checks[0].1, "pass", "{checks:#?}");
+    let ours = format!("12345's \"sleep\" process is unauthorized. (PID {rogue})");
+    assert!(checks[0].2.contains(&ours), "{checks:#?}");
+    std::fs::write(
+        &conf,
+        "* || export NHC_RM=slurm\n\
+         * || check_ps_userproc_lineage log\n",
+    )
+    .unwrap();
+    run_with(&conf, &out);
+    let checks = node_checks(&out);
+    let said = &checks[0].2;
+    assert!(
+        said.contains(&format!(
+            "12345's \"sleep\" process is rogue. (PID {rogue})"
+        )),
+        "{checks:#?}"
+    );
+    assert!(
+        !said.contains("12346's"),
+        "a job's process is not rogue: {said}"
+    );
+}
+
+/// NHC's own example lines (its sample nhc.conf, those that apply on Linux without Moab or
+/// PBS/TORQUE, and without Myrinet's check_hw_gm) load and run: one verdict or more per line,
+/// none a configuration error.
+#[test]
+fn nhcs_own_example_lines_load_and_run() {
+    let lines = [
+        "* || export MARK_OFFLINE=0",
+        "* || export DEBUG=1",
+        "* || export TIMEOUT=15",
+        "* || export NHC_CHECK_ALL=1",
+        "* || check_hw_cpuinfo 2 12 24",
+        "* || check_hw_physmem 32gb 32gb 5%",
+        "* || check_hw_swap 8g 8g 3%",
+        "* || check_hw_mem 40g 40g 5%",
+        "* || check_hw_physmem_free 1MB",
+        "* || check_hw_swap_free 1MB",
+        "* || check_hw_ib 40",
+        "* || check_hw_eth eth1",
+        "* || check_dmi_data_match \"BIOS Information: Version: 2.0.1\"",
+        "* || check_dmi_data_match -t \"Memory Device\" \"*Speed: 1866 MHz\"",
+        "* || check_hw_mcelog",
+        "* || check_fs_mount_rw -t tmpfs -f /tmp",
+        "* || check_fs_mount_rw -t devpts -s '/(none|devpts)/' -f /dev/pts",
+        "* || check_fs_free / 3%",
+        "* || check_fs_ifree / 1k",
+        "* || check_fs_mount -s bluearc0:/home -t nfs -o '/(^|,)vers=3(,|$)/' -f /home",
+        "* || check_file_stat -m 0666 -u 0 -g 0 -t 1 -T 3 /dev/null",
+        "* || check_file_stat -n 7200 /var/log/messages",
+        "* || check_file_contents /etc/passwd \"/^root:x:0:0:/\" \"sshd:*\"",
+        "* || check_ps_service -r crond",
+        "* || check_ps_daemon wulfd root",
+        "* || check_ps_blacklist sshd '!root'",
+        "* || check_ps_unauth_users log syslog kill",
+        "* || check_ps_userproc_lineage log syslog",
+        "* || check_ps_service -d rpc.statd -r nfslock",
+        "* || check_ps_service -r auditd",
+        "* || check_ps_service -d rsyslogd -r rsyslog",
+        "* || check_ps_service -c mysqld",
+        "* || check_ps_loadavg 24",
+        "* || check_ps_loadavg $((2*HW_CORES))",
+        "* || check_nv_healthmon",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("nhc.conf");
+    std::fs::write(&conf, lines.join("\n") + "\n").unwrap();
+    let out = dir.path().join("doc.json");
+    let o = run_with(&conf, &out);
+    assert_ne!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let checks = node_checks(&out);
+    let checked: std::collections::BTreeSet<&str> = checks
+        .iter()
+        .map(|c| c.0.split(':').next().unwrap())
+        .collect();
+    for line in lines.iter().filter(|l| l.contains("check_")) {
+        let name = line.split_whitespace().nth(2).unwrap();
+        assert!(
+            checked.contains(format!("node.{name}").as_str()),
+            "{line}: {checks:#?}"
+        );
+    }
+    // MARK_OFFLINE=0: failures are warnings, so the machine is not failed by them.
+    assert!(checks.iter().all(|c| c.1 != "fail"), "{checks:#?}");
+}
