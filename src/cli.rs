@@ -297,6 +297,11 @@ pub struct SlurmArgs {
     /// Drain after this many failing runs in a row (a shared hiccup must not drain a cluster).
     #[arg(long, value_name = "N", default_value = "2", value_parser = whole_number::<u32>)]
     pub drain_after: u32,
+    /// Checks that drain on the first failing run, as NHC drains (comma-separated names, a
+    /// trailing `*` for every check starting so: `node.*`, `errors.memory_uncorrected`); the
+    /// others wait for --drain-after.
+    #[arg(long, value_name = "CHECKS", value_delimiter = ',')]
+    pub drain_at_once: Vec<String>,
     /// Resume our own drain after this many passing runs in a row.
     #[arg(long, value_name = "N", default_value = "1", value_parser = whole_number::<u32>)]
     pub resume_after: u32,

@@ -94,6 +94,9 @@ pub struct SlurmConfig {
     pub node: Option<String>,
     /// Failing runs in a row before a drain.
     pub drain_after: u32,
+    /// Checks that drain on the first failing run (`--drain-at-once`): names, or prefixes
+    /// ending in `*`.
+    pub drain_at_once: Vec<String>,
     /// Passing runs in a row before our drain is lifted.
     pub resume_after: u32,
     /// Most of a partition drained by us before we stop draining, %.
@@ -606,6 +609,12 @@ impl Config {
         let settings = SlurmConfig {
             node: slurm.node.clone(),
             drain_after: slurm.drain_after,
+            drain_at_once: slurm
+                .drain_at_once
+                .iter()
+                .map(|c| c.trim().to_string())
+                .filter(|c| !c.is_empty())
+                .collect(),
             resume_after: slurm.resume_after,
             max_drained_pct: slurm.max_drained_pct,
             state: slurm.state.clone(),

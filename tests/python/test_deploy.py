@@ -27,6 +27,7 @@ RULES = DEPLOY / "prometheus" / "health_check.rules.yml"
 RULES_TEST = DEPLOY / "prometheus" / "health_check.rules.test.yml"
 DAEMONSET = DEPLOY / "kubernetes" / "daemonset.yaml"
 NPD_CONFIG = DEPLOY / "kubernetes" / "health-check-monitor.json"
+NPD_NODE_CHECKS = DEPLOY / "kubernetes" / "health-check-node-checks-monitor.json"
 DOCKERFILE = DEPLOY / "kubernetes" / "Dockerfile"
 WRAPPER = DEPLOY / "slurm" / "health_check-slurm"
 DEFAULTS = DEPLOY / "slurm" / "health_check.default"
@@ -220,8 +221,13 @@ def test_prometheus_rules_pass_promtool_check_and_their_unit_tests():
 
 def test_prometheus_rules_cover_failing_stale_and_inconclusive():
     by_name = {r["alert"]: r for r in rules()}
-    assert {"HealthCheckFailing", "HealthCheckStale", "HealthCheckInconclusive"} <= set(by_name)
-    assert "health_check_check_status == 2" in by_name["HealthCheckFailing"]["expr"]
+    assert {"HealthCheckFailing", "HealthCheckNodeCheckFailing", "HealthCheckStale", "HealthCheckInconclusive"} <= set(
+        by_name
+    )
+    # Every failing check alerts: measured ones after two runs, NHC's node checks at once.
+    assert by_name["HealthCheckFailing"]["expr"] == 'health_check_check_status{check!~"node\\\\..+"} == 2'
+    assert by_name["HealthCheckNodeCheckFailing"]["expr"] == 'health_check_check_status{check=~"node\\\\..+"} == 2'
+    assert "for" not in by_name["HealthCheckNodeCheckFailing"]
     assert "health_check_check_status == 4" in by_name["HealthCheckInconclusive"]["expr"]
     stale = by_name["HealthCheckStale"]["expr"]
     assert "health_check_run_timestamp_seconds" in stale
@@ -373,10 +379,11 @@ def test_interference_is_measured_from_a_pid_namespace_of_its_own(binary):
     assert busy["status"] == "pass" or "other processes used" in busy["message"], busy
 
 
-def test_npd_config_has_what_npd_validates_and_fits_the_check_level():
+@pytest.mark.parametrize("path", [NPD_CONFIG, NPD_NODE_CHECKS], ids=lambda p: p.name)
+def test_npd_config_has_what_npd_validates_and_fits_the_check_level(path):
     """What NPD's custompluginmonitor refuses at start-up (unknown plugin, a rule timeout above the
     global one, a permanent rule without a default condition) and what the check level needs."""
-    config = npd_config()
+    config = json.loads(path.read_text())
     assert config["plugin"] == "custom"
     assert config["source"]
     plugin = config["pluginConfig"]
@@ -434,12 +441,21 @@ def test_dockerfile_builds_the_binary_into_the_npd_image():
     assert entrypoint == ds["spec"]["template"]["spec"]["containers"][0]["command"]
 
 
+def rule_args(rule, tmp_path):
+    """A rule's args as NPD passes them, its history in `tmp_path`: a test never writes the
+    machine's own /var/lib/health_check (and its runs never judge each other)."""
+    args = list(rule["args"])
+    if "--history" in args:
+        args[args.index("--history") + 1] = str(tmp_path / "history.sqlite")
+    return args
+
+
 @pytest.mark.parametrize("rule", npd_config()["rules"], ids=lambda r: r["condition"])
-def test_npd_plugin_prints_one_short_line_with_a_status_npd_understands(binary, rule):
+def test_npd_plugin_prints_one_short_line_with_a_status_npd_understands(binary, rule, tmp_path):
     """Each rule exactly as NPD runs it: its args, NPD's environment, its timeout. NPD trims
     stdout and cuts it to max_output_length; exit 0 is OK, 1 NonOK, anything else Unknown."""
     r = subprocess.run(
-        [binary, *rule["args"]],
+        [binary, *rule_args(rule, tmp_path)],
         capture_output=True,
         text=True,
         env=PLUGIN_ENV,
@@ -454,16 +470,53 @@ def test_npd_plugin_prints_one_short_line_with_a_status_npd_understands(binary, 
         assert lines[0].startswith("health_check: ok"), lines[0]
 
 
-def test_npd_plugin_names_the_failing_check_and_exits_1(binary):
+def test_npd_node_checks_rule_reads_an_nhc_conf_and_names_the_failing_check(binary, tmp_path):
+    """The node checks' rule as NPD runs it, its nhc.conf swapped for one made here: a check that
+    fails exits 1 and names it; all passing exits 0; no file exits 2 (Unknown)."""
+    (rule,) = json.loads(NPD_NODE_CHECKS.read_text())["rules"]
+    args = rule_args(rule, tmp_path)
+    conf = tmp_path / "nhc.conf"
+    args[args.index("--nhc-conf") + 1] = str(conf)
+    timeout = go_seconds(rule["timeout"])
+
+    def run():
+        return subprocess.run(
+            [binary, *args], capture_output=True, text=True, env=PLUGIN_ENV, timeout=timeout, check=False
+        )
+
+    conf.write_text("* || check_fs_mount_rw -f /\n* || check_ps_daemon no_such_daemon_zz\n")
+    fail = run()
+    assert fail.returncode == 1, fail.stdout + fail.stderr[-2000:]
+    assert fail.stdout == "health_check: fail: node.check_ps_daemon:no_such_daemon_zz\n", fail.stdout
+    conf.write_text("* || check_fs_mount_rw -f /\n")
+    ok = run()
+    assert ok.returncode == 0 and ok.stdout == "health_check: ok\n", ok.stdout + ok.stderr[-2000:]
+    conf.unlink()
+    missing = run()
+    assert missing.returncode == 2 and "--nhc-conf" in missing.stderr, missing.stderr
+
+
+def test_npd_plugin_names_the_failing_check_and_exits_1(binary, tmp_path):
     rule = next(r for r in npd_config()["rules"] if option(r["args"], "--only") == "sleep")
     fail = subprocess.run(
-        [binary, *rule["args"], *SLEEP_FAILS], capture_output=True, text=True, env=PLUGIN_ENV, timeout=60, check=False
+        [binary, *rule_args(rule, tmp_path), *SLEEP_FAILS],
+        capture_output=True,
+        text=True,
+        env=PLUGIN_ENV,
+        timeout=60,
+        check=False,
     )
     assert fail.returncode == 1, fail.stdout + fail.stderr[-2000:]
     assert fail.stdout.endswith("\n") and fail.stdout.count("\n") == 1, fail.stdout
     assert len(fail.stdout.strip()) <= 80 and "sleepbench.calls_per_thread" in fail.stdout, fail.stdout
+    # Its own history: the failing run is not the past this one is judged against.
     ok = subprocess.run(
-        [binary, *rule["args"], *SLEEP_PASSES], capture_output=True, text=True, env=PLUGIN_ENV, timeout=60, check=False
+        [binary, *rule_args(rule, tmp_path / "ok"), *SLEEP_PASSES],
+        capture_output=True,
+        text=True,
+        env=PLUGIN_ENV,
+        timeout=60,
+        check=False,
     )
     assert ok.returncode == 0, ok.stdout + ok.stderr[-2000:]
     assert ok.stdout.startswith("health_check: ok") and ok.stdout.count("\n") == 1, ok.stdout

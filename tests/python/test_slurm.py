@@ -232,8 +232,9 @@ def test_an_uncorrected_memory_error_drains_the_node_and_keeps_it_drained(node):
 
 def test_a_read_only_file_system_in_an_nhc_conf_drains_the_node(node, tmp_path):
     """Coming from NHC: the site's nhc.conf says a scratch file system must be mounted
-    read-write; bound read-only, the node drains on the first failing run (--drain-after 1, as NHC
-    drains) with a health_check: reason naming NHC's check, and resumes once it is writable."""
+    read-write; bound read-only, the node drains on the first failing run (`--drain-at-once node.*`,
+    as NHC drains, while every other check waits for 100 failing runs) with a health_check: reason
+    naming NHC's check, and resumes once it is writable."""
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     conf = tmp_path / "nhc.conf"
@@ -241,7 +242,7 @@ def test_a_read_only_file_system_in_an_nhc_conf_drains_the_node(node, tmp_path):
     subprocess.run(["mount", "--bind", str(scratch), str(scratch)], check=True)
     try:
         subprocess.run(["mount", "-o", "remount,bind,ro", str(scratch)], check=True)
-        argv = ["--drain-after", "1", "--resume-after", "1", "--max-drained-pct", "100"]
+        argv = ["--drain-after", "100", "--drain-at-once", "node.*", "--resume-after", "1", "--max-drained-pct", "100"]
         node.set_options([*argv, "--slurm-timeout", str(SLURM_TIMEOUT), "--only", "system", "--nhc-conf", str(conf)])
         state = node.wait_node(lambda n: n.drained, RUN_DEADLINE * 2, "drained")
         assert state.reason.startswith(f"health_check: node.check_fs_mount_rw:{scratch}"), state

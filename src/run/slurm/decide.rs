@@ -119,6 +119,20 @@ pub fn for_our_drain(
     }
 }
 
+/// The first failing check that drains at once (`--drain-at-once`: a name, or a prefix ending in
+/// `*`), among `failed` in the document's order.
+pub fn drains_at_once<'a>(
+    mut failed: impl Iterator<Item = &'a str>,
+    at_once: &[String],
+) -> Option<&'a str> {
+    failed.find(|name| {
+        at_once.iter().any(|p| match p.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == p,
+        })
+    })
+}
+
 /// The decision for `node` (as read before the run) after a run with `verdict`, the streaks
 /// counting that run.
 pub fn decide(node: &NodeInfo, verdict: &Health, streaks: &Streaks, policy: Policy) -> Decision {
@@ -202,6 +216,33 @@ mod tests {
 
     fn streaks(failing: u32, passing: u32) -> Streaks {
         Streaks { failing, passing }
+    }
+
+    #[test]
+    fn a_check_named_to_drain_at_once_is_found_by_name_or_prefix() {
+        let at_once = vec![
+            "node.*".to_string(),
+            "errors.memory_uncorrected".to_string(),
+        ];
+        let failed = [
+            "sleepbench.calls_per_thread",
+            "node.check_fs_mount_rw:/scratch",
+        ];
+        assert_eq!(
+            drains_at_once(failed.into_iter(), &at_once),
+            Some("node.check_fs_mount_rw:/scratch")
+        );
+        assert_eq!(
+            drains_at_once(["errors.memory_uncorrected"].into_iter(), &at_once),
+            Some("errors.memory_uncorrected")
+        );
+        // A name is the whole name; only `*` makes a prefix.
+        assert_eq!(
+            drains_at_once(["errors.memory_uncorrected_rate"].into_iter(), &at_once),
+            None
+        );
+        assert_eq!(drains_at_once(["node"].into_iter(), &at_once), None);
+        assert_eq!(drains_at_once(failed.into_iter(), &[]), None);
     }
 
     #[test]

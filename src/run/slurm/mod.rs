@@ -33,7 +33,9 @@
 mod decide;
 mod node;
 
-pub use decide::{Decision, Policy, REASON_MAX, Streaks, cause_of, decide, for_our_drain, reason};
+pub use decide::{
+    Decision, Policy, REASON_MAX, Streaks, cause_of, decide, drains_at_once, for_our_drain, reason,
+};
 pub use node::{
     NodeInfo, Partition, REASON_PREFIX, SINFO_FORMAT, check_node_name, parse_node, parse_partition,
 };
@@ -507,7 +509,7 @@ pub fn run(config: &Config, cfg: &SlurmConfig, options_from_env: Option<String>)
                 check: false,
                 count: 1,
             };
-            let acted = act_on(&cfg, &node, &state, &before, &verdict);
+            let acted = act_on(&cfg, &node, &state, &before, &verdict, false);
             report(&node, &verdict, &acted);
             exit_status(
                 context,
@@ -527,20 +529,39 @@ pub fn run(config: &Config, cfg: &SlurmConfig, options_from_env: Option<String>)
             judged(&outcome.doc, what, section)
         });
     }
-    let acted = act_on(cfg, &node, &state, &before, &verdict);
+    // A check the site drains on at once (NHC's way: a read-only file system) drains on this
+    // run, and the reason names it.
+    let failed = outcome
+        .doc
+        .checks
+        .iter()
+        .filter(|c| c.status == crate::wire::check::Status::Fail)
+        .map(|c| c.name.to_string())
+        .collect::<Vec<_>>();
+    let at_once = drains_at_once(failed.iter().map(String::as_str), &cfg.drain_at_once);
+    if let (Some(name), Health::Failing { count, .. }) = (at_once, &verdict) {
+        verdict = Health::Failing {
+            what: name.to_string(),
+            check: true,
+            count: *count,
+        };
+    }
+    let acted = act_on(cfg, &node, &state, &before, &verdict, at_once.is_some());
     report(&node, &verdict, &acted);
     let drained_by_us = acted.as_ref().is_ok_and(|a| a.drained_by_us);
     exit_status(context, &verdict, drained_by_us, outcome.interrupted)
 }
 
 /// Counts the run in the streaks and carries out what they decide, on the node as read before
-/// the run; `Err` says why no action could be taken.
+/// the run (`at_once`: a check that drains on its first failing run failed); `Err` says why no
+/// action could be taken.
 fn act_on(
     cfg: &SlurmConfig,
     node: &str,
     state: &Result<PathBuf, String>,
     before: &Result<NodeInfo, String>,
     verdict: &Health,
+    at_once: bool,
 ) -> Result<Acted, String> {
     let path = state
         .as_ref()
@@ -549,7 +570,7 @@ fn act_on(
     save(path, &streaks);
     let info = before.as_ref().map_err(|e| format!("state unknown: {e}"))?;
     let policy = Policy {
-        drain_after: cfg.drain_after,
+        drain_after: if at_once { 1 } else { cfg.drain_after },
         resume_after: cfg.resume_after,
     };
     let ctl = Controller { cfg, node };
