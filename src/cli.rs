@@ -152,8 +152,16 @@ pub struct CommonArgs {
     pub baseline: Option<PathBuf>,
     /// Also run the node checks of an NHC configuration (LBNL Node Health Check's nhc.conf:
     /// check_fs_mount_rw, check_hw_physmem, check_ps_service, ...), the lines whose host mask
-    /// matches this host, as checks named node.CHECK:SUBJECT (docs/nhc.md).
-    #[arg(long, value_name = "FILE")]
+    /// matches this host, as checks named node.CHECK:SUBJECT (docs/nhc.md). `slurm` reads
+    /// /etc/nhc/nhc.conf when it exists unless this says otherwise; an empty value reads none.
+    #[arg(
+        long,
+        value_name = "FILE",
+        value_parser = clap::builder::TypedValueParser::map(
+            clap::builder::OsStringValueParser::new(),
+            PathBuf::from
+        )
+    )]
     pub nhc_conf: Option<PathBuf>,
     /// Wrap the document in benchpress's result envelope (for runs outside benchpress).
     #[arg(long)]

@@ -18,7 +18,7 @@ use crate::sched::sleepbench::{SleepConfig, default_threads};
 use crate::units::parse_duration;
 pub use crate::wire::document::{Profile, Role, Section};
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// What this invocation does.
@@ -272,6 +272,10 @@ pub struct Config {
     pub history: Option<HistoryConfig>,
     /// `--nhc-conf`, read: NHC's node checks for this host.
     pub nhc: Option<crate::nhc::Conf>,
+    /// The nhc.conf `slurm` found by itself ([`crate::profile::NHC_CONF`]) and could not honour:
+    /// why. The run goes on without it and says so in a warning check; a file given with
+    /// `--nhc-conf` is a configuration error instead.
+    pub nhc_unread: Option<String>,
     /// `--deadline`: how long the run may take before it stops itself.
     pub deadline: Option<Duration>,
 }
@@ -672,12 +676,10 @@ impl Config {
     ) -> Result<Config, ConfigError> {
         let profile = common.profile.unwrap_or(default_profile);
         let mode_is_slurm = matches!(mode, Mode::Slurm(_));
-        let nhc = common
-            .nhc_conf
-            .as_deref()
-            .map(|p| crate::nhc::Conf::load(p, &crate::nhc::host_name()))
-            .transpose()
-            .map_err(|e| ConfigError::new("--nhc-conf", e.to_string()))?;
+        let (nhc, nhc_unread) = nhc_config(
+            common.nhc_conf.as_deref(),
+            mode_is_slurm.then_some(Path::new(crate::profile::NHC_CONF)),
+        )?;
         // nhc.conf's TIMEOUT is how long the site lets a check run take: the deadline, unless
         // --deadline says otherwise; under slurmd never past what slurmd allows.
         let nhc_timeout = nhc.as_ref().and_then(|n| n.timeout_secs).map(|s| {
@@ -716,6 +718,7 @@ impl Config {
             )?,
             history: history_config(common)?,
             nhc,
+            nhc_unread,
             deadline: common
                 .deadline
                 .as_deref()
@@ -728,6 +731,30 @@ impl Config {
                 .or(nhc_timeout)
                 .or_else(|| mode_is_slurm.then_some(crate::profile::SLURM_DEADLINE)),
         })
+    }
+}
+
+/// `--nhc-conf FILE` read for this host; without it, `default` (slurm's /etc/nhc/nhc.conf) when
+/// it exists. A given file that cannot be honoured is a configuration error; the default one is
+/// not (a site's NHC file may hold checks this does not run, and slurmd must not lose every
+/// other check for it): it comes back as the reason it was not read. An empty value reads none.
+fn nhc_config(
+    given: Option<&Path>,
+    default: Option<&Path>,
+) -> Result<(Option<crate::nhc::Conf>, Option<String>), ConfigError> {
+    let host = crate::nhc::host_name();
+    match given {
+        Some(p) if p.as_os_str().is_empty() => Ok((None, None)),
+        Some(p) => crate::nhc::Conf::load(p, &host)
+            .map(|c| (Some(c), None))
+            .map_err(|e| ConfigError::new("--nhc-conf", e.to_string())),
+        None => match default.filter(|p| p.exists()) {
+            None => Ok((None, None)),
+            Some(p) => Ok(match crate::nhc::Conf::load(p, &host) {
+                Ok(c) => (Some(c), None),
+                Err(e) => (None, Some(e.to_string())),
+            }),
+        },
     }
 }
 
@@ -1132,6 +1159,29 @@ mod tests {
         assert_eq!(slurm.deadline, Some(crate::profile::SLURM_DEADLINE));
         let run = config(&["hc", "-r", "server", "--nhc-conf", c]).unwrap();
         assert_eq!(run.deadline, Some(Duration::from_secs(300)));
+    }
+
+    /// slurm reads /etc/nhc/nhc.conf when it exists; one it cannot honour is said, not fatal;
+    /// a file given is read or is an error; an empty value reads none.
+    #[test]
+    fn slurm_reads_the_sites_nhc_conf_by_itself_and_survives_one_it_cannot_honour() {
+        let dir = tempfile::tempdir().unwrap();
+        let default = dir.path().join("nhc.conf");
+        assert_eq!(nhc_config(None, Some(&default)).unwrap(), (None, None));
+        std::fs::write(&default, "* || check_hw_swap_free 0\n").unwrap();
+        let (conf, unread) = nhc_config(None, Some(&default)).unwrap();
+        assert_eq!((conf.unwrap().lines.len(), unread), (1, None));
+        assert_eq!(nhc_config(None, None).unwrap(), (None, None));
+        std::fs::write(&default, "* || check_moab_sched\n").unwrap();
+        let (conf, unread) = nhc_config(None, Some(&default)).unwrap();
+        assert!(conf.is_none());
+        assert!(unread.unwrap().contains("check_moab_sched"));
+        let e = nhc_config(Some(&default), None).unwrap_err();
+        assert_eq!(e.flag, "--nhc-conf");
+        assert_eq!(
+            nhc_config(Some(Path::new("")), Some(&default)).unwrap(),
+            (None, None)
+        );
     }
 
     #[test]

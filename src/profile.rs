@@ -57,6 +57,10 @@ pub const IDLE_TIMEOUT: &str = "900";
 /// stops itself before, to write its document and count the overrun as a failing run.
 pub const SLURM_DEADLINE: Duration = Duration::from_secs(50);
 
+/// The nhc.conf `health_check slurm` reads when it exists and `--nhc-conf` does not say
+/// otherwise: where NHC reads its own.
+pub const NHC_CONF: &str = "/etc/nhc/nhc.conf";
+
 /// The table.
 pub fn settings(profile: Profile) -> Settings {
     let ms = Duration::from_millis;

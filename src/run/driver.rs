@@ -77,6 +77,15 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
         doc.checks
             .extend(crate::nhc::evaluate(nhc, &crate::nhc::state::Host));
     }
+    if let Some(why) = &config.nhc_unread {
+        doc.checks.push(crate::wire::check::Check {
+            name: crate::wire::check::CheckId::new("node", "nhc_conf"),
+            status: crate::wire::check::Status::Warn,
+            value: None,
+            limit: None,
+            message: format!("NHC's checks not run: {why}"),
+        });
+    }
     if let Some(b) = &config.baseline {
         // The model as the document will name it (`health_check.machine`), as compare groups it.
         let sku = crate::wire::fleet::Sku::of(&crate::wire::identity::MachineIdentity::from(

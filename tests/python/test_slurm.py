@@ -19,6 +19,7 @@ Needs root and Debian's slurmctld, slurmd, slurm-client and munge; without them 
 one line (fail when HEALTH_CHECK_TEST_REQUIRE_ALL is set). About 45 s."""
 
 import json
+import pathlib
 import shutil
 import subprocess
 import time
@@ -234,19 +235,27 @@ def test_a_read_only_file_system_in_an_nhc_conf_drains_the_node(node, tmp_path):
     """Coming from NHC: the site's nhc.conf says a scratch file system must be mounted
     read-write; bound read-only, the node drains on the first failing run (`--drain-at-once node.*`,
     as NHC drains, while every other check waits for 100 failing runs) with a health_check: reason
-    naming NHC's check, and resumes once it is writable."""
+    naming NHC's check, and resumes once it is writable. The file is where NHC keeps it,
+    /etc/nhc/nhc.conf, which `health_check slurm` reads by itself."""
+    conf = pathlib.Path("/etc/nhc/nhc.conf")
+    if conf.exists():
+        pytest.skip("this machine has an /etc/nhc/nhc.conf of its own; the test will not replace it")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    conf = tmp_path / "nhc.conf"
+    made_dir = not conf.parent.exists()
+    conf.parent.mkdir(exist_ok=True)
     conf.write_text(f"* || check_fs_mount_rw -f {scratch}\n")
     subprocess.run(["mount", "--bind", str(scratch), str(scratch)], check=True)
     try:
         subprocess.run(["mount", "-o", "remount,bind,ro", str(scratch)], check=True)
         argv = ["--drain-after", "100", "--drain-at-once", "node.*", "--resume-after", "1", "--max-drained-pct", "100"]
-        node.set_options([*argv, "--slurm-timeout", str(SLURM_TIMEOUT), "--only", "system", "--nhc-conf", str(conf)])
+        node.set_options([*argv, "--slurm-timeout", str(SLURM_TIMEOUT), "--only", "system"])
         state = node.wait_node(lambda n: n.drained, RUN_DEADLINE * 2, "drained")
         assert state.reason.startswith(f"health_check: node.check_fs_mount_rw:{scratch}"), state
         subprocess.run(["mount", "-o", "remount,bind,rw", str(scratch)], check=True)
         state = node.wait_node(lambda n: not n.drained, RUN_DEADLINE * 2, "resumed")
     finally:
         subprocess.run(["umount", str(scratch)], check=False)
+        conf.unlink(missing_ok=True)
+        if made_dir:
+            conf.parent.rmdir()
