@@ -124,7 +124,8 @@ impl Controller {
             .env_remove("HEALTH_CHECK_OPTS")
             .env_remove("HEALTH_CHECK_HISTORY")
             .env_remove("SLURMD_NODENAME")
-            .env_remove("SLURM_SCRIPT_CONTEXT");
+            .env_remove("SLURM_SCRIPT_CONTEXT")
+            .env_remove("SLURM_NODE_IS_HEALTHY");
         cmd
     }
 
@@ -182,6 +183,25 @@ fn a_failing_run_drains_and_reads_the_node_back_and_stdout_is_one_line() {
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&doc).unwrap()).unwrap();
     assert!(written["sleepbench"].is_object());
+}
+
+/// slurmd's word on the node (`SLURM_NODE_IS_HEALTHY`, Slurm 26.05.2+) must agree with the
+/// controller's answer: a node slurmd calls out of service while the controller reads it idle is
+/// changing, and nothing is done; where both agree, the failing run drains.
+#[test]
+fn a_node_slurmd_and_the_controller_disagree_on_is_left_alone() {
+    let c = Controller::new();
+    let mut cmd = c.command(true, &[]);
+    let r = Ran::of(cmd.env("SLURM_NODE_IS_HEALTHY", "no").output().unwrap());
+    assert!(c.updates().is_empty(), "{:?}", c.calls());
+    assert!(
+        r.stdout.contains("SLURM_NODE_IS_HEALTHY=no") && r.stdout.contains("no action"),
+        "{}",
+        r.stdout
+    );
+    let mut cmd = c.command(true, &[]);
+    Ran::of(cmd.env("SLURM_NODE_IS_HEALTHY", "yes").output().unwrap());
+    assert_eq!(c.updates().len(), 1, "{:?}", c.calls());
 }
 
 #[test]

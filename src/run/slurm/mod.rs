@@ -490,7 +490,10 @@ pub fn run(config: &Config, cfg: &SlurmConfig, options_from_env: Option<String>)
         Err(_) => None,
     };
     let ctl = Controller { cfg, node: &node };
-    let before = check_node_name(&node).and_then(|()| ctl.read());
+    let slurmd_says = std::env::var("SLURM_NODE_IS_HEALTHY").ok();
+    let before = check_node_name(&node)
+        .and_then(|()| ctl.read())
+        .and_then(|i| i.agrees_with_slurmd(slurmd_says.as_deref()).map(|()| i));
     if let Err(e) = &before {
         log(&format!(
             "{node}: state unknown ({e}): the run goes on, no action after it"

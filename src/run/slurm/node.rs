@@ -55,6 +55,37 @@ impl NodeInfo {
         self.drained() == now.drained() && self.reason == now.reason
     }
 
+    /// Whether Slurm holds it out of service: drained or draining, down, failing, or in a
+    /// maintenance reservation (what slurmd's `SLURM_NODE_IS_HEALTHY=no` says).
+    pub fn out_of_service(&self) -> bool {
+        self.flags().any(|f| {
+            ["DRAIN", "DOWN", "FAIL", "MAINT"]
+                .iter()
+                .any(|w| f.starts_with(w))
+        })
+    }
+
+    /// Whether what slurmd told the program (`SLURM_NODE_IS_HEALTHY`, Slurm 26.05.2 and later:
+    /// `yes` in service, `no` out of it; unset before the node registers or on older slurmd)
+    /// agrees with this read of the node. Disagreement means the node changed between the two:
+    /// a run acts only on a state both agree on.
+    pub fn agrees_with_slurmd(&self, is_healthy: Option<&str>) -> Result<(), String> {
+        let says = match is_healthy.map(str::trim) {
+            Some("yes") => true,
+            Some("no") => false,
+            _ => return Ok(()),
+        };
+        if says == self.out_of_service() {
+            return Err(format!(
+                "slurmd says SLURM_NODE_IS_HEALTHY={}, but the controller says {}: the node is \
+                 changing",
+                if says { "yes" } else { "no" },
+                self.describe()
+            ));
+        }
+        Ok(())
+    }
+
     /// State and reason, for a log line.
     pub fn describe(&self) -> String {
         match &self.reason {
@@ -209,6 +240,39 @@ pub fn parse_partition(text: &str, partition: &str, me: &str) -> Result<Partitio
 
 #[cfg(test)]
 mod tests {
+    /// slurmd's word and the controller's read must agree before a run acts on the node.
+    #[test]
+    fn slurmds_word_on_the_node_must_agree_with_the_controllers() {
+        let node = |state: &str| NodeInfo {
+            name: "n1".into(),
+            state: state.into(),
+            reason: None,
+            partitions: Vec::new(),
+        };
+        for (state, out) in [
+            ("IDLE", false),
+            ("MIXED", false),
+            ("ALLOCATED", false),
+            ("IDLE+DRAIN", true),
+            ("MIXED+DRAIN", true),
+            ("DOWN", true),
+            ("IDLE+FAIL", true),
+            ("IDLE+MAINT", true),
+            ("IDLE+RESERVED", false),
+        ] {
+            let n = node(state);
+            assert_eq!(n.out_of_service(), out, "{state}");
+            let (agrees, differs) = if out { ("no", "yes") } else { ("yes", "no") };
+            assert_eq!(n.agrees_with_slurmd(Some(agrees)), Ok(()), "{state}");
+            let e = n.agrees_with_slurmd(Some(differs)).unwrap_err();
+            assert!(e.contains(state) && e.contains(differs), "{e}");
+            // Unset (before registration, older slurmd) or a word it does not know: the read
+            // alone decides.
+            assert_eq!(n.agrees_with_slurmd(None), Ok(()));
+            assert_eq!(n.agrees_with_slurmd(Some("")), Ok(()));
+        }
+    }
+
     use super::*;
 
     const SHOW: &str = "NodeName=n1 Arch=x86_64 CoresPerSocket=1\n   CPUAlloc=0 CPUEfctv=1 \
