@@ -13,6 +13,8 @@ use crate::net::ping::MethodChoice;
 use crate::profile;
 use crate::render::export::Format;
 use crate::wire::document::{Profile, Section};
+mod values;
+
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -84,6 +86,18 @@ pub struct Cli {
     /// Storage-section knobs.
     #[command(flatten)]
     pub storage_args: StorageArgs,
+}
+
+impl Cli {
+    /// The command line parsed (argv[0] first): what main and the tests call, so clap stays in
+    /// this module. `Err` carries clap's own message and exit code (help and version included).
+    pub fn parse_args<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        <Cli as Parser>::try_parse_from(args)
+    }
 }
 
 /// Storage-section knobs.

@@ -1092,11 +1092,10 @@ pub fn plan_sections(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
 
     fn config(args: &[&str]) -> Result<Config, ConfigError> {
         let argv = crate::cli::normalize_args(args.iter().map(std::ffi::OsString::from));
-        let cli = Cli::try_parse_from(argv).expect("clap accepts the test argv");
+        let cli = Cli::parse_args(argv).expect("clap accepts the test argv");
         Config::from_cli(&cli, 2)
     }
 

@@ -1,6 +1,5 @@
 //! The `health_check` binary: parse the command line, run, turn the outcome into an exit code.
 
-use clap::Parser;
 use health_check::cli::{self, Cli, OPTIONS_ENV};
 use health_check::{config::Config, os, run};
 use std::process::ExitCode;
@@ -13,7 +12,7 @@ fn main() -> ExitCode {
         cli::normalize_args(std::env::args_os()),
         env_options.as_deref(),
     );
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match Cli::parse_args(&args) {
         Ok(cli) => cli,
         Err(e) => {
             // --help and --version exit 0 on stdout; usage errors exit 2 on stderr.

@@ -9,7 +9,6 @@ use crate::judge::checks::Thresholds;
 use crate::memory::{MemoryConfig, Tests};
 use crate::net::iperf3::client::Timeouts;
 use crate::wire::document::Profile;
-use clap::builder::PossibleValue;
 use std::time::Duration;
 
 /// What a profile runs, section by section.
@@ -163,7 +162,7 @@ fn memory(
 }
 
 /// A duration as people write it: `3 s`, `200 ms`.
-fn shown(d: Duration) -> String {
+pub fn shown(d: Duration) -> String {
     if d.subsec_millis() == 0 {
         format!("{} s", d.as_secs())
     } else {
@@ -433,24 +432,6 @@ pub fn fit(mut s: Settings, shape: &Shape) -> (Settings, Estimate, Vec<String>) 
     (s, e, said)
 }
 
-impl clap::ValueEnum for Profile {
-    fn value_variants<'a>() -> &'a [Self] {
-        &Profile::ALL
-    }
-
-    fn to_possible_value(&self) -> Option<PossibleValue> {
-        let s = settings(*self);
-        Some(PossibleValue::new(self.name()).help(format!(
-            "{} ({} sleep, {} x {} pings, {} s bandwidth tests)",
-            s.summary,
-            shown(s.sleep_time),
-            s.ping_count,
-            shown(s.ping_interval),
-            s.iperf_seconds
-        )))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -550,8 +531,5 @@ mod tests {
             "How long the nanosleep benchmark runs: seconds, or with a unit (`500ms`, `1m`); \
              default 30 s (check: 1 s, quick: 3 s, thorough: 60 s)"
         );
-        let pv = clap::ValueEnum::to_possible_value(&Profile::Quick).unwrap();
-        assert_eq!(pv.get_name(), "quick");
-        assert!(pv.get_help().unwrap().to_string().contains("3 s sleep"));
     }
 }

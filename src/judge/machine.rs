@@ -13,7 +13,7 @@ use crate::wire::read::{Content, EnvelopeMachine, Loaded};
 use std::collections::{BTreeMap, HashMap};
 
 /// How machines are named in the report (`--label-from`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LabelFrom {
     /// The host name, or the file name where host names repeat.
     #[default]

@@ -31,7 +31,7 @@ pub struct PingConfig {
 }
 
 /// Which ping method to use (`--ping-method`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MethodChoice {
     /// ICMP echo (datagram socket, else raw socket), falling back to TCP connect.
     Auto,

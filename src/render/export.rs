@@ -8,7 +8,7 @@ use crate::wire::document::Document;
 use crate::wire::fleet::FleetReport;
 
 /// What stdout (and `--output`) carries (`--format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
     /// The JSON document (or fleet report).
     #[default]

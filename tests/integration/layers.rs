@@ -360,3 +360,22 @@ fn the_documented_layers_are_these() {
         }
     }
 }
+
+/// clap is the command line's business: no other module names it (value enums get their
+/// command-line names in `cli/values.rs`), so a type of the wire or the judge never changes for a
+/// flag's sake.
+#[test]
+fn clap_is_named_only_by_the_command_line() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let outside: Vec<String> = files
+        .iter()
+        .filter(|f| module_of(f).as_deref() != Some("cli"))
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            text.contains("clap::") || text.contains("use clap")
+        })
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(outside.is_empty(), "clap named outside cli: {outside:?}");
+}
