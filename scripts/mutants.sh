@@ -27,7 +27,7 @@ if [ ${#files[@]} -eq 0 ]; then
   files=(
     src/judge/reference.rs
     src/judge/noise.rs
-    src/judge/history.rs
+    src/judge/past.rs
     src/judge/drift.rs
     src/judge/health.rs
     src/judge/compare.rs

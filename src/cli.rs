@@ -89,7 +89,7 @@ pub struct Cli {
 }
 
 impl Cli {
-    /// The command line parsed (argv[0] first): what main and the tests call, so clap stays in
+    /// The command line parsed (the program name first): what main and the tests call, so clap stays in
     /// this module. `Err` carries clap's own message and exit code (help and version included).
     pub fn parse_args<I, T>(args: I) -> Result<Cli, clap::Error>
     where
@@ -210,10 +210,10 @@ pub struct CommonArgs {
     #[arg(long, value_name = "FILE")]
     pub history: Option<PathBuf>,
     /// How much history each machine keeps: runs, an age, or both ('1000', '90d', '1000,90d').
-    #[arg(long, value_name = "KEEP", default_value = "10000,730d")]
+    #[arg(long, value_name = "KEEP", default_value = profile::HISTORY_KEEP)]
     pub history_keep: String,
     /// How many earlier runs the machine's own reference takes.
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u16).range(3..=1000))]
+    #[arg(long, value_name = "N", default_value_t = profile::HISTORY_WINDOW, value_parser = clap::value_parser!(u16).range(3..=1000))]
     pub history_window: u16,
 }
 
@@ -317,7 +317,7 @@ pub struct SlurmArgs {
     #[arg(long, value_name = "NAME")]
     pub node: Option<String>,
     /// Drain after this many failing runs in a row (a shared hiccup must not drain a cluster).
-    #[arg(long, value_name = "N", default_value = "2", value_parser = whole_number::<u32>)]
+    #[arg(long, value_name = "N", default_value_t = profile::SLURM_DRAIN_AFTER, value_parser = whole_number::<u32>)]
     pub drain_after: u32,
     /// Checks that drain on the first failing run, as NHC drains (comma-separated names, a
     /// trailing `*` for every check starting so: `node.*`, `errors.memory_uncorrected`); the
@@ -325,25 +325,25 @@ pub struct SlurmArgs {
     #[arg(long, value_name = "CHECKS", value_delimiter = ',')]
     pub drain_at_once: Vec<String>,
     /// Resume our own drain after this many passing runs in a row.
-    #[arg(long, value_name = "N", default_value = "1", value_parser = whole_number::<u32>)]
+    #[arg(long, value_name = "N", default_value_t = profile::SLURM_RESUME_AFTER, value_parser = whole_number::<u32>)]
     pub resume_after: u32,
     /// Never drain when more than this share of the node's partition is already drained by
     /// health_check (one node may always be), %.
-    #[arg(long, value_name = "PCT", default_value = "10")]
+    #[arg(long, value_name = "PCT", default_value = profile::SLURM_MAX_DRAINED_PCT)]
     pub max_drained_pct: f64,
     /// Where the run streaks are kept (default: slurm-state.json in /var/lib/health_check as
     /// root, else in the runtime directory).
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
     /// The scontrol to call.
-    #[arg(long, value_name = "PATH", default_value = "scontrol")]
+    #[arg(long, value_name = "PATH", default_value = profile::SCONTROL)]
     pub scontrol: PathBuf,
     /// The sinfo to call.
-    #[arg(long, value_name = "PATH", default_value = "sinfo")]
+    #[arg(long, value_name = "PATH", default_value = profile::SINFO)]
     pub sinfo: PathBuf,
     /// Longest wait for each scontrol or sinfo call: seconds, or with a unit (slurmd runs the
     /// program before it registers, when the controller may not answer).
-    #[arg(long, value_name = "SECONDS", default_value = "10")]
+    #[arg(long, value_name = "SECONDS", default_value = profile::SLURM_CALL_TIMEOUT)]
     pub slurm_timeout: String,
     /// Decide as usual but change nothing in Slurm: each drain or resume is logged as "would
     /// drain ..." (for a roll-out, before the program is trusted to act).

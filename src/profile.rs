@@ -55,6 +55,22 @@ pub const IDLE_TIMEOUT: &str = "900";
 /// `health_check slurm`'s `--deadline`: slurmd kills its HealthCheckProgram after 60 s; the run
 /// stops itself before, to write its document and count the overrun as a failing run.
 pub const SLURM_DEADLINE: Duration = Duration::from_secs(50);
+/// `slurm --drain-after`: failing runs in a row before a drain (one noisy run must not drain).
+pub const SLURM_DRAIN_AFTER: u32 = 2;
+/// `slurm --resume-after`: passing runs in a row before health_check's own drain is lifted.
+pub const SLURM_RESUME_AFTER: u32 = 1;
+/// `slurm --max-drained-pct`: the share of a partition health_check may hold drained.
+pub const SLURM_MAX_DRAINED_PCT: &str = "10";
+/// `slurm --slurm-timeout`: the longest wait for one scontrol or sinfo call, seconds.
+pub const SLURM_CALL_TIMEOUT: &str = "10";
+/// `slurm --scontrol` and `--sinfo`: found on PATH.
+pub const SCONTROL: &str = "scontrol";
+/// See [`SCONTROL`].
+pub const SINFO: &str = "sinfo";
+/// `--history-keep`: runs and age a machine's history keeps.
+pub const HISTORY_KEEP: &str = "10000,730d";
+/// `--history-window`: earlier runs in a machine's own reference (the judge's default).
+pub const HISTORY_WINDOW: u16 = crate::judge::past::DEFAULT_WINDOW as u16;
 
 /// The nhc.conf `health_check slurm` reads when it exists and `--nhc-conf` does not say
 /// otherwise: where NHC reads its own.

@@ -3,7 +3,7 @@
 //! a figure with its reference (`reference.rs`), the steps every verdict against a reference takes
 //! (`pipeline.rs`: population, reference, judged, status and finding, interference), and the
 //! fleet's readers built on them: machines and their models (`machine.rs`), `compare`, `blame`,
-//! `baseline`, a machine's `history`, and `fleet.rs`, which runs them.
+//! `baseline`, a run against the machine's past (`past.rs`), and `fleet.rs`, which runs them.
 //!
 //! May import: the leaves, the measurement modules' plain types, and the wire. Nothing above.
 
@@ -14,10 +14,10 @@ pub mod compare;
 pub mod drift;
 pub mod fleet;
 pub mod health;
-pub mod history;
 pub mod limits;
 pub mod machine;
 pub mod noise;
+pub mod past;
 pub mod pipeline;
 pub mod reference;
 pub mod rules;

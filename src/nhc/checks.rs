@@ -441,7 +441,10 @@ fn fs_space(check: &str, args: &[String], m: &dyn Machine) -> Result<Vec<Verdict
     } else {
         (s.used_kb, s.avail_kb)
     };
-    let amount = |n: u64| if inodes { show_count(n) } else { show_size(n) };
+    // NHC writes a measured size with its unit but a measured inode count as the plain number;
+    // limits it writes back as the file gave them (`50k`, `32GB`).
+    let amount = |n: u64| if inodes { n.to_string() } else { show_size(n) };
+    let limit_of = |n: u64| if inodes { show_count(n) } else { show_size(n) };
     let message = match (check, lim) {
         ("check_fs_free", Limit::Percent(min)) if 100 - used_pct < min => Some(format!(
             "{check}:  {point} has only {}% free ({}), minimum is {limit}",
@@ -451,7 +454,7 @@ fn fs_space(check: &str, args: &[String], m: &dyn Machine) -> Result<Vec<Verdict
         ("check_fs_free", Limit::Amount(min)) if free < min => Some(format!(
             "{check}:  {point} has only {} free, minimum is {}",
             amount(free),
-            amount(min)
+            limit_of(min)
         )),
         ("check_fs_used", Limit::Percent(max)) if used_pct >= max => Some(format!(
             "{check}:  {point} is {used_pct}% full ({}), threshold is {limit}",
@@ -460,7 +463,7 @@ fn fs_space(check: &str, args: &[String], m: &dyn Machine) -> Result<Vec<Verdict
         ("check_fs_used", Limit::Amount(max)) if used >= max => Some(format!(
             "{check}:  {point} has {} used, threshold is {}",
             amount(used),
-            amount(max)
+            limit_of(max)
         )),
         ("check_fs_ifree", Limit::Percent(min)) if 100 - used_pct < min => Some(format!(
             "{check}:  {point} has only {}% of inodes free ({}), minimum is {limit}",
@@ -470,7 +473,7 @@ fn fs_space(check: &str, args: &[String], m: &dyn Machine) -> Result<Vec<Verdict
         ("check_fs_ifree", Limit::Amount(min)) if free < min => Some(format!(
             "{check}:  {point} has only {} inodes free, minimum is {}",
             amount(free),
-            amount(min)
+            limit_of(min)
         )),
         ("check_fs_iused", Limit::Percent(max)) if used_pct >= max => Some(format!(
             "{check}:  {point} has {used_pct}% of inodes used ({}), threshold is {limit}",
@@ -479,7 +482,7 @@ fn fs_space(check: &str, args: &[String], m: &dyn Machine) -> Result<Vec<Verdict
         ("check_fs_iused", Limit::Amount(max)) if used >= max => Some(format!(
             "{check}:  {point} has {} inodes used, threshold is {}",
             amount(used),
-            amount(max)
+            limit_of(max)
         )),
         _ => None,
     };

@@ -326,6 +326,66 @@ const TABLE: &[(&str, Option<&str>)] = &[
         Some("check_ps_unauth_users:  12346's \"sleep\" process is unauthorized. (PID 19758)"),
     ),
     ("check_ps_unauth_users -u 12345 -u 12346", None),
+    // Run by hand on a tmpfs of 10000000 kB with 100000 of its 1000000 inodes used: the
+    // made-up machine's /tmp has the same size and inodes.
+    ("check_fs_mount -t tmpfs -f /tmp", None),
+    (
+        "check_fs_mount_ro -f /tmp",
+        Some("check_fs_mount:  /tmp mount options incorrect (should match /(^|,)ro($|,)/)"),
+    ),
+    ("check_fs_used /tmp 99%", None),
+    ("check_fs_size /tmp 1g 20g", None),
+    (
+        "check_fs_size /tmp 20g",
+        Some("check_fs_size:  /tmp size 10000000kB less than minimum of 20GB"),
+    ),
+    (
+        "check_fs_size /tmp 1g 5g",
+        Some("check_fs_size:  /tmp size 10000000kB exceeds maximum of 5GB"),
+    ),
+    ("check_fs_iused /tmp 50%", None),
+    (
+        "check_fs_iused /tmp 5%",
+        Some("check_fs_iused:  /tmp has 10% of inodes used (100000), threshold is 5%"),
+    ),
+    (
+        "check_fs_iused /tmp 50k",
+        Some("check_fs_iused:  /tmp has 100000 inodes used, threshold is 50k"),
+    ),
+    (
+        "check_fs_ifree /tmp 95%",
+        Some("check_fs_ifree:  /tmp has only 90% of inodes free (900000), minimum is 95%"),
+    ),
+    (
+        "check_fs_ifree /tmp 950k",
+        Some("check_fs_ifree:  /tmp has only 900000 inodes free, minimum is 950k"),
+    ),
+    (
+        "check_hw_swap 1g 2g",
+        Some("check_hw_swap:  Actual SWAP size (0 kB) less than minimum allowed (1048576 kB)."),
+    ),
+    ("check_hw_mem 1k 1tb", None),
+    (
+        "check_hw_mem 1tb 2tb",
+        Some(
+            "check_hw_mem:  Actual system memory (24683584 kB) less than minimum allowed (1073741824 kB).",
+        ),
+    ),
+    ("check_hw_physmem_free 1mb", None),
+    // NHC's free RAM is MemFree + Buffers + Cached: the made-up machine's 21100000 kB.
+    (
+        "check_hw_physmem_free 1tb",
+        Some("check_hw_physmem_free:  Not enough RAM free (21100000 kB < 1073741824 kB)."),
+    ),
+    ("check_hw_swap_free 0", None),
+    (
+        "check_hw_mem_free 1tb",
+        Some("check_hw_mem_free:  Not enough free memory (21100000 kB < 1073741824 kB)."),
+    ),
+    (
+        "check_ps_service crond",
+        Some("check_ps_service:  Service crond (process crond) not running"),
+    ),
 ];
 
 /// Rows run with the file's settings: (settings, check line, NHC's message). `{dir}` is a
@@ -390,6 +450,11 @@ const WITH_SETTINGS: &[(&str, &str, Option<&str>)] = &[
     (
         "NHC_AUTH_USERS='12345 12346 root'",
         "check_ps_unauth_users",
+        None,
+    ),
+    (
+        "NVIDIA_SMI_HEALTHMON={dir}/nvhm_ok",
+        "check_nvsmi_healthmon",
         None,
     ),
 ];
@@ -681,4 +746,32 @@ fn dmi_lines_carry_their_headings() {
         (t[2].handle.as_str(), t[2].type_id.as_str()),
         ("0x1101", "17")
     );
+}
+
+/// Every check health_check runs has a row where NHC passed and one where it failed (check_hw_ib
+/// passes on the fake InfiniBand tree of its own test).
+#[test]
+fn the_conformance_tables_cover_every_check_passing_and_failing() {
+    let rows = TABLE
+        .iter()
+        .map(|(line, want)| (*line, want.is_some()))
+        .chain(
+            WITH_SETTINGS
+                .iter()
+                .map(|(_, line, want)| (*line, want.is_some())),
+        );
+    let mut seen = std::collections::BTreeSet::new();
+    for (line, failed) in rows {
+        seen.insert((line.split_whitespace().next().unwrap().to_string(), failed));
+    }
+    seen.insert(("check_hw_ib".to_string(), false));
+    for check in super::checks::SUPPORTED {
+        for failed in [false, true] {
+            assert!(
+                seen.contains(&(check.to_string(), failed)),
+                "{check}: no row where NHC {}",
+                if failed { "failed" } else { "passed" }
+            );
+        }
+    }
 }

@@ -7,7 +7,6 @@
 pub mod envelope;
 pub mod export;
 pub mod fleet_table;
-pub mod history;
 pub mod html;
 pub mod junit;
 pub mod npd;
@@ -15,6 +14,7 @@ pub mod progress;
 pub mod prometheus;
 pub mod summary;
 pub mod text;
+pub mod trends;
 
 use serde::Serialize;
 use std::fmt::Write as _;

@@ -10,8 +10,8 @@
 use crate::config::{Config, HistoryConfig};
 use crate::history::{Filter, History, HistoryError, LastRun, Record};
 use crate::judge::pipeline::Population;
-use crate::judge::{history as judge_history, noise, rules::Rules};
-use crate::render::history as render_history;
+use crate::judge::{noise, past as judge_history, rules::Rules};
+use crate::render::trends as render_history;
 use crate::wire::check::{Check, CheckId, Status};
 use crate::wire::counters::{Acknowledgement, ErrorCounter};
 use crate::wire::document::{Document, Part, Section};
@@ -311,7 +311,7 @@ pub fn show(config: &Config, file: &Path, filter: &Filter, html: Option<&Path>) 
     };
     eprint!("{}", render_history::table(&report));
     if let Some(path) = html {
-        let page = crate::render::html::history::page(&report);
+        let page = crate::render::html::trends::page(&report);
         if let Err(e) = crate::render::write_atomically(path, &page) {
             eprintln!("health_check: error: {e:#}");
             return Exit::NotWritten;

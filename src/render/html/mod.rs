@@ -4,13 +4,13 @@
 //! give the fleet's (findings first, then machines, the mesh matrix and strip plots).
 //! Whatever a document lacks (a failed section, an interrupted run) is said where it would be.
 
-mod fleet;
-pub mod history;
+mod fleet_page;
 pub mod plots;
 mod single;
+pub mod trends;
 
 pub use crate::units::utc;
-pub use fleet::page as fleet_page;
+pub use fleet_page::page as fleet_page;
 pub use single::page as machine_page;
 
 use crate::wire::document::{Check, Status};

@@ -49,7 +49,7 @@ pub fn page(doc: &Document, source: &str, history: Option<&HistoryReport>) -> St
     body.push_str(&sleep(doc));
     body.push_str(&storage(doc));
     if let Some(h) = history {
-        body.push_str(&super::history::section(&h.figures, &h.changes));
+        body.push_str(&super::trends::section(&h.figures, &h.changes));
     }
     body.push_str(&system(doc));
     super::page(&format!("health_check: {host}"), &body)

@@ -250,6 +250,14 @@ mod tests {
         let r = reason(&failing("sleepbench.calls_per_thread")).unwrap();
         assert_eq!(r, "health_check: sleepbench.calls_per_thread: check failed");
         assert!(reason(&failing(&"x".repeat(400))).unwrap().len() <= REASON_MAX);
+        // A reason of exactly slurmdbd's 255 bytes is kept whole; one more byte is cut.
+        let fixed = "health_check: ".len() + ": check failed".len();
+        let exact = reason(&failing(&"y".repeat(REASON_MAX - fixed))).unwrap();
+        assert_eq!(exact.len(), REASON_MAX);
+        assert!(exact.ends_with(": check failed"), "{exact}");
+        let over = reason(&failing(&"y".repeat(REASON_MAX - fixed + 1))).unwrap();
+        assert_eq!(over.len(), REASON_MAX);
+        assert!(!over.ends_with(": check failed"), "{over}");
         assert_eq!(
             reason(&failing("errors.nic:eth0\nn2|drained|health_check: x")).unwrap(),
             "health_check: errors.nic:eth0?n2?drained?health_check: x: check failed"

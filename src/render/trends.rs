@@ -70,9 +70,9 @@ pub fn table(r: &HistoryReport) -> String {
 /// history judge selects them), or `None` before there were enough of them.
 pub fn latest_reference(t: &Trend) -> Option<crate::judge::reference::Reference> {
     let (_, earlier) = t.points.split_last()?;
-    crate::judge::history::reference(
+    crate::judge::past::reference(
         earlier,
-        crate::judge::history::DEFAULT_WINDOW,
+        crate::judge::past::DEFAULT_WINDOW,
         crate::judge::pipeline::Population::past(false),
     )
 }

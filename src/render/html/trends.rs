@@ -79,7 +79,7 @@ fn plot(i: usize, name: &str, t: &Trend, changes: &[FactChange]) -> String {
     let x = |run: i64| run as f64;
     let mut horizontal = Vec::new();
     // The reference the last run was judged against, not a median of every run drawn.
-    if let Some(r) = crate::render::history::latest_reference(t) {
+    if let Some(r) = crate::render::trends::latest_reference(t) {
         horizontal.push(Reference {
             at: r.median,
             label: format!("reference {} (last {} runs)", number(r.median), r.machines),
