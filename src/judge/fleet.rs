@@ -108,6 +108,7 @@ pub fn judge(
     baseline: Option<&BaselineRef>,
 ) -> (FleetReport, Vec<Machine>) {
     let inputs = machines.len();
+    aggregates_by_client_models(&mut machines);
     let groups = compare::group(&mut machines);
     let mut cache = compare::RuleCache::new(&reader.rules);
     let (group_entries, mut findings) = compare::compare(&mut machines, &groups, &mut cache);
@@ -152,6 +153,47 @@ pub fn judge(
     (report, machines)
 }
 
+/// A server's aggregate bandwidth (all its clients at once) is compared only with servers whose
+/// clients are alike: as many, of the same models. Its basis gains the clients' models (`unknown`
+/// for a client without a document), so four clients of a slower model never make a server
+/// look slow beside servers of four fast ones.
+fn aggregates_by_client_models(machines: &mut [Machine]) {
+    let index = compare::client_index(machines);
+    let model = |name: &str| -> String {
+        index
+            .get(name)
+            .and_then(|&c| machines[c].entry.sku.as_ref())
+            .map_or("unknown".to_string(), |s| s.label())
+    };
+    let bases: Vec<Option<String>> = machines
+        .iter()
+        .map(|m| {
+            if m.aggregate_clients.is_empty() {
+                return None;
+            }
+            let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+            for c in &m.aggregate_clients {
+                *counts.entry(model(c)).or_default() += 1;
+            }
+            let models: Vec<String> = counts
+                .into_iter()
+                .map(|(model, n)| format!("{n} x {model}"))
+                .collect();
+            Some(format!("client models: {}", models.join("; ")))
+        })
+        .collect();
+    for (m, models) in machines.iter_mut().zip(bases) {
+        let Some(models) = models else { continue };
+        for f in m
+            .figures
+            .iter_mut()
+            .filter(|f| std::ptr::eq(f.family, &crate::wire::figures::AGGREGATE))
+        {
+            f.basis = format!("{}, {models}", f.basis).into();
+        }
+    }
+}
+
 /// A server's aggregate (all clients at once) is slow when a client or a path is: an aggregate
 /// finding on a server some of whose client paths a finding explains is not the server's fault.
 /// It is kept as a reason on the server, and fails nothing.
@@ -184,7 +226,7 @@ fn excuse_aggregates(
             continue;
         }
         let why = format!(
-            "{} explained by the findings about its clients or the paths to them ({}), not              its own fault: {}",
+            "{} explained by the findings about its clients or the paths to them ({}), not its own fault: {}",
             f.figure,
             clients.join(", "),
             f.message
@@ -331,4 +373,89 @@ pub fn learn(reader: &ReaderConfig) -> Result<(Baseline, Vec<Machine>), ReadErro
     let mut machines = read_machines(reader, false)?;
     let groups = compare::group(&mut machines);
     Ok((Baseline::learn(&machines, &groups, &reader.rules), machines))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::compare::tests::{fig, machine, sku};
+    use crate::wire::figures::AGGREGATE;
+    use crate::wire::fleet::Sku;
+
+    fn reader() -> ReaderConfig {
+        ReaderConfig {
+            paths: Vec::new(),
+            rules: Rules::builtin(),
+            labels: LabelFrom::Auto,
+            print_rules: false,
+            thresholds: Thresholds::with_overrides(&[]).unwrap(),
+        }
+    }
+
+    /// Servers of one model, each with the aggregate bandwidth of two clients: `(server,
+    /// clients, Gbit/s)`; clients `b*` are of a slower model B, the others of the servers' model.
+    fn fleet(servers: &[(&str, [&str; 2], f64)]) -> Vec<Machine> {
+        let mut ms: Vec<Machine> = servers
+            .iter()
+            .map(|(s, clients, gbps)| {
+                let mut m = machine(s, vec![fig(&AGGREGATE, &[], *gbps)]);
+                m.aggregate_clients = clients.iter().map(|c| c.to_string()).collect();
+                m
+            })
+            .collect();
+        let mut clients: Vec<&str> = servers.iter().flat_map(|(_, c, _)| *c).collect();
+        clients.sort();
+        clients.dedup();
+        for c in clients {
+            let mut m = machine(c, Vec::new());
+            if c.starts_with('b') {
+                m.entry.sku = Some(Sku {
+                    cpu_model: Some("B".into()),
+                    ..sku()
+                });
+            }
+            ms.push(m);
+        }
+        ms
+    }
+
+    fn status(report: &FleetReport, label: &str) -> MachineStatus {
+        report
+            .machines
+            .iter()
+            .find(|m| m.label == label)
+            .unwrap()
+            .status
+    }
+
+    /// A server whose two clients are of a slower model is not compared with servers of fast
+    /// clients; among servers whose clients are alike, a slow aggregate still fails.
+    #[test]
+    fn aggregates_are_compared_only_among_servers_whose_clients_are_alike() {
+        let ms = fleet(&[
+            ("s1", ["a1", "a2"], 18.0),
+            ("s2", ["a3", "a4"], 18.2),
+            ("s3", ["a5", "a6"], 17.9),
+            ("s4", ["a7", "a8"], 18.1),
+            ("s5", ["b1", "b2"], 10.0),
+        ]);
+        let (report, _) = judge(ms, &reader(), None);
+        assert!(report.findings.is_empty(), "{:#?}", report.findings);
+        assert_eq!(status(&report, "s5"), MachineStatus::Alone);
+        let ms = fleet(&[
+            ("s1", ["a1", "a2"], 18.0),
+            ("s2", ["a3", "a4"], 18.2),
+            ("s3", ["a5", "a6"], 17.9),
+            ("s4", ["a7", "a8"], 9.0),
+        ]);
+        let (report, _) = judge(ms, &reader(), None);
+        assert_eq!(status(&report, "s4"), MachineStatus::Fail, "{report:#?}");
+        assert!(
+            report.findings[0]
+                .figure
+                .starts_with("network.aggregate_bandwidth"),
+            "{:#?}",
+            report.findings
+        );
+    }
 }

@@ -54,6 +54,8 @@ pub struct Machine {
     pub client_checks_failed: Vec<(String, String, String)>,
     /// Its configuration as facts (`system.fingerprint`), for the drift among siblings.
     pub facts: BTreeMap<String, String>,
+    /// The clients its aggregate bandwidth measured together, as its document names them.
+    pub aggregate_clients: Vec<String>,
 }
 
 impl Machine {
@@ -79,6 +81,7 @@ impl Machine {
             interfered: BTreeMap::new(),
             client_checks_failed: Vec::new(),
             facts: BTreeMap::new(),
+            aggregate_clients: Vec::new(),
         }
     }
 
@@ -250,6 +253,9 @@ fn machine_from(l: Loaded, keep_document: bool, t: &Thresholds) -> Machine {
             take(&mut m, figures::of_document_as(&doc, identity.as_ref()));
             if let Some(sys) = doc.system() {
                 m.facts = sys.fingerprint.clone();
+            }
+            if let Some(a) = &doc.network_aggregate {
+                m.aggregate_clients = a.clients.clone();
             }
             if keep_document {
                 m.document = Some(doc);
