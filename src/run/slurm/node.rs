@@ -240,6 +240,29 @@ pub fn parse_partition(text: &str, partition: &str, me: &str) -> Result<Partitio
 
 #[cfg(test)]
 mod tests {
+    /// Every word Slurm uses for a drain counts as drained (scontrol's `+DRAIN` flag, and the
+    /// `DRAINED` / `DRAINING` states some versions print).
+    #[test]
+    fn every_word_for_a_drain_is_drained() {
+        for (state, drained) in [
+            ("IDLE+DRAIN", true),
+            ("DRAINED", true),
+            ("DRAINING", true),
+            ("MIXED+DRAIN", true),
+            ("IDLE", false),
+            ("DOWN", false),
+            ("DRAINS", false),
+        ] {
+            let n = NodeInfo {
+                name: "n1".into(),
+                state: state.into(),
+                reason: None,
+                partitions: Vec::new(),
+            };
+            assert_eq!(n.drained(), drained, "{state}");
+        }
+    }
+
     /// slurmd's word and the controller's read must agree before a run acts on the node.
     #[test]
     fn slurmds_word_on_the_node_must_agree_with_the_controllers() {
