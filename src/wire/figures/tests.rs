@@ -1,0 +1,311 @@
+//! Tests of `wire/figures.rs`.
+
+use super::*;
+
+#[test]
+fn names_are_unique_and_units_are_set() {
+    let mut names: Vec<&str> = FAMILIES.iter().map(|f| f.name).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), FAMILIES.len());
+    let mut prom: Vec<&str> = FAMILIES.iter().map(|f| f.prometheus).collect();
+    prom.sort();
+    prom.dedup();
+    assert_eq!(prom.len(), FAMILIES.len());
+    for f in FAMILIES {
+        assert!(!f.unit.is_empty() && !f.help.is_empty(), "{}", f.name);
+        assert!(
+            f.prometheus
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+            "{}",
+            f.prometheus
+        );
+    }
+}
+
+/// The idle latencies, the loaded sweep (under `sweep`: our documents and DCPerf's name it
+/// differently) and the peak bandwidths of a memory section, as named figures.
+fn memory_figures(memory: &serde_json::Value, sweep: &str) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for (pattern, rows) in memory["idle_latency"].as_object().unwrap() {
+        for (cpu, row) in rows.as_object().unwrap() {
+            for (mem, ns) in row.as_object().unwrap() {
+                let name = format!("memory.idle_latency.{pattern}.{cpu}.{mem}");
+                out.push((name, ns.as_f64().unwrap()));
+            }
+        }
+    }
+    for (pattern, rows) in memory[sweep].as_object().unwrap() {
+        for row in rows.as_array().unwrap() {
+            let delay = row[0].as_u64().unwrap();
+            let bandwidth = format!("memory.loaded_bandwidth.{pattern}.{delay}");
+            out.push((bandwidth, row[1].as_f64().unwrap()));
+            let latency = format!("memory.loaded_latency.{pattern}.{delay}");
+            out.push((latency, row[2].as_f64().unwrap()));
+        }
+    }
+    for (mix, v) in memory["peak_bandwidth_mb_s"].as_object().unwrap() {
+        out.push((format!("memory.peak_bandwidth.{mix}"), v.as_f64().unwrap()));
+    }
+    out
+}
+
+/// Every figure of a real document against the document's JSON read by path, not through
+/// our types: a figure dropped, misnamed or taken from the wrong field shows here.
+#[test]
+fn every_figure_of_a_document_is_its_value_in_the_json() {
+    let text = include_str!("../../../tests/fixtures/document.json");
+    let json: serde_json::Value = serde_json::from_str(text).unwrap();
+    let doc: Document = serde_json::from_str(text).unwrap();
+    let extracted = of_document(&doc);
+    assert!(extracted.rejected.is_empty(), "{:?}", extracted.rejected);
+    let got: HashMap<String, f64> = extracted
+        .figures
+        .iter()
+        .map(|f| (f.name(), f.value))
+        .collect();
+    let at = |p: &str| json.pointer(p).and_then(|v| v.as_f64()).unwrap();
+    let mut want: Vec<(String, f64)> = [
+        ("ping.latency.localhost", "/ping/0/latency"),
+        ("ping.loss_pct.localhost", "/ping/0/loss_pct"),
+        (
+            "network.bandwidth.localhost",
+            "/iperf3 bandwidth/0/bandwidth",
+        ),
+        (
+            "network.reverse_bandwidth.localhost",
+            "/iperf3 bandwidth/0/reverse_gbps",
+        ),
+        (
+            "network.retransmits.localhost",
+            "/iperf3 bandwidth/0/retransmits",
+        ),
+        (
+            "sleepbench.calls_per_second",
+            "/sleepbench/calls per second",
+        ),
+        (
+            "sleepbench.calls_per_second_per_thread",
+            "/sleepbench/calls_per_second_per_thread",
+        ),
+        ("sleepbench.total_cpu_pct", "/sleepbench/total"),
+        ("sleepbench.irq_pct", "/sleepbench/irq%"),
+        ("sleepbench.sys_pct", "/sleepbench/sys%"),
+        ("memory.peak_read_simd", "/memory/peak_read_simd_mb_s"),
+        ("memory.memcpy_medium", "/memory/memcpy_medium_mb_s"),
+        ("memory.memcpy_large", "/memory/memcpy_large_mb_s"),
+        ("storage.read_iops_4k", "/storage/read_iops_4k"),
+        ("storage.write_iops_4k", "/storage/write_iops_4k"),
+        ("storage.write_mb_s_1m", "/storage/write_mb_s_1m"),
+    ]
+    .iter()
+    .map(|(name, path)| (name.to_string(), at(path)))
+    .collect();
+    let memory = &json["memory"];
+    want.extend(memory_figures(memory, "delay_latency_bandwidth"));
+    for row in memory["cache_latency_ns"].as_array().unwrap() {
+        let name = format!("memory.cache_latency.{}", row[0].as_u64().unwrap());
+        want.push((name, row[1].as_f64().unwrap()));
+    }
+    for (op, family) in [
+        ("read", "storage.read_clat_us"),
+        ("write", "storage.write_clat_us"),
+    ] {
+        for p in ["p50", "p99", "p999", "max"] {
+            let v = at(&format!("/storage/{op}_clat_us/{p}"));
+            want.push((format!("{family}.{p}"), v));
+        }
+    }
+    for (name, value) in &want {
+        assert_eq!(got.get(name), Some(value), "{name}");
+    }
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "figures beyond the document's: {got:?}"
+    );
+    let bandwidth = extracted
+        .figures
+        .iter()
+        .find(|f| f.family == &BANDWIDTH)
+        .unwrap();
+    assert_eq!(&*bandwidth.basis, "profile=quick, streams=4");
+}
+
+/// DCPerf's own metrics (a real run, same machine) against their JSON read by path.
+#[test]
+fn every_figure_of_upstream_metrics_is_its_value_in_the_json() {
+    let text = include_str!("../../../tests/fixtures/upstream-health-check-metrics.json");
+    let envelope: serde_json::Value = serde_json::from_str(text).unwrap();
+    let json = &envelope["metrics"];
+    let metrics =
+        |j: &serde_json::Value| -> UpstreamMetrics { serde_json::from_value(j.clone()).unwrap() };
+    let figures = |j: &serde_json::Value| -> HashMap<String, f64> {
+        of_upstream(&metrics(j))
+            .figures
+            .iter()
+            .map(|f| (f.name(), f.value))
+            .collect()
+    };
+    let got = figures(json);
+    let at = |p: &str| json.pointer(p).and_then(|v| v.as_f64()).unwrap();
+    // DCPerf pads host names with a space: the figure's label is trimmed.
+    let mut want: Vec<(String, f64)> = [
+        ("ping.latency.127.0.0.1", "/ping/0/latency"),
+        (
+            "network.bandwidth.127.0.0.1",
+            "/iperf3_bandwidth/0/bandwidth",
+        ),
+        (
+            "sleepbench.calls_per_second",
+            "/sleepbench/calls per second",
+        ),
+        ("sleepbench.total_cpu_pct", "/sleepbench/total"),
+        ("sleepbench.irq_pct", "/sleepbench/irq%"),
+        ("sleepbench.sys_pct", "/sleepbench/sys%"),
+        ("memory.memcpy_medium", "/memory/memcpy_medium_mb_s"),
+        ("memory.memcpy_large", "/memory/memcpy_large_mb_s"),
+    ]
+    .iter()
+    .map(|(name, path)| (name.to_string(), at(path)))
+    .collect();
+    let memory = &json["memory"];
+    want.extend(memory_figures(memory, "delay_bandwidth_latency"));
+    for (name, value) in &want {
+        assert_eq!(got.get(name), Some(value), "{name}");
+    }
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "figures beyond the metrics': {got:?}"
+    );
+
+    // Without `total`, the busy CPU is what idle leaves.
+    let mut no_total = json.clone();
+    no_total["sleepbench"]
+        .as_object_mut()
+        .unwrap()
+        .remove("total");
+    let busy = figures(&no_total)["sleepbench.total_cpu_pct"];
+    assert!(
+        (busy - (100.0 - at("/sleepbench/idle%"))).abs() < 1e-9,
+        "{busy}"
+    );
+    // aarch64's loaded-latency rows (MB/s, another delay scale) are not mm-mem's sweep.
+    let mut arm = json.clone();
+    arm["memory"]["delay_bandwidth_latency"] = serde_json::json!({
+        "loaded_latency": [[0, 41000.0, 120.0], [200, 20000.0, 110.0]]
+    });
+    assert!(
+        !figures(&arm)
+            .keys()
+            .any(|k| k.starts_with("memory.loaded_")),
+        "aarch64 rows became figures"
+    );
+}
+
+#[test]
+fn what_the_machine_has_is_two_figures() {
+    let id = MachineIdentity {
+        logical_cpus: 384,
+        mem_total_kib: Some(1_584_168_960),
+        ..MachineIdentity::default()
+    };
+    let got: Vec<(String, f64)> = of_identity(&id)
+        .figures
+        .iter()
+        .map(|f| (f.name(), f.value))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("machine.mem_total_gib".to_string(), 1510.781),
+            ("machine.logical_cpus".to_string(), 384.0)
+        ]
+    );
+    assert!(of_identity(&MachineIdentity::default()).figures.is_empty());
+}
+
+#[test]
+fn a_figure_equal_to_its_reference_is_not_worse() {
+    assert!(!Direction::Higher.is_worse(9.4, 9.4));
+    assert!(!Direction::Lower.is_worse(9.4, 9.4));
+    assert!(Direction::Higher.is_worse(9.3, 9.4) && !Direction::Higher.is_worse(9.5, 9.4));
+    assert!(Direction::Lower.is_worse(9.5, 9.4) && !Direction::Lower.is_worse(9.3, 9.4));
+}
+
+/// Literal numbers, not the constants the table uses: a Gbit/s counted as bits, or a MiB
+/// as 1,000,000 bytes, shows here.
+#[test]
+fn prometheus_scales_turn_each_unit_into_base_units() {
+    for f in FAMILIES {
+        let expected = match f.unit {
+            "ms" => 0.001,
+            "us" => 0.000_001,
+            "ns" => 0.000_000_001,
+            "%" => 0.01,
+            "Gbit/s" => 125_000_000.0,
+            "MB/s" => 1_000_000.0,
+            "MiB/s" => 1_048_576.0,
+            "GiB/s" | "GiB" => 1_073_741_824.0,
+            "segments" | "calls/s" | "IOPS" | "CPUs" => 1.0,
+            other => panic!("{}: unit {other} has no expected scale here", f.name),
+        };
+        assert_eq!(f.prometheus_scale, expected, "{} in {}", f.name, f.unit);
+    }
+}
+
+#[test]
+fn help_says_both_units() {
+    assert_eq!(
+        BANDWIDTH.unit_note(),
+        "bytes per second; the document's figure is in Gbit/s"
+    );
+    assert_eq!(
+        CALLS.unit_note(),
+        "calls per second; the document's figure is in calls/s"
+    );
+    assert_eq!(
+        PING_LATENCY.unit_note(),
+        "seconds; the document's figure is in ms"
+    );
+    assert_eq!(
+        PING_LOSS.unit_note(),
+        "ratio; the document's figure is in %"
+    );
+}
+
+#[test]
+fn keys_drop_the_client_and_find_their_family() {
+    let b: Basis = Arc::from("profile=standard");
+    let f = Figure::new(&BANDWIDTH, vec!["host.example.com".into()], 9.4, b.clone()).unwrap();
+    assert_eq!(f.name(), "network.bandwidth.host.example.com");
+    assert_eq!(f.key(), "network.bandwidth");
+    assert_eq!(f.client(), Some("host.example.com"));
+    let m = Figure::new(
+        &IDLE_LATENCY,
+        vec!["FullRandom".into(), "Node-0".into(), "Node-1".into()],
+        120.0,
+        b.clone(),
+    )
+    .unwrap();
+    assert_eq!(m.key(), "memory.idle_latency.FullRandom.Node-0.Node-1");
+    assert_eq!(m.client(), None);
+    assert_eq!(family_of_key(&m.key()), Some(&IDLE_LATENCY));
+    assert_eq!(family_of_key("network.bandwidth"), Some(&BANDWIDTH));
+    assert_eq!(
+        family_of_key("network.reverse_bandwidth"),
+        Some(&REVERSE_BANDWIDTH)
+    );
+    assert_eq!(family_of_key("nothing.here"), None);
+    assert!(Figure::new(&CALLS, vec![], f64::NAN, b.clone()).is_none());
+    assert!(Figure::new(&CALLS, vec![], -1.0, b.clone()).is_none());
+    assert_eq!(
+        basis_difference(
+            "profile=standard, pages=4 KiB",
+            "profile=standard, pages=1 GiB"
+        ),
+        "measured with pages=4 KiB where its group used pages=1 GiB"
+    );
+}
