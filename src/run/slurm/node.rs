@@ -240,6 +240,29 @@ pub fn parse_partition(text: &str, partition: &str, me: &str) -> Result<Partitio
 
 #[cfg(test)]
 mod tests {
+    /// An action decided on one read may be taken on a later read only while the drain and
+    /// its reason are as they were; a job starting (IDLE to MIXED) does not matter.
+    #[test]
+    fn an_action_holds_only_while_the_drain_and_its_reason_are_unchanged() {
+        let n = |state: &str, reason: Option<&str>| NodeInfo {
+            name: "n1".into(),
+            state: state.into(),
+            reason: reason.map(str::to_string),
+            partitions: Vec::new(),
+        };
+        let ours = Some("health_check: x: check failed");
+        assert!(n("IDLE", None).holds_as(&n("MIXED", None)));
+        assert!(n("IDLE+DRAIN", ours).holds_as(&n("MIXED+DRAIN", ours)));
+        // An administrator drained it meanwhile.
+        assert!(!n("IDLE", None).holds_as(&n("IDLE+DRAIN", Some("admin: disk"))));
+        // Someone resumed it, and the reason is gone.
+        assert!(!n("IDLE+DRAIN", ours).holds_as(&n("IDLE", None)));
+        // Drained still, but for another reason now.
+        assert!(!n("IDLE+DRAIN", ours).holds_as(&n("IDLE+DRAIN", Some("admin: disk"))));
+        // Resumed, the old reason left behind.
+        assert!(!n("IDLE+DRAIN", ours).holds_as(&n("IDLE", ours)));
+    }
+
     /// Every word Slurm uses for a drain counts as drained (scontrol's `+DRAIN` flag, and the
     /// `DRAINED` / `DRAINING` states some versions print).
     #[test]
