@@ -343,6 +343,13 @@ mod tests {
         let idle = parse_node("NodeName=n1 State=IDLE\n   Reason=(null)\n", "n1").unwrap();
         assert_eq!(idle.reason, None);
         assert!(!idle.drained());
+        // Only a trailing `[user@time]` is Slurm's: a reason that holds " [" itself stays whole.
+        let bracket = parse_node(
+            "NodeName=n1 State=IDLE+DRAIN\n   Reason=admin: disk [bay 3 of 4\n",
+            "n1",
+        )
+        .unwrap();
+        assert_eq!(bracket.reason.as_deref(), Some("admin: disk [bay 3 of 4"));
         // A comment that reads like a state does not hide the node's own.
         let commented = parse_node(
             "NodeName=n1 State=IDLE+DRAIN\n   Partitions=debug\n   Comment=done State=IDLE \
