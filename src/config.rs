@@ -681,9 +681,24 @@ impl Config {
             mode_is_slurm.then_some(Path::new(crate::profile::NHC_CONF)),
         )?;
         // nhc.conf's TIMEOUT is how long the site lets a check run take: the deadline, unless
-        // --deadline says otherwise; under slurmd never past what slurmd allows.
-        let nhc_timeout = nhc.as_ref().and_then(|n| n.timeout_secs).map(|s| {
-            let t = Duration::from_secs(s);
+        // --deadline says otherwise; under slurmd never past what slurmd allows. It was sized for
+        // NHC's checks, which take milliseconds: never shorter than the level's own budget and a
+        // margin, or every run would overrun and count as failing.
+        let mut notes = Vec::new();
+        let nhc_timeout = nhc.as_ref().and_then(|n| n.timeout_secs).map(|secs| {
+            let mut t = Duration::from_secs(secs);
+            let least = crate::profile::settings(profile)
+                .budget
+                .map(|b| b + crate::profile::NHC_TIMEOUT_MARGIN);
+            if let Some(least) = least.filter(|&l| t < l) {
+                notes.push(format!(
+                    "nhc.conf's TIMEOUT={secs} is shorter than the {} level's budget and margin: \
+                     the deadline is {} s",
+                    profile.name(),
+                    least.as_secs()
+                ));
+                t = least;
+            }
             if mode_is_slurm {
                 t.min(crate::profile::SLURM_DEADLINE)
             } else {
@@ -709,7 +724,7 @@ impl Config {
             storage: None,
             thresholds: crate::judge::checks::Thresholds::with_overrides(&common.threshold)
                 .map_err(|m| ConfigError::new("--threshold", m.to_string()))?,
-            notes: Vec::new(),
+            notes,
             retry_inconclusive: int_in(
                 common.retry_inconclusive,
                 "--retry-inconclusive",
@@ -1149,10 +1164,20 @@ mod tests {
         let conf = dir.path().join("nhc.conf");
         std::fs::write(&conf, "* || export TIMEOUT=20\n* || check_hw_swap_free 0\n").unwrap();
         let c = conf.to_str().unwrap();
-        let run = config(&["hc", "-r", "server", "--nhc-conf", c]).unwrap();
+        let check = ["hc", "-r", "server", "--profile", "check", "--nhc-conf", c];
+        let run = config(&check).unwrap();
         assert_eq!(run.deadline, Some(Duration::from_secs(20)));
+        assert!(run.notes.is_empty(), "{:?}", run.notes);
         let given = config(&["hc", "-r", "server", "--nhc-conf", c, "--deadline", "7"]).unwrap();
         assert_eq!(given.deadline, Some(Duration::from_secs(7)));
+        // Shorter than the level's budget (quick: 30 s) and its margin: raised, and said.
+        let quick = config(&["hc", "-r", "server", "--profile", "quick", "--nhc-conf", c]).unwrap();
+        assert_eq!(quick.deadline, Some(Duration::from_secs(35)));
+        assert!(
+            quick.notes.iter().any(|n| n.contains("TIMEOUT=20")),
+            "{:?}",
+            quick.notes
+        );
         std::fs::write(&conf, "* || export TIMEOUT=300\n").unwrap();
         let slurm = config(&["hc", "slurm", "--nhc-conf", c]).unwrap();
         assert_eq!(slurm.deadline, Some(crate::profile::SLURM_DEADLINE));

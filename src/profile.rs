@@ -55,6 +55,9 @@ pub const IDLE_TIMEOUT: &str = "900";
 /// `health_check slurm`'s `--deadline`: slurmd kills its HealthCheckProgram after 60 s; the run
 /// stops itself before, to write its document and count the overrun as a failing run.
 pub const SLURM_DEADLINE: Duration = Duration::from_secs(50);
+/// How much longer than its level's budget a run may take when nhc.conf's TIMEOUT is its
+/// deadline (the budget is an estimate; NHC's TIMEOUT was sized for checks of milliseconds).
+pub const NHC_TIMEOUT_MARGIN: Duration = Duration::from_secs(5);
 /// `slurm --drain-after`: failing runs in a row before a drain (one noisy run must not drain).
 pub const SLURM_DRAIN_AFTER: u32 = 2;
 /// `slurm --resume-after`: passing runs in a row before health_check's own drain is lifted.

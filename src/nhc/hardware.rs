@@ -47,6 +47,10 @@ pub fn mcelog(settings: &Settings) -> Result<Verdict, String> {
             t.push_str(&String::from_utf8_lossy(&out.stderr));
             t
         }
+        // One that cannot start prints the shell's complaint to NHC, no counts: a pass.
+        Err(e @ crate::command::CommandError::Spawn { .. }) => {
+            return Ok(verdict(None, Some(format!("{check}:  {e}")), None));
+        }
         Err(e) => return Ok(verdict(Some(format!("{check}:  {e}")), None, None)),
     };
     if text.trim().is_empty() {

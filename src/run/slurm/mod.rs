@@ -392,18 +392,18 @@ fn lock(state: &Path) -> Result<Lock, String> {
 
 /// This node's name: `--node`, `$SLURMD_NODENAME`, else the short host name.
 fn node_name(cfg: &SlurmConfig) -> String {
-    cfg.node
-        .clone()
-        .or_else(|| {
-            std::env::var("SLURMD_NODENAME")
-                .ok()
-                .filter(|n| !n.is_empty())
-        })
-        .or_else(|| {
-            std::fs::read_to_string("/proc/sys/kernel/hostname")
-                .ok()
-                .map(|h| h.trim().split('.').next().unwrap_or_default().to_string())
-        })
+    name_of_node(
+        cfg.node.clone(),
+        std::env::var("SLURMD_NODENAME").ok(),
+        std::fs::read_to_string("/proc/sys/kernel/hostname").ok(),
+    )
+}
+
+/// `--node`, else slurmd's `SLURMD_NODENAME` when it says something, else the short host name.
+fn name_of_node(given: Option<String>, slurmd: Option<String>, host: Option<String>) -> String {
+    given
+        .or_else(|| slurmd.filter(|n| !n.is_empty()))
+        .or_else(|| host.map(|h| h.trim().split('.').next().unwrap_or_default().to_string()))
         .unwrap_or_else(|| "localhost".into())
 }
 
@@ -673,6 +673,60 @@ mod tests {
         assert!(!judged(&doc, "errors.aer:0000:5e:00.0", false));
         assert!(judged(&doc, "sleep", true));
         assert!(!judged(&doc, "memory", true));
+    }
+
+    #[test]
+    fn the_node_is_named_by_the_flag_else_slurmd_else_the_short_host_name() {
+        let s = |v: &str| Some(v.to_string());
+        assert_eq!(name_of_node(s("n1"), s("n2"), s("h.x")), "n1");
+        assert_eq!(name_of_node(None, s("n2"), s("h.x")), "n2");
+        // slurmd set it empty: the host name decides.
+        assert_eq!(name_of_node(None, s(""), s("h3.example.com\n")), "h3");
+        assert_eq!(name_of_node(None, None, None), "localhost");
+    }
+
+    /// On a node that runs jobs the run leaves out what would disturb them (the network and
+    /// storage sections, the memory bandwidth tests) and says why; an idle node's run is as
+    /// asked. While our drain holds, failing runs stay out of the history's reference.
+    #[test]
+    fn a_busy_node_is_measured_gently_and_our_drain_keeps_failing_runs_out_of_the_reference() {
+        let argv = [
+            "hc",
+            "slurm",
+            "--profile",
+            "standard",
+            "--history",
+            "/tmp/h.sqlite",
+        ];
+        let cli = crate::cli::Cli::parse_args(argv).unwrap();
+        let config = Config::from_cli(&cli, 2).unwrap();
+        let node = |state: &str, reason: Option<&str>| NodeInfo {
+            name: "n1".into(),
+            state: state.into(),
+            reason: reason.map(str::to_string),
+            partitions: Vec::new(),
+        };
+        let idle = gentle(&config, &node("IDLE", None));
+        assert_eq!(idle.plan, config.plan);
+        assert!(idle.memory.tests.peak && idle.memory.tests.loaded);
+        assert!(!idle.history.as_ref().unwrap().without_flagged);
+        let busy = gentle(&config, &node("MIXED", None));
+        assert!(!busy.plan.contains(&Section::Network), "{:?}", busy.plan);
+        assert!(busy.plan.contains(&Section::Memory) && busy.plan.contains(&Section::Sleep));
+        assert!(
+            busy.excluded
+                .iter()
+                .any(|(s, why)| *s == Section::Network && why.contains("runs jobs (MIXED)")),
+            "{:?}",
+            busy.excluded
+        );
+        let t = &busy.memory.tests;
+        assert!(!t.peak && !t.memcpy && !t.loaded);
+        let ours = gentle(
+            &config,
+            &node("IDLE+DRAIN", Some("health_check: x: check failed")),
+        );
+        assert!(ours.history.as_ref().unwrap().without_flagged);
     }
 
     #[test]
