@@ -676,7 +676,14 @@ def test_a_second_round_settles_a_one_server_star_client_or_path(fleet, slow):
         fleet.shape(h4, "1gbit")
     assert "h4.resolve.json" in [p.name for p in run.glob("*.resolve.json")], list(run.iterdir())
     findings = [f for f in report["findings"] if f["figure"].startswith("network.bandwidth")]
-    assert not any("suspect" in f for f in report["findings"]), report["findings"]
+    assert not any("suspect" in f for f in findings), report["findings"]
+    # The fleet's namespaces share this VM's two CPUs: an RTT of 3 pings, tens of microseconds,
+    # taken while another host's run writes its identity, now and then comes out 50 % and 50 us
+    # above the rest. Measured once, that path is rightly left suspect; bandwidth is what this
+    # test is about.
+    latency_suspects = {
+        name for f in report["findings"] if f["figure"].startswith("ping.latency") for name in f.get("suspect") or []
+    }
     if slow == "client":
         assert machines["h4"]["status"] == "fail", machines["h4"]
         assert "network.bandwidth" in machines["h4"]["reasons"][0], machines["h4"]["reasons"]
@@ -688,9 +695,15 @@ def test_a_second_round_settles_a_one_server_star_client_or_path(fleet, slow):
         assert "poor only between h1 and" in links[0]["message"], links[0]["message"]
         assert not [f for f in findings if f["scope"] != "link"], findings
         others = ("h1", "h2", "h3", "h4")
+
+    def not_blamed(m):
+        if m["status"] == "suspect":
+            return m["label"] in latency_suspects
+        return m["status"] not in ("fail", "warn")
+
     for name in others:
         if name in machines:
-            assert machines[name]["status"] not in ("fail", "warn", "suspect"), machines[name]
+            assert not_blamed(machines[name]), machines[name]
     for m in report["machines"]:
         if m["label"] not in ("h4", h4.address):
-            assert m["status"] not in ("fail", "warn", "suspect"), m
+            assert not_blamed(m), m
