@@ -18,10 +18,8 @@
 //!
 //! Usage: cargo bench --bench blame_sim [-- --draws 20 --sizes 24,200,2000]
 
-use health_check::judge::checks::Thresholds;
 use health_check::judge::fleet::{ReaderConfig, judge};
-use health_check::judge::machine::{LabelFrom, Machine};
-use health_check::judge::rules::Rules;
+use health_check::judge::machine::Machine;
 use health_check::rng::Rng;
 use health_check::wire::figures::{BANDWIDTH, Basis, Figure, REVERSE_BANDWIDTH};
 use health_check::wire::fleet::{DocumentKind, FleetReport, MachineStatus, Sku};
@@ -272,13 +270,7 @@ fn statuses(r: &FleetReport) -> BTreeMap<&str, MachineStatus> {
 }
 
 fn reader() -> ReaderConfig {
-    ReaderConfig {
-        paths: Vec::new(),
-        rules: Rules::builtin(),
-        labels: LabelFrom::Auto,
-        print_rules: false,
-        thresholds: Thresholds::default(),
-    }
+    ReaderConfig::builtin()
 }
 
 fn flagged(s: MachineStatus) -> bool {

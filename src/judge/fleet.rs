@@ -42,6 +42,20 @@ impl PartialEq for ReaderConfig {
 
 impl Eq for ReaderConfig {}
 
+impl ReaderConfig {
+    /// The built-in rules and default limits, no paths: for judging machines already read (the
+    /// fleet simulator, tests).
+    pub fn builtin() -> ReaderConfig {
+        ReaderConfig {
+            paths: Vec::new(),
+            rules: Rules::builtin(),
+            labels: LabelFrom::Auto,
+            print_rules: false,
+            thresholds: Thresholds::default(),
+        }
+    }
+}
+
 /// A baseline loaded for `--baseline`: the file, its expectations and its rules.
 #[derive(Debug, Clone)]
 pub struct BaselineRef {
@@ -383,13 +397,7 @@ mod tests {
     use crate::wire::fleet::Sku;
 
     fn reader() -> ReaderConfig {
-        ReaderConfig {
-            paths: Vec::new(),
-            rules: Rules::builtin(),
-            labels: LabelFrom::Auto,
-            print_rules: false,
-            thresholds: Thresholds::with_overrides(&[]).unwrap(),
-        }
+        ReaderConfig::builtin()
     }
 
     /// Servers of one model, each with the aggregate bandwidth of two clients: `(server,
