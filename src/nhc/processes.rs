@@ -112,6 +112,16 @@ fn max_sys_uid(settings: &Settings, m: &dyn Machine) -> Result<u32, String> {
     }
 }
 
+/// The users always allowed: the file's `NHC_AUTH_USERS`, else NHC's `root nobody`.
+fn auth_users(settings: &Settings) -> Vec<String> {
+    settings
+        .get("NHC_AUTH_USERS")
+        .map_or("root nobody", String::as_str)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
 /// Which resource manager NHC would ask: the file's `NHC_RM`, else Slurm where its commands
 /// are installed.
 fn asks_slurm(settings: &Settings) -> Option<bool> {
@@ -130,12 +140,7 @@ pub fn unauth_users(
     let check = "check_ps_unauth_users";
     let wanted = Wanted::parse(check, args)?;
     let max_sys = max_sys_uid(settings, m)?;
-    let mut allowed: Vec<String> = settings
-        .get("NHC_AUTH_USERS")
-        .map_or("root nobody", String::as_str)
-        .split_whitespace()
-        .map(str::to_string)
-        .collect();
+    let mut allowed = auth_users(settings);
     let host = settings.get("HOSTNAME_S").map_or("", String::as_str);
     let jobs = match asks_slurm(settings) {
         Some(false) => None,
@@ -199,9 +204,7 @@ pub fn userproc_lineage(
         }
     };
     let max_sys = max_sys_uid(settings, m)?;
-    let allowed = settings
-        .get("NHC_AUTH_USERS")
-        .map_or("root nobody", String::as_str);
+    let allowed = auth_users(settings);
     let procs = m.processes();
     let by_pid: BTreeMap<u32, &Process> = procs.iter().map(|p| (p.pid, p)).collect();
     let descends = |p: &Process| -> Result<bool, String> {
@@ -225,7 +228,7 @@ pub fn userproc_lineage(
     for p in &procs {
         if wanted.ignores(p)
             || p.uid <= max_sys
-            || allowed.split_whitespace().any(|u| u == p.user)
+            || allowed.contains(&p.user)
             || host_matches(&daemon, command(p))?
             || descends(p)?
         {
