@@ -2,7 +2,7 @@
 //! without YAML anchors and aliases (our files never use them, and 40,000 aliases to one large
 //! entry expand to gigabytes), and without deep nesting. A usage error names the line.
 
-use std::io::Read;
+use crate::wire::read::{Refusal, read_regular_text};
 use std::path::Path;
 
 /// The largest rules or baseline file read, bytes.
@@ -13,28 +13,13 @@ pub const MAX_DEPTH: usize = 64;
 /// The file's text, refused when it is not a regular file, too large, or uses anchors, aliases
 /// or deep nesting.
 pub fn read_yaml_text(path: &Path) -> Result<String, String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    if !meta.is_file() {
-        return Err("not a regular file (a FIFO, socket or device)".into());
-    }
-    if meta.len() > MAX_BYTES {
-        return Err(format!(
-            "{} bytes is more than the {MAX_BYTES} a rules or baseline file may have",
-            meta.len()
-        ));
-    }
-    let mut text = String::new();
-    file.take(MAX_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read it: {e}"))?;
+    let text = read_regular_text(path, MAX_BYTES).map_err(|refusal| match refusal {
+        Refusal::Io(message) => message,
+        Refusal::NotRegular => "not a regular file (a FIFO, socket or device)".into(),
+        Refusal::TooLarge(bytes) => {
+            format!("{bytes} bytes is more than the {MAX_BYTES} a rules or baseline file may have")
+        }
+    })?;
     check(&text)?;
     Ok(text)
 }

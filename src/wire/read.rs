@@ -177,38 +177,55 @@ fn walk(dir: &Path, out: &mut Vec<Input>) {
     }
 }
 
-/// The file's text: a regular file (opened without blocking, so a FIFO cannot hang the reader)
-/// of at most [`MAX_DOCUMENT_BYTES`].
-fn read_text(path: &Path) -> Result<String, String> {
+/// Why [`read_regular_text`] refused a file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    /// It could not be opened or read (the OS error, worded).
+    Io(String),
+    /// A FIFO, socket or device: reading it could block or never end.
+    NotRegular,
+    /// Larger than the cap; the size in bytes (as far as it could be read).
+    TooLarge(u64),
+}
+
+/// The text of a regular file of at most `cap` bytes, opened without blocking so a FIFO cannot
+/// hang the reader. Every file we read from an operator (documents, rules, baselines) comes
+/// through here.
+pub fn read_regular_text(path: &Path, cap: u64) -> Result<String, Refusal> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
+    let io = |e: std::io::Error| Refusal::Io(format!("cannot read it: {e}"));
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot read it: {e}"))?;
+        .map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
-        return Err("not a regular file (a FIFO, socket or device): not read".into());
+        return Err(Refusal::NotRegular);
     }
-    let cap = max_document_bytes();
     if meta.len() > cap {
-        return Err(format!(
-            "{} bytes is larger than a document can be ({cap} bytes; \
-             HEALTH_CHECK_MAX_DOCUMENT raises the limit)",
-            meta.len()
-        ));
+        return Err(Refusal::TooLarge(meta.len()));
     }
     let mut text = String::with_capacity(meta.len() as usize);
-    file.take(cap + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read it: {e}"))?;
+    file.take(cap + 1).read_to_string(&mut text).map_err(io)?;
     if text.len() as u64 > cap {
-        return Err(format!("larger than a document can be ({cap} bytes)"));
+        return Err(Refusal::TooLarge(text.len() as u64));
     }
     Ok(text)
+}
+
+/// A document's text, refused in words a reader of the fleet report can act on.
+fn read_text(path: &Path) -> Result<String, String> {
+    let cap = max_document_bytes();
+    read_regular_text(path, cap).map_err(|refusal| match refusal {
+        Refusal::Io(message) => message,
+        Refusal::NotRegular => "not a regular file (a FIFO, socket or device): not read".into(),
+        Refusal::TooLarge(bytes) => format!(
+            "{bytes} bytes is larger than a document can be ({cap} bytes; \
+             HEALTH_CHECK_MAX_DOCUMENT raises the limit)"
+        ),
+    })
 }
 
 /// Reads one file. `Ok(None)` for a file that is one of our fleet reports (a reader's output,

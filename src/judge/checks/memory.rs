@@ -2,7 +2,7 @@
 //! disagree by more than 10 % (warn: the machine was busy, or the figure is unstable), and the
 //! latency steps of the cache curve against the cache sizes the kernel reports.
 
-use super::{Thresholds, check};
+use super::{Thresholds, check, pass_or_warn};
 use crate::units::format_binary_size;
 use crate::wire::document::{Check, CheckId, Status};
 use crate::wire::memory::{MemoryPart, MinAvgMax};
@@ -68,20 +68,11 @@ pub fn peak_vs_theoretical(
         "best {best:.0} MiB/s is {pct}% of the {:.0} MiB/s that {} channel(s) of {} MT/s x {} bit deliver",
         dram.theoretical_peak_mb_s, dram.channels, dram.speed_mts, dram.data_width_bits
     );
-    Some(if pct >= limit {
-        check(&name, Status::Pass, Some(pct), limit, detail)
-    } else {
-        check(
-            &name,
-            Status::Warn,
-            Some(pct),
-            limit,
-            format!(
-                "{detail}: check that every channel is populated, the DIMMs run at their rated \
-                 speed (BIOS), and no other load ran; few cores cannot saturate many channels"
-            ),
-        )
-    })
+    let advice = format!(
+        "{detail}: check that every channel is populated, the DIMMs run at their rated speed \
+         (BIOS), and no other load ran; few cores cannot saturate many channels"
+    );
+    Some(pass_or_warn(&name, pct, limit, detail, advice))
 }
 
 /// Whether node `name` (`Node-3`) has no CPUs (CXL or HBM memory), where the system says.

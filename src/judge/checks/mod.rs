@@ -71,6 +71,15 @@ fn check(name: &CheckId, status: Status, value: Option<f64>, limit: f64, message
     }
 }
 
+/// `pass` when `value` reaches `limit`, else `warn` with the advice that says what to look at.
+fn pass_or_warn(name: &CheckId, value: f64, limit: f64, passing: String, failing: String) -> Check {
+    if value >= limit {
+        check(name, Status::Pass, Some(value), limit, passing)
+    } else {
+        check(name, Status::Warn, Some(value), limit, failing)
+    }
+}
+
 impl Check {
     /// The same check with no limit (for figures judged by presence, not size).
     fn without_limit(mut self) -> Self {

@@ -1,7 +1,7 @@
 //! Network rules: ping loss (any warns, more than 1 % fails), a bandwidth figure for every
 //! client, bandwidth against the link's TCP goodput limit, and forward against reverse.
 
-use super::{Thresholds, check};
+use super::{Thresholds, check, pass_or_warn};
 use crate::wire::document::{BandwidthEntry, Check, CheckId, PingEntry, PingMethod, Status};
 
 /// Ping loss: none passes, any warns, more than the limit fails. No reply at all fails.
@@ -233,30 +233,20 @@ pub fn link_efficiency(b: &BandwidthEntry, t: &Thresholds) -> Check {
         );
     };
     let speed = b.link_speed_gbps.unwrap_or(0.0);
-    if pct >= limit {
-        check(
-            &name,
-            Status::Pass,
-            Some(pct),
-            limit,
-            format!(
-                "'{}': {pct}% of the {speed} Gbit/s link's TCP goodput",
-                b.hostname
-            ),
-        )
-    } else {
-        check(
-            &name,
-            Status::Warn,
-            Some(pct),
-            limit,
-            format!(
-                "'{}': only {pct}% of the {speed} Gbit/s link's TCP goodput (under {limit}%): check the \
-             peer's load, NIC offloads and interrupt placement, and the cabling/switch port",
-                b.hostname
-            ),
-        )
-    }
+    pass_or_warn(
+        &name,
+        pct,
+        limit,
+        format!(
+            "'{}': {pct}% of the {speed} Gbit/s link's TCP goodput",
+            b.hostname
+        ),
+        format!(
+            "'{}': only {pct}% of the {speed} Gbit/s link's TCP goodput (under {limit}%): check \
+             the peer's load, NIC offloads and interrupt placement, and the cabling/switch port",
+            b.hostname
+        ),
+    )
 }
 
 /// Forward and reverse bandwidth should be alike; a large gap points at one side's NIC or path.
