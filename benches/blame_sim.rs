@@ -19,10 +19,11 @@
 //! Usage: cargo bench --bench blame_sim [-- --draws 20 --sizes 24,200,2000]
 
 use health_check::judge::fleet::{ReaderConfig, judge};
-use health_check::judge::machine::Machine;
+use health_check::judge::machine::{ClientCheck, Machine};
 use health_check::rng::Rng;
+use health_check::wire::check::{CheckId, Status};
 use health_check::wire::figures::{BANDWIDTH, Basis, Figure, REVERSE_BANDWIDTH};
-use health_check::wire::fleet::{DocumentKind, FleetReport, MachineStatus, Sku};
+use health_check::wire::fleet::{DocumentKind, FleetReport, MachineStatus, Scope, Sku};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
@@ -45,6 +46,8 @@ enum Kind {
     Machine,
     Link,
     Rack,
+    /// Every path at half speed: a cause all machines share (the switch, the fabric).
+    Fabric,
 }
 
 /// The truth of one fleet.
@@ -55,6 +58,7 @@ struct Fleet {
     tests: Vec<(usize, usize)>,
     fault: Vec<Option<Kind>>,
     links: HashSet<(usize, usize)>,
+    fabric: bool,
 }
 
 fn pair(a: usize, b: usize) -> (usize, usize) {
@@ -127,6 +131,7 @@ impl Fleet {
             tests,
             fault: vec![None; n],
             links: HashSet::new(),
+            fabric: false,
         }
     }
 
@@ -148,6 +153,7 @@ impl Fleet {
         let anyone: BTreeSet<usize> = leads.union(&measured).copied().collect();
         match kind {
             Kind::None => {}
+            Kind::Fabric => self.fabric = true,
             Kind::Server => pick(&leads, rng)
                 .into_iter()
                 .for_each(|m| self.fault[m] = Some(kind)),
@@ -199,10 +205,36 @@ impl Fleet {
             || self.fault[sender] == Some(Kind::Send)
             || self.fault[s] == Some(Kind::Machine)
             || self.fault[c] == Some(Kind::Machine)
-            || self.links.contains(&pair(s, c));
+            || self.links.contains(&pair(s, c))
+            || self.fabric;
         let factor = if slow { 0.5 } else { 1.0 };
         let noise = 0.98 + 0.04 * rng.below(10_001) as f64 / 10_000.0;
         cap(s).min(cap(c)) * factor * noise
+    }
+
+    /// The checks a server's own run gives a path at `gbps` that do not pass, as the binary's:
+    /// under the 10 Gbit/s floor fails; under 90 % of the server's link (25 Gbit/s for model
+    /// A, 15 for B, about 94 % of it TCP payload) warns.
+    fn own_checks(&self, s: usize, c: usize, gbps: f64) -> Vec<ClientCheck> {
+        let client = self.names[c].clone();
+        let link = if self.model_b[s] { 15.0 } else { 25.0 };
+        let efficiency = 100.0 * gbps / (0.94 * link);
+        let check = |rule: &str, status, value, limit| ClientCheck {
+            client: client.clone(),
+            check: CheckId::new("network", rule).on(client.as_str()),
+            status,
+            value: Some(value),
+            limit: Some(limit),
+            message: format!("{value:.1} under {limit}"),
+        };
+        let mut out = Vec::new();
+        if gbps < 10.0 {
+            out.push(check("bandwidth", Status::Fail, gbps, 10.0));
+        }
+        if efficiency < 90.0 {
+            out.push(check("link_efficiency", Status::Warn, efficiency, 90.0));
+        }
+        out
     }
 
     fn sku(&self, m: usize) -> Sku {
@@ -218,6 +250,7 @@ impl Fleet {
     fn machines(&self, tests: &[(usize, usize)], rng: &mut Rng) -> Vec<Machine> {
         let basis: Basis = Arc::from("profile=standard");
         let mut figures: BTreeMap<usize, Vec<Figure>> = BTreeMap::new();
+        let mut checks: BTreeMap<usize, Vec<ClientCheck>> = BTreeMap::new();
         for (m, _) in self.writes.iter().enumerate().filter(|w| *w.1) {
             figures.insert(m, Vec::new());
         }
@@ -227,12 +260,19 @@ impl Fleet {
                 let f = Figure::new(family, vec![self.names[c].clone()], v, basis.clone())
                     .expect("a positive figure");
                 figures.entry(s).or_default().push(f);
+                if !reverse {
+                    checks
+                        .entry(s)
+                        .or_default()
+                        .extend(self.own_checks(s, c, v));
+                }
             }
         }
         figures
             .into_iter()
             .map(|(s, figs)| {
                 let mut m = Machine::measured_only(&self.names[s]);
+                m.client_checks = checks.remove(&s).unwrap_or_default();
                 m.entry.source = format!("{}.json", self.names[s]);
                 m.entry.kind = DocumentKind::HealthCheck;
                 m.entry.sku = Some(self.sku(s));
@@ -259,6 +299,8 @@ struct Score {
     links: usize,
     links_found: usize,
     links_suspect: usize,
+    groups: usize,
+    group_draws: usize,
     seconds: f64,
 }
 
@@ -293,6 +335,13 @@ fn draw(layout: Layout, kind: Kind, n: usize, seed: u64, score: &mut Score) {
     score.draws += 1;
     let st = statuses(&report);
     let status = |m: usize| st.get(fleet.names[m].as_str()).copied();
+    let groups = report
+        .findings
+        .iter()
+        .filter(|f| f.scope == Scope::Group)
+        .count();
+    score.groups += groups;
+    score.group_draws += usize::from(groups > 0);
     let mut suspects_before = 0;
     for m in 0..n {
         let Some(s) = status(m) else { continue };
@@ -305,6 +354,11 @@ fn draw(layout: Layout, kind: Kind, n: usize, seed: u64, score: &mut Score) {
             }
         } else if flagged(s) {
             score.healthy_flagged += 1;
+            if std::env::var_os("BLAME_SIM_DEBUG").is_some() {
+                let m = report.machines.iter().find(|e| e.label == fleet.names[m]);
+                eprintln!("{layout:?} {n} {kind:?} seed {seed}: healthy flagged: {m:#?}");
+                eprintln!("findings: {:#?}", report.findings);
+            }
         } else if s == MachineStatus::Suspect {
             score.healthy_suspect += 1;
         }
@@ -409,13 +463,14 @@ fn main() {
         Kind::Machine,
         Kind::Link,
         Kind::Rack,
+        Kind::Fabric,
     ];
     println!(
         "| layout | machines | fault | draws | faulty | found | suspect | missed | healthy failed | \
-         healthy suspect | suspects before -> after (resolved) | found after round 2 | links found / suspect / of | ms per compare |"
+         healthy suspect | suspects before -> after (resolved) | found after round 2 | links found / suspect / of | group findings (draws) | ms per compare |"
     );
     println!(
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     let mut total = Score::default();
     for layout in layouts {
@@ -434,7 +489,7 @@ fn main() {
                     draw(layout, kind, n, 1 + d * 7919 + n as u64, &mut score);
                 }
                 println!(
-                    "| {layout:?} | {n} | {kind:?} | {} | {} | {} ({}) | {} | {} | {} | {} | {} -> {} ({}) | {} | {} / {} / {} | {:.1} |",
+                    "| {layout:?} | {n} | {kind:?} | {} | {} | {} ({}) | {} | {} | {} | {} | {} -> {} ({}) | {} | {} / {} / {} | {} ({}) | {:.1} |",
                     score.draws,
                     score.faulty,
                     score.found,
@@ -453,20 +508,32 @@ fn main() {
                     score.links_found,
                     score.links_suspect,
                     score.links,
+                    score.groups,
+                    score.group_draws,
                     1e3 * score.seconds / score.draws as f64,
                 );
                 total.healthy_flagged += score.healthy_flagged;
                 total.missed += score.missed;
                 total.suspects_before += score.suspects_before;
                 total.suspects_after += score.suspects_after;
+                if kind == Kind::Fabric {
+                    total.group_draws += score.group_draws;
+                    total.draws += score.draws;
+                } else {
+                    total.groups += score.groups;
+                }
             }
         }
     }
     println!(
         "\nhealthy machines failed or warned: {}; faulty machines neither found nor suspect: {}; \
-         suspects resolved by a second round: {}",
+         a shared fabric fault named by a group finding in {} of {} draws; group findings \
+         without one: {}; suspects resolved by a second round: {}",
         total.healthy_flagged,
         total.missed,
+        total.group_draws,
+        total.draws,
+        total.groups,
         pct(
             total.suspects_before.saturating_sub(total.suspects_after),
             total.suspects_before

@@ -53,6 +53,7 @@ pub fn findings(machines: &[Machine], groups: &[(Sku, Vec<usize>)], rules: &Rule
                         client: None,
                         scope: Scope::Machine,
                         link: None,
+                        members: None,
                         value: None,
                         median: None,
                         fact: Some(FactDrift {

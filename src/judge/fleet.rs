@@ -129,6 +129,7 @@ pub fn judge(
     findings.extend(super::drift::findings(&machines, &groups, &reader.rules));
     let mut blamed = blame::blame(&mut machines, &mut cache);
     findings.extend(std::mem::take(&mut blamed.findings));
+    findings.extend(super::shared::findings(&mut machines, &groups));
     let mut findings = excuse_aggregates(&mut machines, findings, &blamed.explained);
     account(&mut machines, &findings, &blamed.explained);
     account_not_compared(&mut machines);
@@ -268,7 +269,7 @@ fn account(
     // Suspect findings raised their candidates to `suspect` already (blame).
     for f in findings
         .iter()
-        .filter(|f| f.scope != Scope::Link && f.suspect.is_none())
+        .filter(|f| !matches!(f.scope, Scope::Link | Scope::Group) && f.suspect.is_none())
     {
         let Some(&i) = by_label.get(&f.machine) else {
             continue;
@@ -286,21 +287,34 @@ fn account(
     }
     let clients = compare::client_index(machines);
     let paths: BTreeSet<(usize, usize)> = explained.iter().map(|(a, b, _)| (*a, *b)).collect();
+    // A client whose own checks fail on most of its paths explains a failing path to it from a
+    // machine whose own checks do not: the path's other end explains it away.
+    let failing_most: BTreeSet<usize> = machines
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| super::shared::fails_on_most_paths(m))
+        .map(|(i, _)| i)
+        .collect();
     for (i, machine) in machines.iter_mut().enumerate() {
-        let failed = std::mem::take(&mut machine.client_checks_failed);
-        for (client, check, message) in failed {
-            let explained = clients
-                .get(&client)
-                .is_some_and(|&c| paths.contains(&(i, c)));
-            if explained {
+        let checks = std::mem::take(&mut machine.client_checks);
+        for c in checks.into_iter().filter(|c| c.status == Status::Fail) {
+            let client = clients.get(&c.client).copied();
+            let why = match client {
+                Some(j) if paths.contains(&(i, j)) => Some("a finding about it or the path to it"),
+                Some(j) if failing_most.contains(&j) && !failing_most.contains(&i) => {
+                    Some("its own checks, which fail on most of its paths")
+                }
+                _ => None,
+            };
+            if let Some(why) = why {
                 machine.entry.reasons.push(format!(
-                    "its own check {check} failed, explained by a finding about '{client}' or the \
-                     path to it"
+                    "its own check {} failed, explained by '{}': {why}",
+                    c.check, c.client
                 ));
             } else {
                 machine.raise(
                     MachineStatus::Fail,
-                    format!("its own check {check} failed: {message}"),
+                    format!("its own check {} failed: {}", c.check, c.message),
                 );
             }
         }
@@ -465,5 +479,86 @@ mod tests {
             "{:#?}",
             report.findings
         );
+    }
+
+    fn floor_check(client: &str, gbps: f64) -> crate::judge::machine::ClientCheck {
+        crate::judge::machine::ClientCheck {
+            client: client.to_string(),
+            check: crate::wire::check::CheckId::new("network", "bandwidth").on(client),
+            status: Status::Fail,
+            value: Some(gbps),
+            limit: Some(12.0),
+            message: format!("{gbps} Gbit/s is under 12"),
+        }
+    }
+
+    /// `n` machines measuring each other at 20 Gbit/s, and each of them measuring `x` at `to_x`.
+    fn mesh_with(n: usize, x: &str, to_x: f64) -> Vec<Machine> {
+        use crate::wire::figures::BANDWIDTH;
+        let name = |i: usize| format!("h{i}");
+        (0..n)
+            .map(|i| {
+                let mut figures: Vec<_> = (0..n)
+                    .filter(|&j| j != i)
+                    .map(|j| fig(&BANDWIDTH, &[&name(j)], 20.0))
+                    .collect();
+                figures.push(fig(&BANDWIDTH, &[x], to_x));
+                machine(&name(i), figures)
+            })
+            .collect()
+    }
+
+    /// A machine's own check failing on its path to a client the fleet finds slow is the
+    /// client's doing.
+    #[test]
+    fn a_path_check_to_a_client_found_slow_is_explained_by_it() {
+        let mut ms = mesh_with(5, "x", 10.0);
+        ms[0].client_checks.push(floor_check("x", 10.0));
+        let mut x = machine("x", Vec::new());
+        x.entry.figures = 0;
+        ms.push(x);
+        let (report, _) = judge(ms, &reader(), None);
+        assert!(
+            report
+                .findings
+                .iter()
+                .any(|f| f.machine == "x" && f.scope == Scope::Client),
+            "{:#?}",
+            report.findings
+        );
+        assert_eq!(status(&report, "h0"), MachineStatus::Ok, "{report:#?}");
+    }
+
+    /// A machine whose own checks fail on most of its paths explains the one failing check of a
+    /// machine whose others pass; its own failures stand.
+    #[test]
+    fn a_machine_failing_on_most_of_its_paths_explains_a_path_check_to_it() {
+        let mut ms = mesh_with(4, "h4", 20.0);
+        let mut x = machine(
+            "h4",
+            (0..4)
+                .map(|j| fig(&crate::wire::figures::BANDWIDTH, &[&format!("h{j}")], 20.0))
+                .collect(),
+        );
+        x.client_checks = (0..4).map(|j| floor_check(&format!("h{j}"), 9.0)).collect();
+        ms.push(x);
+        ms[0].client_checks.push(floor_check("h4", 9.0));
+        let (report, _) = judge(ms, &reader(), None);
+        assert_eq!(status(&report, "h0"), MachineStatus::Ok, "{report:#?}");
+        assert_eq!(status(&report, "h4"), MachineStatus::Fail, "{report:#?}");
+        // Two machines failing on most of their paths each keep their failure.
+        let mut ms = mesh_with(4, "h4", 20.0);
+        let mut x = machine("h4", Vec::new());
+        x.entry.figures = 0;
+        ms.push(x);
+        for i in 0..2 {
+            ms[i].client_checks = (0..4)
+                .filter(|&j| j != i)
+                .map(|j| floor_check(&format!("h{j}"), 9.0))
+                .collect();
+        }
+        let (report, _) = judge(ms, &reader(), None);
+        assert_eq!(status(&report, "h0"), MachineStatus::Fail, "{report:#?}");
+        assert_eq!(status(&report, "h1"), MachineStatus::Fail, "{report:#?}");
     }
 }

@@ -5,6 +5,7 @@
 
 use super::checks::Thresholds;
 use super::noise;
+use crate::wire::check::CheckId;
 use crate::wire::document::{Document, Section, SectionOutcome, Status};
 use crate::wire::figures::{self, Extracted, Figure};
 use crate::wire::fleet::{DocumentKind, MachineEntry, MachineStatus, Sku};
@@ -49,13 +50,31 @@ pub struct Machine {
     pub document: Option<Box<Document>>,
     /// Sections measured under interference beyond the limits, and what interfered.
     pub interfered: BTreeMap<Section, String>,
-    /// Its own failed checks about one client (`network.bandwidth:c3`): (client, check, message).
-    /// Blame may explain them by the client or the path; the rest fail the machine.
-    pub client_checks_failed: Vec<(String, String, String)>,
+    /// Its own checks about one client (`network.bandwidth:c3`) that failed or warned. Blame
+    /// may explain a failure by the client or the path, a shortfall its whole group shares by
+    /// the group; the failures left fail the machine.
+    pub client_checks: Vec<ClientCheck>,
     /// Its configuration as facts (`system.fingerprint`), for the drift among siblings.
     pub facts: BTreeMap<String, String>,
     /// The clients its aggregate bandwidth measured together, as its document names them.
     pub aggregate_clients: Vec<String>,
+}
+
+/// One of a machine's own checks about one client that did not pass.
+#[derive(Debug, Clone)]
+pub struct ClientCheck {
+    /// The client, as the check names it.
+    pub client: String,
+    /// The check (`network.bandwidth:c3`).
+    pub check: CheckId,
+    /// `fail` or `warn`.
+    pub status: Status,
+    /// The checked value, where the check has one.
+    pub value: Option<f64>,
+    /// Its limit.
+    pub limit: Option<f64>,
+    /// The check's message.
+    pub message: String,
 }
 
 impl Machine {
@@ -79,7 +98,7 @@ impl Machine {
             addresses: Vec::new(),
             document: None,
             interfered: BTreeMap::new(),
-            client_checks_failed: Vec::new(),
+            client_checks: Vec::new(),
             facts: BTreeMap::new(),
             aggregate_clients: Vec::new(),
         }
@@ -301,6 +320,19 @@ fn identity_of_envelope(m: &EnvelopeMachine) -> MachineIdentity {
     }
 }
 
+impl ClientCheck {
+    fn of(client: &str, c: &crate::wire::check::Check) -> ClientCheck {
+        ClientCheck {
+            client: client.to_string(),
+            check: c.name.clone(),
+            status: c.status,
+            value: c.value,
+            limit: c.limit,
+            message: c.message.clone(),
+        }
+    }
+}
+
 /// Fills the entry from one of our documents: identity, own sections, own checks, interference;
 /// returns nothing, records everything on `m`.
 fn describe_ours(
@@ -335,7 +367,15 @@ fn describe_ours(
             m.interfered.insert(*section, why);
         }
     }
-    for c in doc.checks.iter().filter(|c| c.status == Status::Fail) {
+    for c in doc.checks.iter() {
+        if let (Status::Warn, Some(client), "network") =
+            (c.status, &c.name.subject, c.name.section.as_str())
+        {
+            m.client_checks.push(ClientCheck::of(client, c));
+        }
+        if c.status != Status::Fail {
+            continue;
+        }
         // A document written with other limits (or by an older version) may hold a failure
         // that load moved: judged by these limits, it is inconclusive, not the machine's fault.
         let disturbed = noise::section_of(&c.name)
@@ -353,10 +393,7 @@ fn describe_ours(
         }
         m.entry.checks_failed.push(c.name.to_string());
         match (&c.name.subject, c.name.section.as_str()) {
-            (Some(client), "network") => {
-                m.client_checks_failed
-                    .push((client.clone(), c.name.to_string(), c.message.clone()))
-            }
+            (Some(client), "network") => m.client_checks.push(ClientCheck::of(client, c)),
             _ => m.raise(
                 MachineStatus::Fail,
                 format!("its own check {} failed: {}", c.name, c.message),

@@ -3,7 +3,8 @@
 //! a figure with its reference (`reference.rs`), the steps every verdict against a reference takes
 //! (`pipeline.rs`: population, reference, judged, status and finding, interference), and the
 //! fleet's readers built on them: machines and their models (`machine.rs`), `compare`, `blame`,
-//! `baseline`, a run against the machine's past (`past.rs`), and `fleet.rs`, which runs them.
+//! `baseline`, a shortfall a whole model group shares (`shared.rs`), a run against the machine's
+//! past (`past.rs`), and `fleet.rs`, which runs them.
 //!
 //! May import: the leaves, the measurement modules' plain types, and the wire. Nothing above.
 
@@ -21,4 +22,5 @@ pub mod past;
 pub mod pipeline;
 pub mod reference;
 pub mod rules;
+pub mod shared;
 pub mod yaml_guard;

@@ -183,6 +183,7 @@ impl<'r> Judged<'r> {
             client: subject.client,
             scope: subject.scope,
             link: subject.link,
+            members: None,
             value: Some(self.value),
             median: Some(self.reference.median),
             fact: None,

@@ -24,10 +24,7 @@ pub fn summary(r: &FleetReport) -> String {
         safe(&r.fleet_report.rules_source)
     );
     if !r.findings.is_empty() {
-        let who = |f: &crate::wire::fleet::Finding| match &f.link {
-            Some(ends) => safe(&ends.join("<->")),
-            None => safe(&f.machine),
-        };
+        let who = |f: &crate::wire::fleet::Finding| safe(&f.who());
         let host_w = r
             .findings
             .iter()

@@ -4,7 +4,7 @@
 //! machine: its status, each finding, and each baseline check.
 
 use crate::wire::document::{Check, Document, SectionOutcome, Status, word};
-use crate::wire::fleet::{FleetReport, MachineStatus};
+use crate::wire::fleet::{FleetReport, MachineStatus, Scope};
 use crate::wire::rule::Severity;
 use std::fmt::Write as _;
 
@@ -185,12 +185,14 @@ pub fn fleet(r: &FleetReport) -> String {
                 format!("{}: {}", m.status.as_str(), m.reasons.join("; "))
             },
         }];
-        // A link finding is listed under both its ends: it fails neither, so it never fails.
+        // A link finding is listed under both its ends, a group finding under its members:
+        // it fails none of them (a group's fails its own suite, below).
         let own = |x: &&crate::wire::fleet::Finding| {
-            x.machine == m.label || x.link.as_ref().is_some_and(|l| l.contains(&m.label))
+            let among = |l: &Option<Vec<String>>| l.as_ref().is_some_and(|l| l.contains(&m.label));
+            (x.machine == m.label && x.scope != Scope::Group) || among(&x.link) || among(&x.members)
         };
         for finding in r.findings.iter().filter(own) {
-            let link = finding.link.is_some();
+            let link = finding.link.is_some() || finding.scope == Scope::Group;
             cases.push(Case {
                 class: "fleet.findings".into(),
                 name: format!("compare.{}", finding.figure),
@@ -204,6 +206,9 @@ pub fn fleet(r: &FleetReport) -> String {
                     (Some(_), _) => format!("INCONCLUSIVE: {}", finding.message),
                     _ if finding.suspect.is_some() => format!("SUSPECT: {}", finding.message),
                     (None, Severity::Warn) => format!("WARN: {}", finding.message),
+                    (None, Severity::Fail) if finding.scope == Scope::Group => {
+                        format!("GROUP: {}", finding.message)
+                    }
                     (None, Severity::Fail) if link => format!("LINK: {}", finding.message),
                     _ => finding.message.clone(),
                 },
@@ -219,6 +224,27 @@ pub fn fleet(r: &FleetReport) -> String {
         }
         cases.extend(m.baseline_checks.iter().map(|c| case_of_check("fleet", c)));
         write_suite(&mut suites, &m.label, m.hostname.as_deref(), 0.0, &cases);
+        let (a, b, c) = counts(&cases);
+        (t, f, s) = (t + a, f + b, s + c);
+    }
+    // A shortfall a whole model shares: its own suite, failed when its severity is fail.
+    for g in r.findings.iter().filter(|x| x.scope == Scope::Group) {
+        let cases = [Case {
+            class: "fleet.groups".into(),
+            name: format!("compare.{}", g.figure),
+            outcome: match g.severity {
+                Severity::Fail => CaseOutcome::Failure,
+                Severity::Warn => CaseOutcome::Pass,
+            },
+            message: format!("{}: {}", g.severity.as_str().to_uppercase(), g.message),
+        }];
+        write_suite(
+            &mut suites,
+            &format!("group {}", g.machine),
+            None,
+            0.0,
+            &cases,
+        );
         let (a, b, c) = counts(&cases);
         (t, f, s) = (t + a, f + b, s + c);
     }

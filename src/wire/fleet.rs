@@ -305,6 +305,10 @@ pub enum Scope {
     /// The path between two machines (`link`): poor while both ends are fine elsewhere, or the
     /// only measurement of both, which cannot tell its ends apart. Neither end fails for it.
     Link,
+    /// A whole model group: (nearly) every machine of it falls short of the same yardstick on
+    /// its paths, so they share the cause (a switch, the fabric, the test's settings). `machine`
+    /// names the model, `members` the machines; none of them fails for it.
+    Group,
 }
 
 /// A figure worse than its reference, or a fact of a machine's configuration that differs from
@@ -312,7 +316,7 @@ pub enum Scope {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Finding {
-    /// The machine it blames (by label); for a link, its first end.
+    /// The machine it blames (by label); for a link, its first end; for a group, the model.
     pub machine: String,
     /// The figure's dotted name (`network.bandwidth.*` when it is about all clients).
     pub figure: String,
@@ -324,6 +328,9 @@ pub struct Finding {
     /// The two ends of the path, for a link finding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<Vec<String>>,
+    /// The machines that share the shortfall, for a group finding (by label).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members: Option<Vec<String>>,
     /// The figure (the median of the machine's values for a server, client or machine finding
     /// over measurements); null for a fact.
     #[schemars(required, transform = nullable)]
@@ -355,6 +362,19 @@ pub struct Finding {
     pub suspect: Option<Vec<String>>,
     /// One line a person can act on, with the evidence.
     pub message: String,
+}
+
+impl Finding {
+    /// Whom it is about, for people: a machine, a link's two ends (`a<->b`), or a model and
+    /// how many of its machines share it, the count first so a narrow column keeps it
+    /// (`12 machines of model 'A'`).
+    pub fn who(&self) -> String {
+        match (&self.link, &self.members) {
+            (Some(ends), _) => ends.join("<->"),
+            (None, Some(members)) => format!("{} machines of {}", members.len(), self.machine),
+            (None, None) => self.machine.clone(),
+        }
+    }
 }
 
 /// One measurement that would tell a suspect's candidates apart.

@@ -53,6 +53,11 @@ fn machine<'a>(r: &'a FleetReport, label: &str) -> &'a MachineEntry {
 
 /// One real network run from A to B's responder with A's and B's links shaped to `rate`.
 fn network_run(pair: &NetPair, rate: &str) -> Value {
+    network_run_with(pair, rate, &[])
+}
+
+/// [`network_run`] with more arguments (later limits override `VM_LIMITS`).
+fn network_run_with(pair: &NetPair, rate: &str, extra: &[&str]) -> Value {
     pair.shape(Side::A, rate);
     pair.shape(Side::B, rate);
     let mut args = vec![
@@ -70,6 +75,7 @@ fn network_run(pair: &NetPair, rate: &str) -> Value {
         "0.05",
     ];
     args.extend_from_slice(&VM_LIMITS);
+    args.extend_from_slice(extra);
     let out = pair
         .command(Side::A, &bin_str())
         .args(&args)
@@ -262,6 +268,116 @@ fn in_a_mesh_a_slow_host_is_blamed_and_a_slow_path_is_a_link() {
             "{h} is not to blame:\n{stderr}"
         );
     }
+}
+
+/// A fleet slow all together: every path of a six-host mesh measured for real at 200 Mbit/s, by
+/// runs whose own floor (0.5 Gbit/s) each path fails. Nobody stands out, so blame names nobody;
+/// the machines' own checks would fail all six for a cause they share. One group finding fails
+/// the report (`--strict` exits 3) and names the six; no machine fails; every format says so.
+#[test]
+fn a_fleet_slow_all_together_is_one_group_finding_and_no_machine_fails() {
+    let _cpus = exclusive();
+    let Some(mut pair) = NetPair::new("fleet_slow_all_together") else {
+        return;
+    };
+    pair.spawn(
+        Side::B,
+        &bin_str(),
+        &["-r", "client", "--idle-timeout", "60"],
+    );
+    pair.wait_listening(Side::B, 5201);
+    let slow = network_run_with(
+        &pair,
+        "200mbit",
+        &["--threshold", "network.min_bandwidth_gbps=0.5"],
+    );
+    let floor = slow["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| {
+            c["name"]
+                .as_str()
+                .unwrap()
+                .starts_with("network.bandwidth:")
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("no bandwidth check: {slow:#}"));
+    assert_eq!(floor["status"], "fail", "{floor:#}");
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = ["h1", "h2", "h3", "h4", "h5", "h6"];
+    for (i, h) in hosts.iter().enumerate() {
+        // Each host leads the tests to the hosts after it, and to h1 for the last.
+        let peers: Vec<&str> = if i + 1 < hosts.len() {
+            hosts[i + 1..].to_vec()
+        } else {
+            vec!["h1"]
+        };
+        let mut d = server_doc(&slow, &slow, h, &peers, |_, _| true);
+        d["checks"] = peers
+            .iter()
+            .map(|p| {
+                let mut c = floor.clone();
+                c["name"] = json!(format!("network.bandwidth:{p}"));
+                c
+            })
+            .collect();
+        write(dir.path(), h, &d);
+    }
+    let docs = dir.path().to_str().unwrap();
+    let (code, r, stderr) = compare(&[&NO_INTERFERENCE_LIMITS[..], &["--strict", docs]].concat());
+    let groups: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|f| f.scope == Scope::Group)
+        .collect();
+    assert_eq!(groups.len(), 1, "{stderr}");
+    assert_eq!(groups[0].figure, "network.bandwidth");
+    assert_eq!(
+        groups[0].members.as_ref().map(Vec::len),
+        Some(6),
+        "{stderr}"
+    );
+    assert!(
+        r.findings.iter().all(|f| f.scope == Scope::Group),
+        "nobody stands out:\n{stderr}"
+    );
+    for h in hosts {
+        assert_eq!(machine(&r, h).status, MachineStatus::Ok, "{h}:\n{stderr}");
+    }
+    assert_eq!(code, 3, "--strict fails the report:\n{stderr}");
+    assert!(
+        stderr.contains("group") && stderr.contains("6 machines of model"),
+        "{stderr}"
+    );
+    let xml = run(&[
+        &["compare", "--format", "junit"][..],
+        &NO_INTERFERENCE_LIMITS,
+        &[docs],
+    ]
+    .concat());
+    assert!(
+        xml.stdout.contains("testsuite name=\"group every")
+            || xml.stdout.contains("testsuite name=\"group model"),
+        "{}",
+        xml.stdout
+    );
+    assert!(xml.stdout.contains("GROUP: 6 of the 6"), "{}", xml.stdout);
+    let prom = run(&[
+        &["compare", "--format", "prometheus"][..],
+        &NO_INTERFERENCE_LIMITS,
+        &[docs],
+    ]
+    .concat());
+    assert!(prom.stdout.contains("scope=\"group\""), "{}", prom.stdout);
+    let html = dir.path().join("fleet.html");
+    let page = run(&["report", "--html", html.to_str().unwrap(), docs]);
+    assert_eq!(page.code, 0, "{}", page.stderr);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("6 machines of model") && page.contains("6 of the 6 machines"),
+        "report.html"
+    );
 }
 
 #[test]

@@ -80,10 +80,7 @@ fn findings(r: &FleetReport) -> String {
             (None, Some(_), _) => "suspect",
             (None, None, s) => s.as_str(),
         };
-        let who = match &f.link {
-            Some(ends) => ends.join(" <-> "),
-            None => f.machine.clone(),
-        };
+        let who = f.who();
         let _ = writeln!(
             out,
             "<tr class=\"{class}\"><td class=\"status\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
