@@ -551,8 +551,8 @@ mod tests {
         let mut x = machine("h4", Vec::new());
         x.entry.figures = 0;
         ms.push(x);
-        for i in 0..2 {
-            ms[i].client_checks = (0..4)
+        for (i, m) in ms.iter_mut().enumerate().take(2) {
+            m.client_checks = (0..4)
                 .filter(|&j| j != i)
                 .map(|j| floor_check(&format!("h{j}"), 9.0))
                 .collect();
