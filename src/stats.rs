@@ -37,6 +37,18 @@ pub fn median(samples: &[f64]) -> Option<f64> {
     })
 }
 
+/// The `q` quantile (0 to 1), linear between the two nearest values. `None` when empty.
+pub fn quantile(samples: &[f64], q: f64) -> Option<f64> {
+    if samples.is_empty() {
+        return None;
+    }
+    let mut v = samples.to_vec();
+    v.sort_by(f64::total_cmp);
+    let at = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
+    let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+    Some(v[lo] + (v[hi] - v[lo]) * (at - lo as f64))
+}
+
 /// The median absolute deviation from `median`: a spread that outliers barely move.
 pub fn mad(samples: &[f64], median_of_samples: f64) -> Option<f64> {
     let deviations: Vec<f64> = samples

@@ -7,6 +7,7 @@
 //! fails the report), and no machine fails for it: its failures of that check become reasons.
 
 use super::machine::{ClientCheck, Machine};
+use crate::stats::median;
 use crate::units::round_to;
 use crate::wire::check::Status;
 use crate::wire::figures::FAMILIES;
@@ -170,19 +171,6 @@ fn clients_measured(m: &Machine) -> usize {
         .len()
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
-
 /// The finding: the group, the machines, the median of their checked values against the
 /// median limit, the worst severity among the checks.
 fn finding(machines: &[Machine], group: &str, k: &str, short: &[usize], of: usize) -> Finding {
@@ -190,8 +178,9 @@ fn finding(machines: &[Machine], group: &str, k: &str, short: &[usize], of: usiz
         .iter()
         .flat_map(|&i| machines[i].client_checks.iter().filter(|c| kind(c) == k))
         .collect();
-    let value = median(checks.iter().filter_map(|c| c.value).collect());
-    let limit = median(checks.iter().filter_map(|c| c.limit).collect());
+    let values: Vec<f64> = checks.iter().filter_map(|c| c.value).collect();
+    let limits: Vec<f64> = checks.iter().filter_map(|c| c.limit).collect();
+    let (value, limit) = (median(&values), median(&limits));
     let severity = if checks.iter().any(|c| c.status == Status::Fail) {
         Severity::Fail
     } else {

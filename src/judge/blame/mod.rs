@@ -259,18 +259,27 @@ fn references(
                 crate::stats::median(&typical)?,
                 crate::stats::median(&values)?,
             );
-            let median = if direction.is_worse(by_machine, by_value) {
+            // Ends of unknown model among several models mix levels: the pair's level is then
+            // the better quarter of the machines' (an end well below it is a slower model or a
+            // fault, which only a document or a second round tells apart: suspect), and their
+            // spread is no noise, so the tolerance alone judges.
+            let mixed = !at.one_model
+                && quiet
+                    .iter()
+                    .any(|&&i| models[all[i].server].is_none() || models[all[i].client].is_none());
+            let median = if mixed {
+                let better = if direction.is_worse(0.0, 1.0) {
+                    0.75
+                } else {
+                    0.25
+                };
+                crate::stats::quantile(&typical, better)?
+            } else if direction.is_worse(by_machine, by_value) {
                 by_value
             } else {
                 by_machine
             };
             let spread = |v: &[f64]| crate::stats::mad(v, median).unwrap_or(0.0);
-            // Ends of unknown model among several models mix levels: their spread is no
-            // noise, and the tolerance alone judges.
-            let mixed = !at.one_model
-                && quiet
-                    .iter()
-                    .any(|&&i| models[all[i].server].is_none() || models[all[i].client].is_none());
             let spread = |v: &[f64]| if mixed { 0.0 } else { spread(v) };
             Some((
                 b,

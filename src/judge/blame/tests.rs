@@ -710,3 +710,55 @@ fn loopback_names_are_the_machine_itself() {
     assert_eq!(ms.len(), 3, "no machine made of a loopback name");
     assert!(f.is_empty(), "{f:#?}");
 }
+
+/// DCPerf's star over two models, clients without documents: a fault on an unknown client is
+/// as slow as, or slower than, a healthy client of the slower model, and where the slower model
+/// and the faults are a third of the clients the pair's median sits at the slower model's
+/// level. The level of paths to ends of unknown model is the better quarter of the machines',
+/// so the faulty clients (and the slower model's, which only their documents tell apart) are
+/// suspect, never passed as fine, and no server is blamed.
+#[test]
+fn among_two_models_a_faulty_client_of_unknown_model_is_suspect_not_fine() {
+    let level = |c: usize| match c {
+        0..=4 => 23.5, // model A
+        5..=8 => 14.0, // model B
+        _ => 11.75,    // model A, at half speed
+    };
+    let clients: Vec<String> = (0..12).map(|c| format!("c{c}")).collect();
+    let mut ms = Vec::new();
+    for s in 0..6 {
+        let cap = if s < 4 { 23.5 } else { 14.0 };
+        let pairs: Vec<(&str, f64)> = clients
+            .iter()
+            .enumerate()
+            .map(|(c, name)| (name.as_str(), f64::min(cap, level(c))))
+            .collect();
+        let mut m = machine(&format!("s{s}"), bw(&pairs));
+        if s >= 4 {
+            m.entry.sku = Some(model_b());
+        }
+        ms.push(m);
+    }
+    let out = run_all(&mut ms);
+    for c in 9..12 {
+        assert_eq!(
+            status(&ms, &format!("c{c}")),
+            MachineStatus::Suspect,
+            "{:#?}",
+            out.findings
+        );
+    }
+    for s in 0..6 {
+        assert_eq!(
+            status(&ms, &format!("s{s}")),
+            MachineStatus::Ok,
+            "{:#?}",
+            out.findings
+        );
+    }
+    assert!(
+        blamed(&out.findings)
+            .iter()
+            .all(|(m, _)| m.starts_with('c'))
+    );
+}
