@@ -189,11 +189,13 @@ fn compare_flags_exactly_the_runs_degraded_by_real_means() {
             .all(|f| f.scope == Scope::Link && f.link.as_ref().is_some_and(|l| l[1] == ADDR_B)),
         "{slow:#?}"
     );
-    // No healthy run is blamed for the network, whose rates the shaping fixes.
+    // No healthy run is blamed for the network, whose rates the shaping fixes. A group finding
+    // blames none (under this VM's load every run's RTT may warn together: a shared cause).
     for f in report
         .findings
         .iter()
         .filter(|f| !["cpu-quota", "slow-link"].contains(&f.machine.as_str()))
+        .filter(|f| f.scope != Scope::Group)
     {
         assert!(
             !f.figure.starts_with("network.") && f.scope != Scope::Link,
