@@ -514,9 +514,7 @@ mod tests {
     fn a_path_check_to_a_client_found_slow_is_explained_by_it() {
         let mut ms = mesh_with(5, "x", 10.0);
         ms[0].client_checks.push(floor_check("x", 10.0));
-        let mut x = machine("x", Vec::new());
-        x.entry.figures = 0;
-        ms.push(x);
+        ms.push(machine("x", Vec::new()));
         let (report, _) = judge(ms, &reader(), None);
         assert!(
             report
@@ -548,9 +546,7 @@ mod tests {
         assert_eq!(status(&report, "h4"), MachineStatus::Fail, "{report:#?}");
         // Two machines failing on most of their paths each keep their failure.
         let mut ms = mesh_with(4, "h4", 20.0);
-        let mut x = machine("h4", Vec::new());
-        x.entry.figures = 0;
-        ms.push(x);
+        ms.push(machine("h4", Vec::new()));
         for (i, m) in ms.iter_mut().enumerate().take(2) {
             m.client_checks = (0..4)
                 .filter(|&j| j != i)

@@ -368,19 +368,22 @@ fn describe_ours(
         }
     }
     for c in doc.checks.iter() {
-        if let (Status::Warn, Some(client), "network") =
-            (c.status, &c.name.subject, c.name.section.as_str())
-        {
-            m.client_checks.push(ClientCheck::of(client, c));
-        }
-        if c.status != Status::Fail {
-            continue;
-        }
         // A document written with other limits (or by an older version) may hold a failure
         // that load moved: judged by these limits, it is inconclusive, not the machine's fault.
         let disturbed = noise::section_of(&c.name)
             .and_then(|s| m.interfered.get(&s))
             .filter(|_| noise::load_can_move(&c.name));
+        if let (Status::Warn, Some(client), "network", None) = (
+            c.status,
+            &c.name.subject,
+            c.name.section.as_str(),
+            disturbed,
+        ) {
+            m.client_checks.push(ClientCheck::of(client, c));
+        }
+        if c.status != Status::Fail {
+            continue;
+        }
         if let Some(why) = disturbed {
             m.raise(
                 MachineStatus::Inconclusive,

@@ -192,18 +192,7 @@ fn finding(machines: &[Machine], group: &str, k: &str, short: &[usize], of: usiz
         .map(|&i| machines[i].entry.label.clone())
         .collect();
     names.sort();
-    let paths: BTreeMap<&str, usize> = short
-        .iter()
-        .map(|&i| {
-            let n = machines[i]
-                .client_checks
-                .iter()
-                .filter(|c| kind(c) == k)
-                .count();
-            (machines[i].entry.label.as_str(), n)
-        })
-        .collect();
-    let path_count: usize = paths.values().sum();
+    let path_count = checks.len();
     let numbers = match (value, limit) {
         (Some(v), Some(l)) => format!(
             " (median {} {unit} against the limit {} {unit})",

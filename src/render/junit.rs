@@ -192,14 +192,14 @@ pub fn fleet(r: &FleetReport) -> String {
             (x.machine == m.label && x.scope != Scope::Group) || among(&x.link) || among(&x.members)
         };
         for finding in r.findings.iter().filter(own) {
-            let link = finding.link.is_some() || finding.scope == Scope::Group;
+            let fails_none = finding.link.is_some() || finding.scope == Scope::Group;
             cases.push(Case {
                 class: "fleet.findings".into(),
                 name: format!("compare.{}", finding.figure),
                 outcome: match (&finding.inconclusive, finding.severity) {
                     (Some(_), _) => CaseOutcome::Skipped,
                     _ if finding.suspect.is_some() => CaseOutcome::Skipped,
-                    (None, Severity::Fail) if !link => CaseOutcome::Failure,
+                    (None, Severity::Fail) if !fails_none => CaseOutcome::Failure,
                     _ => CaseOutcome::Pass,
                 },
                 message: match (&finding.inconclusive, finding.severity) {
@@ -209,7 +209,7 @@ pub fn fleet(r: &FleetReport) -> String {
                     (None, Severity::Fail) if finding.scope == Scope::Group => {
                         format!("GROUP: {}", finding.message)
                     }
-                    (None, Severity::Fail) if link => format!("LINK: {}", finding.message),
+                    (None, Severity::Fail) if fails_none => format!("LINK: {}", finding.message),
                     _ => finding.message.clone(),
                 },
             });
