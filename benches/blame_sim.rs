@@ -219,13 +219,15 @@ impl Fleet {
         let client = self.names[c].clone();
         let link = if self.model_b[s] { 15.0 } else { 25.0 };
         let efficiency = 100.0 * gbps / (0.94 * link);
-        let check = |rule: &str, status, value, limit| ClientCheck {
-            client: client.clone(),
-            check: CheckId::new("network", rule).on(client.as_str()),
-            status,
-            value: Some(value),
-            limit: Some(limit),
-            message: format!("{value:.1} under {limit}"),
+        let check = |rule: &str, status, value: f64, limit| {
+            ClientCheck::own(
+                &client,
+                CheckId::new("network", rule).on(client.as_str()),
+                status,
+                Some(value),
+                Some(limit),
+                format!("{value:.1} under {limit}"),
+            )
         };
         let mut out = Vec::new();
         if gbps < 10.0 {

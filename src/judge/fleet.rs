@@ -4,7 +4,7 @@
 
 use super::baseline::{self, Baseline};
 use super::checks::Thresholds;
-use super::machine::{self, LabelFrom, Machine};
+use super::machine::{self, ClientCheck, LabelFrom, Machine};
 use super::rules::Rules;
 use super::{blame, compare};
 use crate::wire::document::Status;
@@ -129,13 +129,13 @@ pub fn judge(
     findings.extend(super::drift::findings(&machines, &groups, &reader.rules));
     let mut blamed = blame::blame(&mut machines, &mut cache);
     findings.extend(std::mem::take(&mut blamed.findings));
+    if let Some(b) = baseline {
+        apply_baseline(&mut machines, b);
+    }
     findings.extend(super::shared::findings(&mut machines, &groups));
     let mut findings = excuse_aggregates(&mut machines, findings, &blamed.explained);
     account(&mut machines, &findings, &blamed.explained);
     account_not_compared(&mut machines);
-    if let Some(b) = baseline {
-        apply_baseline(&mut machines, b);
-    }
     findings.sort_by(|a, b| {
         b.severity
             .cmp(&a.severity)
@@ -297,7 +297,7 @@ fn account(
         .collect();
     for (i, machine) in machines.iter_mut().enumerate() {
         let checks = std::mem::take(&mut machine.client_checks);
-        for c in checks.into_iter().filter(|c| c.status == Status::Fail) {
+        for c in checks.into_iter().filter(ClientCheck::counts) {
             let client = clients.get(&c.client).copied();
             let why = match client {
                 Some(j) if paths.contains(&(i, j)) => Some("a finding about it or the path to it"),
@@ -306,16 +306,18 @@ fn account(
                 }
                 _ => None,
             };
-            if let Some(why) = why {
-                machine.entry.reasons.push(format!(
-                    "its own check {} failed, explained by '{}': {why}",
-                    c.check, c.client
-                ));
-            } else {
-                machine.raise(
-                    MachineStatus::Fail,
-                    format!("its own check {} failed: {}", c.check, c.message),
-                );
+            match why {
+                Some(why) => machine.explained(&c, &format!("'{}': {why}", c.client)),
+                None => {
+                    let (status, word) = match c.status {
+                        Status::Fail => (MachineStatus::Fail, "failed"),
+                        _ => (MachineStatus::Warn, "warned"),
+                    };
+                    machine.raise(
+                        status,
+                        format!("{} {} {word}: {}", c.origin.word(), c.check, c.message),
+                    );
+                }
             }
         }
     }
@@ -340,8 +342,10 @@ fn account_not_compared(machines: &mut [Machine]) {
     }
 }
 
-/// Judges every machine with figures by the baseline; a failed check fails the machine, an
-/// inconclusive one makes it inconclusive.
+/// Judges every machine with figures by the baseline. A check about one path joins the
+/// machine's path checks (a finding or a group may explain it; [`account`] decides); of the
+/// others, a failed check fails the machine, a warned one warns it, an inconclusive one makes it
+/// inconclusive.
 fn apply_baseline(machines: &mut [Machine], b: &BaselineRef) {
     let file = b.path.display().to_string();
     for m in machines.iter_mut().filter(|m| !m.figures.is_empty()) {
@@ -359,13 +363,16 @@ fn apply_baseline(machines: &mut [Machine], b: &BaselineRef) {
             Status::Inconclusive => MachineStatus::Inconclusive,
             Status::Pass | Status::Skip => MachineStatus::Ok,
         };
-        if let Some(worst) = checks.iter().max_by_key(|c| status_of(c)) {
+        let paths: Vec<ClientCheck> = checks.iter().filter_map(ClientCheck::of_baseline).collect();
+        let own = |c: &&crate::wire::check::Check| !paths.iter().any(|p| p.check == c.name);
+        let others = checks
+            .iter()
+            .filter(own)
+            .filter(|c| status_of(c) > MachineStatus::Ok)
+            .count();
+        if let Some(worst) = checks.iter().filter(own).max_by_key(|c| status_of(c)) {
             let status = status_of(worst);
             if status > MachineStatus::Ok {
-                let others = checks
-                    .iter()
-                    .filter(|c| status_of(c) > MachineStatus::Ok)
-                    .count();
                 m.raise(
                     status,
                     format!(
@@ -377,6 +384,7 @@ fn apply_baseline(machines: &mut [Machine], b: &BaselineRef) {
                 );
             }
         }
+        m.client_checks.extend(paths);
         m.entry.baseline_checks = checks;
     }
 }
@@ -481,15 +489,15 @@ mod tests {
         );
     }
 
-    fn floor_check(client: &str, gbps: f64) -> crate::judge::machine::ClientCheck {
-        crate::judge::machine::ClientCheck {
-            client: client.to_string(),
-            check: crate::wire::check::CheckId::new("network", "bandwidth").on(client),
-            status: Status::Fail,
-            value: Some(gbps),
-            limit: Some(12.0),
-            message: format!("{gbps} Gbit/s is under 12"),
-        }
+    fn floor_check(client: &str, gbps: f64) -> ClientCheck {
+        ClientCheck::own(
+            client,
+            crate::wire::check::CheckId::new("network", "bandwidth").on(client),
+            Status::Fail,
+            Some(gbps),
+            Some(12.0),
+            format!("{gbps} Gbit/s is under 12"),
+        )
     }
 
     /// `n` machines measuring each other at 20 Gbit/s, and each of them measuring `x` at `to_x`.

@@ -60,13 +60,19 @@ pub struct Machine {
     pub aggregate_clients: Vec<String>,
 }
 
-/// One of a machine's own checks about one client that did not pass.
+/// A check about one path of a machine's that did not pass: one of its run's own, or one of
+/// the baseline's on a per-client figure.
 #[derive(Debug, Clone)]
 pub struct ClientCheck {
     /// The client, as the check names it.
     pub client: String,
-    /// The check (`network.bandwidth:c3`).
+    /// The check (`network.bandwidth:c3`, `baseline.network.bandwidth.c3`).
     pub check: CheckId,
+    /// What it checks, the same for every client (`network.bandwidth`,
+    /// `baseline.network.bandwidth`).
+    pub kind: String,
+    /// Whose check it is.
+    pub origin: Origin,
     /// `fail` or `warn`.
     pub status: Status,
     /// The checked value, where the check has one.
@@ -77,7 +83,121 @@ pub struct ClientCheck {
     pub message: String,
 }
 
+/// Whose check a [`ClientCheck`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The machine's run gave it: its failures fail the machine, its warnings are its run's.
+    Run,
+    /// The baseline gave it (`--baseline`): a warning warns the machine too.
+    Baseline,
+}
+
+impl Origin {
+    /// How a reason names a check of this origin.
+    pub fn word(self) -> &'static str {
+        match self {
+            Origin::Run => "its own check",
+            Origin::Baseline => "baseline check",
+        }
+    }
+}
+
+impl ClientCheck {
+    /// A run's own check `check` about `client`.
+    pub fn own(
+        client: &str,
+        check: CheckId,
+        status: Status,
+        value: Option<f64>,
+        limit: Option<f64>,
+        message: String,
+    ) -> ClientCheck {
+        ClientCheck {
+            client: client.to_string(),
+            kind: format!("{}.{}", check.section, check.rule),
+            check,
+            origin: Origin::Run,
+            status,
+            value,
+            limit,
+            message,
+        }
+    }
+
+    fn of(client: &str, c: &crate::wire::check::Check) -> ClientCheck {
+        ClientCheck::own(
+            client,
+            c.name.clone(),
+            c.status,
+            c.value,
+            c.limit,
+            c.message.clone(),
+        )
+    }
+
+    /// The baseline's check `c` when it is about a path (a per-client network figure's) and
+    /// did not pass.
+    pub fn of_baseline(c: &crate::wire::check::Check) -> Option<ClientCheck> {
+        if !matches!(c.status, Status::Fail | Status::Warn) || c.name.section != "baseline" {
+            return None;
+        }
+        let (family, client) = figures::FAMILIES.iter().find_map(|f| {
+            let client = c.name.rule.strip_prefix(f.name)?.strip_prefix('.')?;
+            (f.per_client() && f.section == Section::Network).then_some((f, client))
+        })?;
+        Some(ClientCheck {
+            client: client.to_string(),
+            check: c.name.clone(),
+            kind: format!("baseline.{}", family.name),
+            origin: Origin::Baseline,
+            status: c.status,
+            value: c.value,
+            limit: c.limit,
+            message: c.message.clone(),
+        })
+    }
+
+    /// Whether it makes the machine's status when nothing explains it: a failure, or the
+    /// baseline's warning.
+    pub fn counts(&self) -> bool {
+        self.status == Status::Fail
+            || (self.origin == Origin::Baseline && self.status == Status::Warn)
+    }
+}
+
 impl Machine {
+    /// Takes `c` as explained by `why`: a reason on the machine, and the baseline's check, if
+    /// it is one, skipped with the explanation (the report's checks agree with the status).
+    pub fn explained(&mut self, c: &ClientCheck, why: &str) {
+        self.skip_baseline_check(c, why);
+        let word = if c.status == Status::Fail {
+            "failed"
+        } else {
+            "warned"
+        };
+        self.entry.reasons.push(format!(
+            "{} {} {word}, explained by {why}",
+            c.origin.word(),
+            c.check
+        ));
+    }
+
+    /// The baseline's check behind `c`, if it is one, skipped as explained by `why`.
+    pub fn skip_baseline_check(&mut self, c: &ClientCheck, why: &str) {
+        if c.origin != Origin::Baseline {
+            return;
+        }
+        if let Some(b) = self
+            .entry
+            .baseline_checks
+            .iter_mut()
+            .find(|b| b.name == c.check)
+        {
+            b.status = Status::Skip;
+            b.message = format!("{}; explained by {why}", b.message);
+        }
+    }
+
     /// Raises the machine's status to `status` (never lowers it) and records why: first among
     /// the reasons when it decides the status, so the first reason always says why the status
     /// is what it is.
@@ -317,19 +437,6 @@ fn identity_of_envelope(m: &EnvelopeMachine) -> MachineIdentity {
             .and_then(|t| t.split_whitespace().next())
             .and_then(|n| n.parse::<u64>().ok()),
         ..MachineIdentity::default()
-    }
-}
-
-impl ClientCheck {
-    fn of(client: &str, c: &crate::wire::check::Check) -> ClientCheck {
-        ClientCheck {
-            client: client.to_string(),
-            check: c.name.clone(),
-            status: c.status,
-            value: c.value,
-            limit: c.limit,
-            message: c.message.clone(),
-        }
     }
 }
 

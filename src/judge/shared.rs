@@ -80,23 +80,26 @@ fn excuse(machines: &mut [Machine], found: &[Finding]) {
             let each = machines[i]
                 .client_checks
                 .iter()
-                .map(|c| own.contains(kind(c).as_str()) || sharing(&c.client))
+                .map(|c| own.contains(c.kind.as_str()) || sharing(&c.client))
                 .collect();
             (i, each)
         })
         .collect();
     for (i, each) in explained {
         let m = &mut machines[i];
-        let mut failed = 0;
         let mut flags = each.into_iter();
-        m.client_checks.retain(|c| {
-            let gone = flags.next().unwrap_or(false);
-            failed += usize::from(gone && c.status == Status::Fail);
-            !gone
-        });
-        if failed > 0 {
+        let (gone, kept): (Vec<ClientCheck>, Vec<ClientCheck>) =
+            std::mem::take(&mut m.client_checks)
+                .into_iter()
+                .partition(|_| flags.next().unwrap_or(false));
+        m.client_checks = kept;
+        for c in &gone {
+            m.skip_baseline_check(c, "the group finding");
+        }
+        let counted = gone.iter().filter(|c| c.counts()).count();
+        if counted > 0 {
             m.entry.reasons.push(format!(
-                "{failed} of its own checks about its paths failed, explained by what it shares \
+                "{counted} check(s) about its paths did not pass, explained by what it shares \
                  with the machines of the group finding: not this machine's fault"
             ));
         }
@@ -117,7 +120,7 @@ fn shortfalls(machines: &[Machine], members: &[usize]) -> Vec<(String, Vec<usize
     }
     let kinds: BTreeSet<String> = measured
         .iter()
-        .flat_map(|&(i, _)| machines[i].client_checks.iter().map(kind))
+        .flat_map(|&(i, _)| machines[i].client_checks.iter().map(|c| c.kind.clone()))
         .collect();
     let needed = ((SHARE * measured.len() as f64).ceil() as usize).max(MIN_MACHINES);
     let mut out = Vec::new();
@@ -129,7 +132,7 @@ fn shortfalls(machines: &[Machine], members: &[usize]) -> Vec<(String, Vec<usize
                 let of_kind: BTreeSet<&str> = machines[i]
                     .client_checks
                     .iter()
-                    .filter(|c| kind(c) == k)
+                    .filter(|c| c.kind == k)
                     .map(|c| c.client.as_str())
                     .collect();
                 2 * of_kind.len() > clients
@@ -154,11 +157,6 @@ pub fn fails_on_most_paths(m: &Machine) -> bool {
     !failing.is_empty() && 2 * failing.len() > clients_measured(m)
 }
 
-/// A check's kind: its name without the client (`network.bandwidth`).
-fn kind(c: &ClientCheck) -> String {
-    format!("{}.{}", c.check.section, c.check.rule)
-}
-
 /// Distinct clients of the machine's per-client network figures.
 fn clients_measured(m: &Machine) -> usize {
     m.figures
@@ -176,7 +174,7 @@ fn clients_measured(m: &Machine) -> usize {
 fn finding(machines: &[Machine], group: &str, k: &str, short: &[usize], of: usize) -> Finding {
     let checks: Vec<&ClientCheck> = short
         .iter()
-        .flat_map(|&i| machines[i].client_checks.iter().filter(|c| kind(c) == k))
+        .flat_map(|&i| machines[i].client_checks.iter().filter(|c| c.kind == k))
         .collect();
     let values: Vec<f64> = checks.iter().filter_map(|c| c.value).collect();
     let limits: Vec<f64> = checks.iter().filter_map(|c| c.limit).collect();
@@ -235,7 +233,10 @@ fn finding(machines: &[Machine], group: &str, k: &str, short: &[usize], of: usiz
 fn unit_of(kind: &str) -> &'static str {
     FAMILIES
         .iter()
-        .find(|f| f.name == kind || f.name.strip_suffix("_pct") == Some(kind))
+        .find(|f| {
+            let kind = kind.strip_prefix("baseline.").unwrap_or(kind);
+            f.name == kind || f.name.strip_suffix("_pct") == Some(kind)
+        })
         .map_or("", |f| f.unit)
 }
 

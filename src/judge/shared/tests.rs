@@ -17,13 +17,15 @@ fn mesh(n: usize, gbps: f64, short: &[usize], status: Status) -> Vec<Machine> {
             if short.contains(&i) {
                 m.client_checks = others
                     .iter()
-                    .map(|c| ClientCheck {
-                        client: c.clone(),
-                        check: CheckId::new("network", "bandwidth").on(c.as_str()),
-                        status,
-                        value: Some(gbps),
-                        limit: Some(10.0),
-                        message: format!("'{c}': {gbps} Gbit/s is under 10 Gbit/s"),
+                    .map(|c| {
+                        ClientCheck::own(
+                            c,
+                            CheckId::new("network", "bandwidth").on(c.as_str()),
+                            status,
+                            Some(gbps),
+                            Some(10.0),
+                            format!("'{c}': {gbps} Gbit/s is under 10 Gbit/s"),
+                        )
                     })
                     .collect();
             }
@@ -141,4 +143,65 @@ fn a_few_short_machines_or_a_small_group_fail_as_before() {
         MachineStatus::Fail,
         "its own failures stand"
     );
+}
+
+/// A baseline learned from the fleet at 20 Gbit/s, and the fleet judged by it.
+fn by_baseline(ms: Vec<Machine>) -> FleetReport {
+    use crate::judge::baseline::Baseline;
+    use crate::judge::fleet::BaselineRef;
+    use crate::judge::rules::Rules;
+    let mut fast = mesh(6, 20.0, &[], Status::Pass);
+    let groups = crate::judge::compare::group(&mut fast);
+    let b = BaselineRef {
+        path: "baseline.yaml".into(),
+        baseline: Baseline::learn(&fast, &groups, &Rules::builtin()),
+        rules: Rules::builtin(),
+    };
+    judge(ms, &ReaderConfig::builtin(), Some(&b)).0
+}
+
+/// A fleet half as fast as its baseline on every path: one group finding of the baseline's
+/// checks; no machine fails, and their baseline checks about paths are skipped as explained.
+/// One machine slow on every path of its own is still failed (blame finds it), and a server
+/// is not failed by the baseline for the path to it.
+#[test]
+fn a_fleet_all_below_its_baseline_is_one_group_finding_and_one_slow_machine_still_fails() {
+    let r = by_baseline(mesh(6, 10.0, &[], Status::Pass));
+    assert_eq!(r.findings.len(), 1, "{:#?}", r.findings);
+    let g = &r.findings[0];
+    assert_eq!(
+        (g.scope, g.figure.as_str()),
+        (Scope::Group, "baseline.network.bandwidth")
+    );
+    assert_eq!(
+        (g.unit.as_str(), g.value, g.median),
+        ("Gbit/s", Some(10.0), Some(16.0))
+    );
+    for m in &r.machines {
+        assert_eq!(m.status, MachineStatus::Ok, "{m:#?}");
+        assert!(
+            m.baseline_checks
+                .iter()
+                .all(|c| c.status == Status::Skip && c.message.contains("the group finding")),
+            "{m:#?}"
+        );
+    }
+    let mut ms = mesh(6, 20.0, &[], Status::Pass);
+    for m in &mut ms {
+        for f in &mut m.figures {
+            if m.entry.label == "h5" || f.labels.last().is_some_and(|c| c == "h5") {
+                f.value = 10.0;
+            }
+        }
+    }
+    let r = by_baseline(ms);
+    assert!(
+        r.findings.iter().all(|f| f.scope != Scope::Group),
+        "{:#?}",
+        r.findings
+    );
+    assert_eq!(status(&r, "h5"), MachineStatus::Fail, "{:#?}", r.findings);
+    for h in ["h0", "h1", "h2", "h3", "h4"] {
+        assert_eq!(status(&r, h), MachineStatus::Ok, "{h}: {r:#?}");
+    }
 }
