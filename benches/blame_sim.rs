@@ -352,7 +352,40 @@ fn draw(layout: Layout, kind: Kind, n: usize, seed: u64, score: &mut Score) {
             match s {
                 _ if flagged(s) => score.found += 1,
                 MachineStatus::Suspect => score.suspect += 1,
-                _ => score.missed += 1,
+                _ => {
+                    score.missed += 1;
+                    if std::env::var_os("BLAME_SIM_DEBUG").is_some() {
+                        let name = &fleet.names[m];
+                        eprintln!(
+                            "{layout:?} {n} {kind:?} seed {seed}: missed {name} ({:?}, model B: {}, {s:?})",
+                            fleet.fault[m], fleet.model_b[m]
+                        );
+                        for f in report
+                            .findings
+                            .iter()
+                            .filter(|f| f.message.contains(name.as_str()))
+                        {
+                            eprintln!("  {:?} {} {}: {}", f.scope, f.machine, f.figure, f.message);
+                        }
+                        let tests: Vec<String> = fleet
+                            .tests
+                            .iter()
+                            .filter(|t| t.0 == m || t.1 == m)
+                            .map(|t| {
+                                format!(
+                                    "{}->{} (B: {}, {}; faults {:?}, {:?})",
+                                    t.0,
+                                    t.1,
+                                    fleet.model_b[t.0],
+                                    fleet.model_b[t.1],
+                                    fleet.fault[t.0],
+                                    fleet.fault[t.1]
+                                )
+                            })
+                            .collect();
+                        eprintln!("  tests: {tests:?}");
+                    }
+                }
             }
         } else if flagged(s) {
             score.healthy_flagged += 1;

@@ -201,13 +201,16 @@ fn references(
     excluded: &[bool],
     family: &Family,
     direction: Direction,
-) -> HashMap<Bucket, Reference> {
+    tolerance_pct: f64,
+) -> (HashMap<Bucket, Reference>, HashMap<Bucket, f64>) {
+    let mut split = HashMap::new();
     let mut by: HashMap<Bucket, Vec<usize>> = HashMap::new();
     for (i, x) in all.iter().enumerate() {
         by.entry(bucket(at.models, x)).or_default().push(i);
     }
     let models = at.models;
-    by.into_iter()
+    let refs = by
+        .into_iter()
         .filter_map(|(b, ids)| {
             let kept: Vec<usize> = ids.iter().copied().filter(|&i| !excluded[i]).collect();
             let ids = if kept.is_empty() { ids } else { kept };
@@ -267,20 +270,36 @@ fn references(
                 && quiet
                     .iter()
                     .any(|&&i| models[all[i].server].is_none() || models[all[i].client].is_none());
+            let better = if direction.is_worse(0.0, 1.0) {
+                0.75
+            } else {
+                0.25
+            };
+            let upper = crate::stats::quantile(&typical, better)?;
             let median = if mixed {
-                let better = if direction.is_worse(0.0, 1.0) {
-                    0.75
-                } else {
-                    0.25
-                };
-                crate::stats::quantile(&typical, better)?
+                upper
             } else if direction.is_worse(by_machine, by_value) {
                 by_value
             } else {
                 by_machine
             };
+            // Two levels within one pair of models, the worse as common as the better (the
+            // median sits at it, and so do at least three machines and half of them, while a
+            // quarter are better by more than the tolerance): a slower part (a NIC) or faults on
+            // half the fleet. The better level judges, and what it finds is suspect, not failed
+            // (`split` keeps the worse level).
+            let below = |v: f64| {
+                direction.is_worse(v, upper)
+                    && (upper - v).abs() > tolerance_pct / 100.0 * upper.abs()
+            };
+            let low = typical.iter().filter(|&&v| below(v)).count();
+            let two_levels = !mixed && below(median) && low >= 3 && 2 * low >= typical.len();
+            if two_levels {
+                split.insert(b, median);
+            }
+            let median = if two_levels { upper } else { median };
             let spread = |v: &[f64]| crate::stats::mad(v, median).unwrap_or(0.0);
-            let spread = |v: &[f64]| if mixed { 0.0 } else { spread(v) };
+            let spread = |v: &[f64]| if mixed || two_levels { 0.0 } else { spread(v) };
             Some((
                 b,
                 Reference {
@@ -290,7 +309,8 @@ fn references(
                 },
             ))
         })
-        .collect()
+        .collect();
+    (refs, split)
 }
 
 /// Judges every measurement of one figure key against its pair's reference, and explains the
@@ -330,8 +350,19 @@ fn judge_key(
         .collect();
     let mut excluded = vec![false; all.len()];
     let mut rounds = 0;
+    let mut two_levels: Option<HashMap<Bucket, f64>> = None;
     let (refs, obs, inference) = loop {
-        let refs = references(machines, at, all, &excluded, family, direction);
+        let (refs, split) = references(
+            machines,
+            at,
+            all,
+            &excluded,
+            family,
+            direction,
+            rule.spec.tolerance_pct,
+        );
+        // The split is seen before any measurement is explained away.
+        two_levels.get_or_insert(split);
         let obs: Vec<Obs> = all
             .iter()
             .zip(&nodes)
@@ -382,13 +413,32 @@ fn judge_key(
     for f in &inference.faults {
         by_machine.entry(f.machine).or_default().push(f);
     }
+    let split = two_levels.unwrap_or_default();
     for (m, faults) in by_machine {
         let mut finding = ctx.fault_finding(m, &faults);
-        if at.models[m].is_none() {
-            finding.message.push_str(
+        let worse_level = faults
+            .iter()
+            .flat_map(|f| f.obs.iter())
+            .filter(|&&i| obs[i].poor)
+            .find_map(|&i| split.get(&bucket(at.models, &all[i])).copied());
+        let why = match (at.models[m], worse_level) {
+            (None, _) => Some(
                 "; but its model is unknown (no document of its own): a slower model looks the \
-                 same; suspect, not failed",
-            );
+                 same; suspect, not failed"
+                    .to_string(),
+            ),
+            (Some(_), Some(worse)) => Some(format!(
+                "; but its model's paths run at two levels here, {} and {} {}, the worse as \
+                 common as the better: a slower part (a NIC) or faults on many machines, which \
+                 only the parts tell apart; suspect, not failed",
+                number(worse),
+                number(finding.median.unwrap_or(f64::NAN)),
+                finding.unit
+            )),
+            (Some(_), None) => None,
+        };
+        if let Some(why) = why {
+            finding.message.push_str(&why);
             finding.suspect = Some(vec![machines[m].entry.label.clone()]);
             suspects.push(SuspectPath {
                 key: key.to_string(),
@@ -405,6 +455,39 @@ fn judge_key(
                     .insert((all[i].server, all[i].client, key.to_string()));
             }
         }
+    }
+    // A machine every measurement of which is poor and explained by a fault of the machine at
+    // its other end is hidden behind that fault: nothing shows it fine (a star's client measured
+    // only by a slow server). It is suspect, and the second round measures it with another.
+    let at_fault: BTreeSet<usize> = inference.faults.iter().map(|f| f.machine).collect();
+    let mut seen: BTreeMap<usize, (u32, Vec<(usize, usize)>)> = BTreeMap::new();
+    for (i, x) in all.iter().enumerate() {
+        let by = inference.explained_by[i].map(|f| inference.faults[f].machine);
+        for (end, other) in [(x.server, x.client), (x.client, x.server)] {
+            let e = seen.entry(end).or_default();
+            e.0 += 1;
+            if obs[i].poor && by == Some(other) {
+                e.1.push((i, other));
+            }
+        }
+    }
+    for (m, (n, behind)) in seen {
+        if at_fault.contains(&m) || behind.len() as u32 != n {
+            continue;
+        }
+        let culprits: BTreeSet<usize> = behind.iter().map(|&(_, c)| c).collect();
+        let culprits: Vec<usize> = culprits.into_iter().collect();
+        let (i, _) = behind[0];
+        let x = &all[i];
+        suspects.push(SuspectPath {
+            key: key.to_string(),
+            server: x.server,
+            client: x.client,
+            unverified: vec![m],
+            finding: out.findings.len(),
+        });
+        out.findings
+            .push(ctx.hidden_finding(i, m, &culprits, behind.len()));
     }
     for u in &inference.unexplained {
         let x = &all[u.obs];
@@ -586,8 +669,8 @@ impl Context<'_> {
     }
 
     /// The finding of one poor measurement: its value against its pair's reference.
-    fn path_finding(&self, u: &Unexplained, evidence: String) -> Finding {
-        let x = &self.all[u.obs];
+    fn path_finding(&self, obs: usize, evidence: String) -> Finding {
+        let x = &self.all[obs];
         let fig = figure(self.machines, x);
         let b = bucket(self.models, x);
         let reference = self.refs[&b];
@@ -622,7 +705,7 @@ impl Context<'_> {
         let x = &self.all[u.obs];
         let (a, c) = (self.label(x.server), self.label(x.client));
         self.path_finding(
-            u,
+            u.obs,
             format!(
                 "poor only between {a} and {c}: {} and {}; look at the path between them \
                  (cables, switch ports, routing, a congested uplink)",
@@ -642,7 +725,7 @@ impl Context<'_> {
         names.push("the path between them".into());
         let why: Vec<String> = u.ends.iter().map(|&e| self.others(e)).collect();
         let mut f = self.path_finding(
-            u,
+            u.obs,
             format!(
                 "the data cannot tell {} apart ({}); suspect, not failed",
                 names.join(", "),
@@ -651,6 +734,24 @@ impl Context<'_> {
         );
         candidates.sort();
         f.suspect = Some(candidates);
+        f
+    }
+}
+
+impl Context<'_> {
+    /// The finding of machine `hidden`, whose `n` measurements are all poor and explained by
+    /// faults of the `culprits` at their other ends (measurement `obs` one of them).
+    fn hidden_finding(&self, obs: usize, hidden: usize, culprits: &[usize], n: usize) -> Finding {
+        let h = self.label(hidden);
+        let mut f = self.path_finding(
+            obs,
+            format!(
+                "{h}'s {n} measurement(s) are all poor and all with machines at fault ({}), \
+                 whose faults explain them: nothing shows {h} fine or slow; suspect, not failed",
+                some_of(self.machines, culprits)
+            ),
+        );
+        f.suspect = Some(vec![h.to_string()]);
         f
     }
 }

@@ -762,3 +762,96 @@ fn among_two_models_a_faulty_client_of_unknown_model_is_suspect_not_fine() {
             .all(|(m, _)| m.starts_with('c'))
     );
 }
+
+/// A client measured only by a server at fault is hidden behind that fault: its measurement is
+/// explained by the server, and nothing shows the client fine or slow. It is suspect, and the
+/// second round measures it from another server.
+#[test]
+fn a_client_measured_only_by_a_faulty_server_is_suspect_and_measured_again() {
+    let mut ms = vec![
+        machine("s0", bw(&[("c0", 10.0), ("c1", 10.1), ("c2", 9.9)])),
+        machine("s1", bw(&[("c0", 20.0), ("c1", 20.1), ("c3", 19.9)])),
+        machine("s2", bw(&[("c3", 20.2), ("c4", 19.8)])),
+        machine("s3", bw(&[("c4", 20.0), ("c0", 20.1)])),
+    ];
+    let out = run_all(&mut ms);
+    assert_eq!(blamed(&out.findings), vec![("s0", Scope::Server)]);
+    assert_eq!(
+        status(&ms, "c2"),
+        MachineStatus::Suspect,
+        "{:#?}",
+        out.findings
+    );
+    let hidden = out
+        .findings
+        .iter()
+        .find(|f| f.suspect.as_deref() == Some(&["c2".to_string()][..]))
+        .unwrap();
+    assert!(
+        hidden
+            .message
+            .contains("c2's 1 measurement(s) are all poor and all with machines at fault (s0)"),
+        "{}",
+        hidden.message
+    );
+    assert!(
+        out.resolve.iter().any(|r| r.to == "c2" && r.from != "s0"),
+        "{:?}",
+        out.resolve
+    );
+    for c in ["c0", "c1", "c3", "c4"] {
+        assert_eq!(status(&ms, c), MachineStatus::Ok, "{c}");
+    }
+}
+
+/// One model whose paths run at two levels, the worse as common as the better: seven of twelve
+/// clients at half the speed of the others. A slower part (a NIC of another speed) looks the
+/// same as faults on half the fleet, and the median sits at the worse level: the better level
+/// judges, so the slow clients are suspect (not passed as fine), and nobody is failed. Three
+/// slow clients of twelve are faults, and are blamed.
+#[test]
+fn two_levels_as_common_as_each_other_are_suspect_not_fine() {
+    let judge_with = |slow: usize| {
+        let clients: Vec<String> = (0..12).map(|c| format!("c{c}")).collect();
+        let mut ms: Vec<Machine> = (0..6)
+            .map(|s| {
+                let pairs: Vec<(&str, f64)> = (0..4)
+                    .map(|k| (s + 3 * k) % 12)
+                    .map(|c| (clients[c].as_str(), if c < slow { 10.0 } else { 20.0 }))
+                    .collect();
+                machine(&format!("s{s}"), bw(&pairs))
+            })
+            .collect();
+        let out = run_all(&mut ms);
+        (ms, out)
+    };
+    let (ms, out) = judge_with(7);
+    assert!(!out.findings.is_empty());
+    assert!(
+        out.findings
+            .iter()
+            .all(|f| f.suspect.is_some() && f.message.contains("against 20.0 Gbit/s")),
+        "{:#?}",
+        out.findings
+    );
+    for c in 0..7 {
+        let c = format!("c{c}");
+        assert_eq!(
+            status(&ms, &c),
+            MachineStatus::Suspect,
+            "{c}: {:#?}",
+            out.findings
+        );
+    }
+    let (_, out) = judge_with(3);
+    assert_eq!(
+        blamed(&out.findings),
+        [
+            ("c0", Scope::Client),
+            ("c1", Scope::Client),
+            ("c2", Scope::Client)
+        ],
+        "{:#?}",
+        out.findings
+    );
+}
