@@ -736,9 +736,7 @@ impl Context<'_> {
         f.suspect = Some(candidates);
         f
     }
-}
 
-impl Context<'_> {
     /// The finding of machine `hidden`, whose `n` measurements are all poor and explained by
     /// faults of the `culprits` at their other ends (measurement `obs` one of them).
     fn hidden_finding(&self, obs: usize, hidden: usize, culprits: &[usize], n: usize) -> Finding {
