@@ -1,0 +1,254 @@
+//! Tests of `decide.rs`.
+
+use super::*;
+
+fn node(state: &str, reason: Option<&str>) -> NodeInfo {
+    NodeInfo {
+        name: "n1".into(),
+        state: state.into(),
+        reason: reason.map(str::to_string),
+        partitions: vec!["debug".into()],
+    }
+}
+
+fn failing(what: &str) -> Health {
+    Health::Failing {
+        what: what.into(),
+        check: true,
+        count: 1,
+    }
+}
+
+const POLICY: Policy = Policy {
+    drain_after: 2,
+    resume_after: 2,
+};
+
+fn streaks(failing: u32, passing: u32) -> Streaks {
+    Streaks { failing, passing }
+}
+
+#[test]
+fn a_check_named_to_drain_at_once_is_found_by_name_or_prefix() {
+    let at_once = vec![
+        "node.*".to_string(),
+        "errors.memory_uncorrected".to_string(),
+    ];
+    let failed = [
+        "sleepbench.calls_per_thread",
+        "node.check_fs_mount_rw:/scratch",
+    ];
+    assert_eq!(
+        drains_at_once(failed.into_iter(), &at_once),
+        Some("node.check_fs_mount_rw:/scratch")
+    );
+    assert_eq!(
+        drains_at_once(["errors.memory_uncorrected"].into_iter(), &at_once),
+        Some("errors.memory_uncorrected")
+    );
+    // A name is the whole name; only `*` makes a prefix.
+    assert_eq!(
+        drains_at_once(["errors.memory_uncorrected_rate"].into_iter(), &at_once),
+        None
+    );
+    assert_eq!(drains_at_once(["node"].into_iter(), &at_once), None);
+    assert_eq!(drains_at_once(failed.into_iter(), &[]), None);
+}
+
+#[test]
+fn a_reason_is_stable_bounded_one_line_and_ours() {
+    let r = reason(&failing("sleepbench.calls_per_thread")).unwrap();
+    assert_eq!(r, "health_check: sleepbench.calls_per_thread: check failed");
+    assert!(reason(&failing(&"x".repeat(400))).unwrap().len() <= REASON_MAX);
+    // A reason of exactly slurmdbd's 255 bytes is kept whole; one more byte is cut.
+    let fixed = "health_check: ".len() + ": check failed".len();
+    let exact = reason(&failing(&"y".repeat(REASON_MAX - fixed))).unwrap();
+    assert_eq!(exact.len(), REASON_MAX);
+    assert!(exact.ends_with(": check failed"), "{exact}");
+    let over = reason(&failing(&"y".repeat(REASON_MAX - fixed + 1))).unwrap();
+    assert_eq!(over.len(), REASON_MAX);
+    assert!(!over.ends_with(": check failed"), "{over}");
+    assert_eq!(
+        reason(&failing("errors.nic:eth0\nn2|drained|health_check: x")).unwrap(),
+        "health_check: errors.nic:eth0?n2?drained?health_check: x: check failed"
+    );
+    let section = Health::Failing {
+        what: "memory".into(),
+        check: false,
+        count: 1,
+    };
+    assert_eq!(
+        reason(&section).unwrap(),
+        "health_check: memory: section failed to run"
+    );
+    assert_eq!(reason(&Health::Healthy), None);
+}
+
+/// A healthy run lifts our drain only when it judged what drained the node.
+#[test]
+fn a_run_that_did_not_judge_the_cause_does_not_count_toward_a_resume() {
+    let ours = node(
+        "MIXED+DRAIN",
+        Some("health_check: memory.peak_vs_theoretical: check failed"),
+    );
+    let judged_it = |what: &str, section: bool| what == "memory.peak_vs_theoretical" && !section;
+    assert_eq!(
+        for_our_drain(&ours, Health::Healthy, judged_it),
+        Health::Healthy
+    );
+    let narrower = for_our_drain(&ours, Health::Healthy, |_, _| false);
+    assert!(
+        matches!(&narrower, Health::Inconclusive { what } if what.contains("memory.peak_vs_theoretical, which drained the node")),
+        "{narrower:?}"
+    );
+    // Its streak does not move, so no resume follows.
+    assert_eq!(streaks(0, 0).after(&narrower), streaks(0, 0));
+    // A section that failed to run: judged when it ran.
+    let section = node(
+        "IDLE+DRAIN",
+        Some("health_check: memory: section failed to run"),
+    );
+    assert_eq!(
+        cause_of(section.reason.as_deref().unwrap()),
+        Some(("memory", true))
+    );
+    assert_eq!(
+        for_our_drain(&section, Health::Healthy, |w, s| w == "memory" && s),
+        Health::Healthy
+    );
+    // Not ours, or not healthy: as it was.
+    let admin = node("IDLE+DRAIN", Some("admin: x"));
+    assert_eq!(
+        for_our_drain(&admin, Health::Healthy, |_, _| false),
+        Health::Healthy
+    );
+    let fail = failing("a.b");
+    assert_eq!(for_our_drain(&ours, fail.clone(), |_, _| false), fail);
+    // A reason of ours this version cannot read back never resumes by itself.
+    let odd = node("IDLE+DRAIN", Some("health_check: something else"));
+    assert!(matches!(
+        for_our_drain(&odd, Health::Healthy, |_, _| true),
+        Health::Inconclusive { .. }
+    ));
+}
+
+#[test]
+fn streaks_count_pass_and_fail_and_an_inconclusive_run_neither() {
+    let s = streaks(1, 0);
+    assert_eq!(s.after(&failing("a.b")), streaks(2, 0));
+    assert_eq!(s.after(&Health::Healthy), streaks(0, 1));
+    let i = Health::Inconclusive { what: "a".into() };
+    assert_eq!(s.after(&i), s);
+    assert_eq!(streaks(u32::MAX, 0).after(&failing("a")).failing, u32::MAX);
+}
+
+/// Every branch, each with the case that owns it.
+#[test]
+fn the_decision_table() {
+    let ours = "health_check: a.b: check failed";
+    let idle = node("IDLE", None);
+    let drained_by_us = node("IDLE+DRAIN", Some(ours));
+    let admin = node(
+        "IDLE+DRAIN",
+        Some("admin: replacing DIMM B2, do not resume"),
+    );
+    let down = node("DOWN", Some("Not responding"));
+    let ours_other = node("IDLE+DRAIN", Some("health_check: c.d: check failed"));
+    let fail = failing("a.b");
+    let inconclusive = Health::Inconclusive {
+        what: "sleepbench.total_cpu".into(),
+    };
+    let drain = |why: &str| Decision::Drain {
+        reason: ours.into(),
+        why: why.into(),
+    };
+    let leaves = |d: &Decision, words: &str| match d {
+        Decision::Leave(line) => line.contains(words),
+        _ => false,
+    };
+    // (node, verdict, streaks, what happens)
+    type Want<'a> = Box<dyn Fn(&Decision) -> bool + 'a>;
+    let table: Vec<(&NodeInfo, &Health, Streaks, Want<'_>)> = vec![
+        // Inconclusive: nothing, whatever the node.
+        (
+            &idle,
+            &inconclusive,
+            streaks(5, 0),
+            Box::new(|d| leaves(d, "inconclusive")),
+        ),
+        (
+            &drained_by_us,
+            &inconclusive,
+            streaks(0, 5),
+            Box::new(|d| leaves(d, "inconclusive")),
+        ),
+        // Failing: counted until --drain-after, then drained; not twice for one reason.
+        (
+            &idle,
+            &fail,
+            streaks(1, 0),
+            Box::new(|d| leaves(d, "1 of 2 failing runs")),
+        ),
+        (
+            &idle,
+            &fail,
+            streaks(2, 0),
+            Box::new(move |d| *d == drain("2 failing run(s) in a row")),
+        ),
+        (
+            &drained_by_us,
+            &fail,
+            streaks(3, 0),
+            Box::new(|d| leaves(d, "still drained")),
+        ),
+        // Our drain for another reason is ours to update.
+        (
+            &ours_other,
+            &fail,
+            streaks(2, 0),
+            Box::new(move |d| *d == drain("2 failing run(s) in a row")),
+        ),
+        // Someone else's reason is never overwritten nor lifted.
+        (
+            &admin,
+            &fail,
+            streaks(9, 0),
+            Box::new(|d| leaves(d, "held by someone else")),
+        ),
+        (
+            &down,
+            &fail,
+            streaks(9, 0),
+            Box::new(|d| leaves(d, "Not responding")),
+        ),
+        (
+            &admin,
+            &Health::Healthy,
+            streaks(0, 9),
+            Box::new(|d| leaves(d, "left alone")),
+        ),
+        // Healthy: our drain lifted after --resume-after, not before.
+        (
+            &drained_by_us,
+            &Health::Healthy,
+            streaks(0, 1),
+            Box::new(|d| leaves(d, "1 of 2 passing")),
+        ),
+        (
+            &drained_by_us,
+            &Health::Healthy,
+            streaks(0, 2),
+            Box::new(|d| matches!(d, Decision::Resume { why } if why.contains(ours))),
+        ),
+        (
+            &idle,
+            &Health::Healthy,
+            streaks(0, 9),
+            Box::new(|d| *d == Decision::Leave("healthy".into())),
+        ),
+    ];
+    for (i, (n, v, s, want)) in table.iter().enumerate() {
+        let got = decide(n, v, s, POLICY);
+        assert!(want(&got), "row {i}: {n:?} {v:?} {s:?} -> {got:?}");
+    }
+}
