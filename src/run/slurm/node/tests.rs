@@ -1,0 +1,209 @@
+//! Tests of `node.rs`.
+
+/// An action decided on one read may be taken on a later read only while the drain and
+/// its reason are as they were; a job starting (IDLE to MIXED) does not matter.
+#[test]
+fn an_action_holds_only_while_the_drain_and_its_reason_are_unchanged() {
+    let n = |state: &str, reason: Option<&str>| NodeInfo {
+        name: "n1".into(),
+        state: state.into(),
+        reason: reason.map(str::to_string),
+        partitions: Vec::new(),
+    };
+    let ours = Some("health_check: x: check failed");
+    assert!(n("IDLE", None).holds_as(&n("MIXED", None)));
+    assert!(n("IDLE+DRAIN", ours).holds_as(&n("MIXED+DRAIN", ours)));
+    // An administrator drained it meanwhile.
+    assert!(!n("IDLE", None).holds_as(&n("IDLE+DRAIN", Some("admin: disk"))));
+    // Someone resumed it, and the reason is gone.
+    assert!(!n("IDLE+DRAIN", ours).holds_as(&n("IDLE", None)));
+    // Drained still, but for another reason now.
+    assert!(!n("IDLE+DRAIN", ours).holds_as(&n("IDLE+DRAIN", Some("admin: disk"))));
+    // Resumed, the old reason left behind.
+    assert!(!n("IDLE+DRAIN", ours).holds_as(&n("IDLE", ours)));
+}
+
+/// Every word Slurm uses for a drain counts as drained (scontrol's `+DRAIN` flag, and the
+/// `DRAINED` / `DRAINING` states some versions print).
+#[test]
+fn every_word_for_a_drain_is_drained() {
+    for (state, drained) in [
+        ("IDLE+DRAIN", true),
+        ("DRAINED", true),
+        ("DRAINING", true),
+        ("MIXED+DRAIN", true),
+        ("IDLE", false),
+        ("DOWN", false),
+        ("DRAINS", false),
+    ] {
+        let n = NodeInfo {
+            name: "n1".into(),
+            state: state.into(),
+            reason: None,
+            partitions: Vec::new(),
+        };
+        assert_eq!(n.drained(), drained, "{state}");
+    }
+}
+
+/// slurmd's word and the controller's read must agree before a run acts on the node.
+#[test]
+fn slurmds_word_on_the_node_must_agree_with_the_controllers() {
+    let node = |state: &str| NodeInfo {
+        name: "n1".into(),
+        state: state.into(),
+        reason: None,
+        partitions: Vec::new(),
+    };
+    for (state, out) in [
+        ("IDLE", false),
+        ("MIXED", false),
+        ("ALLOCATED", false),
+        ("IDLE+DRAIN", true),
+        ("MIXED+DRAIN", true),
+        ("DOWN", true),
+        ("IDLE+FAIL", true),
+        ("IDLE+MAINT", true),
+        ("IDLE+RESERVED", false),
+    ] {
+        let n = node(state);
+        assert_eq!(n.out_of_service(), out, "{state}");
+        let (agrees, differs) = if out { ("no", "yes") } else { ("yes", "no") };
+        assert_eq!(n.agrees_with_slurmd(Some(agrees)), Ok(()), "{state}");
+        let e = n.agrees_with_slurmd(Some(differs)).unwrap_err();
+        assert!(e.contains(state) && e.contains(differs), "{e}");
+        // Unset (before registration, older slurmd) or a word it does not know: the read
+        // alone decides.
+        assert_eq!(n.agrees_with_slurmd(None), Ok(()));
+        assert_eq!(n.agrees_with_slurmd(Some("")), Ok(()));
+    }
+}
+
+use super::*;
+
+const SHOW: &str = "NodeName=n1 Arch=x86_64 CoresPerSocket=1\n   CPUAlloc=0 CPUEfctv=1 \
+                    CPUTot=1\n   State=IDLE+DRAIN ThreadsPerCore=1 TmpDisk=0 \
+                    Weight=1\n   Partitions=debug,batch\n   Reason=admin: maintenance \
+                    [root@2026-12-01T15:00:00]\n";
+
+#[test]
+fn scontrols_node_view_is_read_with_its_reason_and_partitions() {
+    let i = parse_node(SHOW, "n1").unwrap();
+    assert_eq!(i.state, "IDLE+DRAIN");
+    assert_eq!(i.reason.as_deref(), Some("admin: maintenance"));
+    assert_eq!(i.foreign_reason(), Some("admin: maintenance"));
+    assert_eq!(i.partitions, ["debug", "batch"]);
+    assert!(i.drained() && !i.drained_by_us() && !i.busy());
+    let ours = parse_node(
+        "NodeName=n1\n   State=MIXED+DRAIN\n   Reason=health_check: x: check failed [root@t]\n",
+        "n1",
+    )
+    .unwrap();
+    assert!(ours.drained_by_us() && ours.busy() && ours.foreign_reason().is_none());
+    let idle = parse_node("NodeName=n1 State=IDLE\n   Reason=(null)\n", "n1").unwrap();
+    assert_eq!(idle.reason, None);
+    assert!(!idle.drained());
+    // Only a trailing `[user@time]` is Slurm's: a reason that holds " [" itself stays whole.
+    let bracket = parse_node(
+        "NodeName=n1 State=IDLE+DRAIN\n   Reason=admin: disk [bay 3 of 4\n",
+        "n1",
+    )
+    .unwrap();
+    assert_eq!(bracket.reason.as_deref(), Some("admin: disk [bay 3 of 4"));
+    // A comment that reads like a state does not hide the node's own.
+    let commented = parse_node(
+        "NodeName=n1 State=IDLE+DRAIN\n   Partitions=debug\n   Comment=done State=IDLE \
+         Partitions=x\n",
+        "n1",
+    )
+    .unwrap();
+    assert!(commented.drained());
+    assert_eq!(commented.partitions, ["debug"]);
+}
+
+#[test]
+fn an_answer_that_cannot_be_read_is_unknown_not_empty() {
+    // A lossily decoded byte in a reason keeps the rest readable, and the reason foreign.
+    let odd = parse_node(
+        "NodeName=n1 State=IDLE+DRAIN\n   Reason=caf\u{fffd} DIMM B2 [root@t]\n",
+        "n1",
+    )
+    .unwrap();
+    assert_eq!(odd.foreign_reason(), Some("caf\u{fffd} DIMM B2"));
+    for (text, why) in [
+        ("", "holds no NodeName"),
+        ("Node n1 not found\n", "holds no NodeName"),
+        ("NodeName=n1 Arch=x86_64\n", "holds no NodeName"),
+        ("NodeName=n2 State=IDLE\n", "about node 'n2'"),
+    ] {
+        let e = parse_node(text, "n1").unwrap_err();
+        assert!(e.contains(why), "{text:?}: {e}");
+    }
+}
+
+#[test]
+fn a_node_name_is_one_name_not_a_list_or_an_argument() {
+    for good in ["n1", "gpu-node-017", "rack3.n12", "node_a"] {
+        assert_eq!(check_node_name(good), Ok(()), "{good}");
+    }
+    for bad in [
+        "",
+        "n[1-100]",
+        "ALL",
+        "all",
+        "n1 State=RESUME",
+        "n1,n2",
+        "-n1",
+        "n1\nState=DRAIN",
+        "n1=x",
+    ] {
+        assert!(check_node_name(bad).is_err(), "{bad:?}");
+    }
+    assert!(
+        check_node_name("n1\u{1b}[2J")
+            .unwrap_err()
+            .contains("\\u{1b}")
+    );
+}
+
+#[test]
+fn a_partition_is_counted_and_an_odd_answer_is_unknown() {
+    let text = "n1|idle|Unknown|none\n\
+                n2|drained|2026-12-02T10:00:05|health_check: errors.edac:mc0: check failed\n\
+                n3|draining|2026-12-02T09:00:00|admin: DIMM\nn4|mixed|Unknown|none\n";
+    let p = parse_partition(text, "debug", "n1").unwrap();
+    assert_eq!(p.nodes, 4);
+    assert_eq!(p.ours, [("2026-12-02T10:00:05".into(), "n2".into())]);
+    assert_eq!(p.ours_besides("n1"), 1);
+    // Our own drain does not count against us.
+    assert_eq!(p.ours_besides("n2"), 0);
+    for (text, why) in [
+        ("", "no node"),
+        ("\n", "no node"),
+        ("n2|idle|Unknown|none\n", "does not hold this node"),
+        ("n1|idle|Unknown|none\ngarbage\n", "cannot be read"),
+        ("n1|idle|none\n", "cannot be read"),
+    ] {
+        let e = parse_partition(text, "debug", "n1").unwrap_err();
+        assert!(e.contains(why), "{text:?}: {e}");
+    }
+}
+
+/// Nodes that failed together rank their drains by when each was made, then by name: every
+/// node computes the same order, so exactly the first `allowed` keep theirs.
+#[test]
+fn drains_rank_by_time_then_name_and_the_cap_allows_one_at_least() {
+    let text = "c|drained|2026-12-02T10:00:07|health_check: x: check failed\n\
+                a|drained|2026-12-02T10:00:07|health_check: x: check failed\n\
+                b|drained|2026-12-02T10:00:06|health_check: x: check failed\n\
+                d|idle|Unknown|none\n";
+    let p = parse_partition(text, "debug", "a").unwrap();
+    assert_eq!(p.rank_of("b"), Some(0));
+    assert_eq!(p.rank_of("a"), Some(1));
+    assert_eq!(p.rank_of("c"), Some(2));
+    assert_eq!(p.rank_of("d"), None);
+    assert_eq!(p.allowed(25.0), 1);
+    assert_eq!(p.allowed(10.0), 1);
+    assert_eq!(p.allowed(50.0), 2);
+    assert_eq!(p.allowed(100.0), 4);
+}
