@@ -201,9 +201,9 @@ fn finding(machines: &[Machine], group: &str, k: &str, short: &[usize], of: usiz
     };
     let message = format!(
         "{} of the {of} machines of {group} that measured paths fall short of {k} on most of \
-         them, {path_count} path(s) in all{numbers}: the machines share the cause (the switch or \
-         fabric between them, its settings, or the test's), so none is failed for it; look at \
-         what they share, or measure one of them against a machine elsewhere",
+         them, {path_count} path(s) in all{numbers}: a cause they share is likelier than as many \
+         faults, so none is failed for it; look at what they share (the switch or fabric between \
+         them, its settings, the test's), or measure one of them against a machine elsewhere",
         short.len()
     );
     Finding {

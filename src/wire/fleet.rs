@@ -306,8 +306,8 @@ pub enum Scope {
     /// only measurement of both, which cannot tell its ends apart. Neither end fails for it.
     Link,
     /// A whole model group: (nearly) every machine of it falls short of the same yardstick on
-    /// its paths, so they share the cause (a switch, the fabric, the test's settings). `machine`
-    /// names the model, `members` the machines; none of them fails for it.
+    /// its paths, so a cause they share (a switch, the fabric, the test's settings) is likelier
+    /// than as many faults. `machine` names the model, `members` the machines; none fails for it.
     Group,
 }
 
