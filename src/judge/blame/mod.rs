@@ -25,6 +25,7 @@ use super::rules::Rule;
 use crate::units::number;
 use crate::wire::figures::{BANDWIDTH, Direction, Family, Figure, REVERSE_BANDWIDTH};
 use crate::wire::fleet::{DocumentKind, Finding, MachineStatus, Resolve, Scope};
+use crate::wire::rule::RuleSpec;
 use infer::{Fault, Obs, Role, Unexplained, infer};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -201,7 +202,7 @@ fn references(
     excluded: &[bool],
     family: &Family,
     direction: Direction,
-    tolerance_pct: f64,
+    spec: &RuleSpec,
 ) -> (HashMap<Bucket, Reference>, HashMap<Bucket, f64>) {
     let mut split = HashMap::new();
     let mut by: HashMap<Bucket, Vec<usize>> = HashMap::new();
@@ -285,15 +286,24 @@ fn references(
             };
             // Two levels within one pair of models, the worse as common as the better (the
             // median sits at it, and so do at least three machines and half of them, while a
-            // quarter are better by more than the tolerance): a slower part (a NIC) or faults on
+            // quarter are better by more than the rule allows): a slower part (a NIC) or faults on
             // half the fleet. The better level judges, and what it finds is suspect, not failed
             // (`split` keeps the worse level).
-            let below = |v: f64| {
-                direction.is_worse(v, upper)
-                    && (upper - v).abs() > tolerance_pct / 100.0 * upper.abs()
+            // Worse than the better level by the rule (tolerance and noise floor alike).
+            let level = Reference {
+                median: upper,
+                mad: 0.0,
+                machines: typical.len(),
             };
+            let below = |v: f64| level.judge(v, direction, spec).flagged;
             let low = typical.iter().filter(|&&v| below(v)).count();
-            let two_levels = !mixed && below(median) && low >= 3 && 2 * low >= typical.len();
+            // Throughput only: its levels are the parts' (a NIC's speed), where a latency's
+            // spread on a busy host is noise that would look like two levels.
+            let two_levels = !mixed
+                && direction == Direction::Higher
+                && below(median)
+                && low >= 3
+                && 2 * low >= typical.len();
             if two_levels {
                 split.insert(b, median);
             }
@@ -352,15 +362,7 @@ fn judge_key(
     let mut rounds = 0;
     let mut two_levels: Option<HashMap<Bucket, f64>> = None;
     let (refs, obs, inference) = loop {
-        let (refs, split) = references(
-            machines,
-            at,
-            all,
-            &excluded,
-            family,
-            direction,
-            rule.spec.tolerance_pct,
-        );
+        let (refs, split) = references(machines, at, all, &excluded, family, direction, &rule.spec);
         // The split is seen before any measurement is explained away.
         two_levels.get_or_insert(split);
         let obs: Vec<Obs> = all
