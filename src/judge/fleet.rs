@@ -364,7 +364,8 @@ fn apply_baseline(machines: &mut [Machine], b: &BaselineRef) {
             Status::Pass | Status::Skip => MachineStatus::Ok,
         };
         let paths: Vec<ClientCheck> = checks.iter().filter_map(ClientCheck::of_baseline).collect();
-        let own = |c: &&crate::wire::check::Check| !paths.iter().any(|p| p.check == c.name);
+        let about_paths: BTreeSet<String> = paths.iter().map(|p| p.check.to_string()).collect();
+        let own = |c: &&crate::wire::check::Check| !about_paths.contains(&c.name.to_string());
         let others = checks
             .iter()
             .filter(own)

@@ -377,7 +377,12 @@ fn a_fleet_slow_all_together_is_one_group_finding_and_no_machine_fails() {
     .concat());
     assert!(prom.stdout.contains("scope=\"group\""), "{}", prom.stdout);
     let html = dir.path().join("fleet.html");
-    let page = run(&["report", "--html", html.to_str().unwrap(), docs]);
+    let page = run(&[
+        &["report", "--html", html.to_str().unwrap()][..],
+        &NO_INTERFERENCE_LIMITS,
+        &[docs],
+    ]
+    .concat());
     assert_eq!(page.code, 0, "{}", page.stderr);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
