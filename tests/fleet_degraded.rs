@@ -197,6 +197,20 @@ fn compare_flags_exactly_the_runs_degraded_by_real_means() {
         .filter(|f| !["cpu-quota", "slow-link"].contains(&f.machine.as_str()))
         .filter(|f| f.scope != Scope::Group)
     {
+        // The shaping fixes rates, not sub-millisecond RTTs, which jitter on this busy VM: one
+        // run's ping may stand out as a path (a link finding, which fails neither end).
+        if f.figure.starts_with("ping.latency") && f.scope == Scope::Link {
+            let run = report
+                .machines
+                .iter()
+                .find(|m| m.label == f.machine)
+                .unwrap();
+            assert!(
+                !matches!(run.status, MachineStatus::Fail | MachineStatus::Warn),
+                "a healthy run is failed for its RTT: {run:#?}"
+            );
+            continue;
+        }
         assert!(
             !f.figure.starts_with("network.") && f.scope != Scope::Link,
             "a healthy run is blamed for the network: {f:#?}"
