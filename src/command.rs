@@ -4,6 +4,7 @@
 //! grandchildren that hold its output included; and bytes are kept as bytes, decoded only by the
 //! caller (one odd byte must not blank an answer). Unix only: the fallback says so.
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -16,6 +17,8 @@ pub struct Output {
     pub stderr: Vec<u8>,
     /// Its exit code, or 128 + the signal's number when a signal ended it (as a shell says).
     pub code: Option<i32>,
+    /// Whether it printed more than was kept ([`run_capped`]): the rest was read and dropped.
+    pub truncated: bool,
 }
 
 impl Output {
@@ -59,11 +62,30 @@ pub enum CommandError {
 /// Runs `program` with `args` (no shell, stdin from /dev/null) and returns what it printed, or
 /// why not: it could not start, or it ran past `limit` (then it and everything it started in its
 /// process group are killed).
-pub fn run(program: &Path, args: &[&str], limit: Duration) -> Result<Output, CommandError> {
-    let shown = format!("{} {}", program.display(), args.join(" "))
+pub fn run<A: AsRef<OsStr>>(
+    program: &Path,
+    args: &[A],
+    limit: Duration,
+) -> Result<Output, CommandError> {
+    run_capped(program, args, limit, usize::MAX)
+}
+
+/// [`run`], keeping at most `cap` bytes of each of standard output and error (the rest is read
+/// and dropped, so the command never blocks on a full pipe, and `truncated` says so).
+pub fn run_capped<A: AsRef<OsStr>>(
+    program: &Path,
+    args: &[A],
+    limit: Duration,
+    cap: usize,
+) -> Result<Output, CommandError> {
+    let words: Vec<String> = args
+        .iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect();
+    let shown = format!("{} {}", program.display(), words.join(" "))
         .trim()
         .to_string();
-    imp::run(program, args, limit).map_err(|e| match e {
+    imp::run(program, args, limit, cap).map_err(|e| match e {
         imp::Failure::Spawn(cause) => CommandError::Spawn { shown, cause },
         imp::Failure::Timeout => CommandError::Timeout { shown, limit },
     })
@@ -72,6 +94,7 @@ pub fn run(program: &Path, args: &[&str], limit: Duration) -> Result<Output, Com
 #[cfg(unix)]
 mod imp {
     use super::Output;
+    use std::ffi::OsStr;
     use std::io::Read;
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     use std::path::Path;
@@ -84,18 +107,37 @@ mod imp {
         Timeout,
     }
 
-    /// Reads a pipe to its end on a thread; the bytes arrive on the channel.
-    fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
+    /// Reads a pipe to its end on a thread, keeping its first `cap` bytes; they arrive on the
+    /// channel with whether more came.
+    fn drain(mut pipe: impl Read + Send + 'static, cap: usize) -> mpsc::Receiver<(Vec<u8>, bool)> {
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
-            let _ = tx.send(buf);
+            let mut kept = Vec::new();
+            let mut chunk = [0u8; 64 * 1024];
+            let mut cut = false;
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let room = cap.saturating_sub(kept.len());
+                        kept.extend_from_slice(&chunk[..n.min(room)]);
+                        cut |= n > room;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = tx.send((kept, cut));
         });
         rx
     }
 
-    pub fn run(program: &Path, args: &[&str], limit: Duration) -> Result<Output, Failure> {
+    pub fn run<A: AsRef<OsStr>>(
+        program: &Path,
+        args: &[A],
+        limit: Duration,
+        cap: usize,
+    ) -> Result<Output, Failure> {
         let mut child = Command::new(program)
             .args(args)
             .stdin(Stdio::null())
@@ -105,9 +147,12 @@ mod imp {
             .spawn()
             .map_err(Failure::Spawn)?;
         let group = child.id() as i32;
-        let out = child.stdout.take().map(drain);
-        let err = child.stderr.take().map(drain);
-        let deadline = Instant::now() + limit;
+        let out = child.stdout.take().map(|p| drain(p, cap));
+        let err = child.stderr.take().map(|p| drain(p, cap));
+        // A limit too far to add to now (`-t 18446744073709551615`) is no limit at all.
+        let deadline = Instant::now()
+            .checked_add(limit)
+            .unwrap_or_else(|| Instant::now() + Duration::from_secs(100 * 365 * 86_400));
         let kill_group = || {
             // SAFETY: kill(2) with a negative pid signals the process group we created for the
             // child; it has no memory-safety preconditions.
@@ -130,9 +175,9 @@ mod imp {
         };
         // The command ended; what it left behind in its group (a grandchild holding the pipes)
         // gets what remains of the deadline to finish, then is killed with the group.
-        let collect = |rx: Option<mpsc::Receiver<Vec<u8>>>| -> Result<Vec<u8>, Failure> {
+        let collect = |rx: Option<mpsc::Receiver<(Vec<u8>, bool)>>| -> Result<(Vec<u8>, bool), Failure> {
             let Some(rx) = rx else {
-                return Ok(Vec::new());
+                return Ok((Vec::new(), false));
             };
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
@@ -143,12 +188,13 @@ mod imp {
                 }
             }
         };
-        let stdout = collect(out)?;
-        let stderr = collect(err)?;
+        let (stdout, cut_out) = collect(out)?;
+        let (stderr, cut_err) = collect(err)?;
         Ok(Output {
             stdout,
             stderr,
             code: status.code().or_else(|| status.signal().map(|s| 128 + s)),
+            truncated: cut_out || cut_err,
         })
     }
 }
@@ -165,7 +211,12 @@ mod imp {
         Timeout,
     }
 
-    pub fn run(_program: &Path, _args: &[&str], _limit: Duration) -> Result<Output, Failure> {
+    pub fn run<A: AsRef<std::ffi::OsStr>>(
+        _program: &Path,
+        _args: &[A],
+        _limit: Duration,
+        _cap: usize,
+    ) -> Result<Output, Failure> {
         Err(Failure::Spawn(std::io::Error::new(
             std::io::ErrorKind::Unsupported,
             "running commands with a deadline is supported on Unix only",

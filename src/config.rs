@@ -758,14 +758,15 @@ fn nhc_config(
     default: Option<&Path>,
 ) -> Result<(Option<crate::nhc::Conf>, Option<String>), ConfigError> {
     let host = crate::nhc::host_name();
+    let deadline = crate::nhc::conf::READ_DEADLINE;
     match given {
         Some(p) if p.as_os_str().is_empty() => Ok((None, None)),
-        Some(p) => crate::nhc::Conf::load(p, &host)
+        Some(p) => crate::nhc::Conf::load(p, &host, deadline)
             .map(|c| (Some(c), None))
             .map_err(|e| ConfigError::new("--nhc-conf", e.to_string())),
         None => match default.filter(|p| p.exists()) {
             None => Ok((None, None)),
-            Some(p) => Ok(match crate::nhc::Conf::load(p, &host) {
+            Some(p) => Ok(match crate::nhc::Conf::load(p, &host, deadline) {
                 Ok(c) => (Some(c), None),
                 Err(e) => (None, Some(e.to_string())),
             }),

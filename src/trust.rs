@@ -150,6 +150,117 @@ pub fn check_existing_file(file: &Path) -> Result<(), Untrusted> {
     Ok(())
 }
 
+/// A file that steers root (nhc.conf), read once: its bytes, its real path, and whether only
+/// root can change it.
+#[derive(Debug)]
+pub struct RootFile {
+    /// What it holds.
+    pub bytes: Vec<u8>,
+    /// Its real path (links resolved).
+    pub real: PathBuf,
+    /// Whether only root can change it: `Err` says why not.
+    pub root_only: Result<(), Untrusted>,
+}
+
+/// Reads `path` once for root: the path resolved, then opened without following a last link
+/// and without blocking (a FIFO or a device is refused before anything is read), checked on the
+/// descriptor (a regular file of at most `limit` bytes) and read from it. It is root's alone
+/// when it and every directory above it are owned by root and writable by no group or other
+/// user (OpenSSH's StrictModes rule; a sticky directory such as /tmp may be on the way when the
+/// entry in it is root's, since no one else can then rename it), and when the path still names
+/// the file read.
+pub fn read_root_file(path: &Path, limit: u64) -> Result<RootFile, Untrusted> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let shown = path.display();
+    let real = std::fs::canonicalize(path)
+        .map_err(|e| Untrusted(format!("cannot read '{shown}': {e}")))?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(&real)
+        .map_err(|e| Untrusted(format!("cannot read '{shown}': {e}")))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Untrusted(format!("cannot read '{shown}': {e}")))?;
+    if !meta.is_file() {
+        return Err(Untrusted(format!(
+            "'{shown}' is not a regular file (a pipe, a device or a directory): not read"
+        )));
+    }
+    if meta.len() > limit {
+        return Err(Untrusted(format!(
+            "'{shown}' is {} bytes, more than the {limit} a configuration may be",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Untrusted(format!("cannot read '{shown}': {e}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(Untrusted(format!(
+            "'{shown}' grew past the {limit} bytes a configuration may be while it was read"
+        )));
+    }
+    let root_only = root_only(&real, &meta);
+    Ok(RootFile {
+        bytes,
+        real,
+        root_only,
+    })
+}
+
+/// Whether only root can change the file opened at `real` (its descriptor's `meta`).
+fn root_only(real: &Path, meta: &std::fs::Metadata) -> Result<(), Untrusted> {
+    let shown = real.display();
+    let mode = meta.mode() & 0o7777;
+    if meta.uid() != 0 {
+        return Err(Untrusted(format!(
+            "'{shown}' is owned by {}, not by root",
+            owner(meta.uid())
+        )));
+    }
+    if mode & 0o022 != 0 {
+        return Err(Untrusted(format!(
+            "'{shown}' is writable by group or others (mode {mode:04o})"
+        )));
+    }
+    let mut below: &Path = real;
+    for dir in real.ancestors().skip(1) {
+        let d = std::fs::symlink_metadata(dir)
+            .map_err(|e| Untrusted(format!("cannot look at '{}': {e}", dir.display())))?;
+        let dmode = d.mode() & 0o7777;
+        if d.uid() != 0 {
+            return Err(Untrusted(format!(
+                "'{}' (above '{shown}') is owned by {}, not by root",
+                dir.display(),
+                owner(d.uid())
+            )));
+        }
+        if dmode & 0o022 != 0 {
+            let entry_is_roots = std::fs::symlink_metadata(below).is_ok_and(|m| m.uid() == 0);
+            if dmode & 0o1000 == 0 || !entry_is_roots {
+                return Err(Untrusted(format!(
+                    "'{}' (above '{shown}') is writable by group or others (mode {dmode:04o}): \
+                     another user could put another file in its place",
+                    dir.display()
+                )));
+            }
+        }
+        below = dir;
+    }
+    // The path still names what was read: nothing was renamed into place meanwhile.
+    let now = std::fs::symlink_metadata(real)
+        .map_err(|e| Untrusted(format!("cannot look at '{shown}': {e}")))?;
+    if (now.dev(), now.ino()) != (meta.dev(), meta.ino()) {
+        return Err(Untrusted(format!(
+            "'{shown}' was replaced while it was read"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,6 +330,38 @@ mod tests {
         std::os::unix::fs::symlink("/etc/passwd", &file_link).unwrap();
         let e = check_file(&file_link).unwrap_err();
         assert!(e.0.contains("symbolic link"), "{e}");
+    }
+
+    #[test]
+    fn a_file_that_steers_root_is_read_once_and_judged_on_what_was_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("nhc.conf");
+        std::fs::write(&file, "* || check_ps_loadavg 100\n").unwrap();
+        chmod(&file, 0o644);
+        let read = read_root_file(&file, 1 << 20).unwrap();
+        assert_eq!(read.bytes, b"* || check_ps_loadavg 100\n");
+        if euid() == 0 {
+            // Root's file in a root-owned directory in /tmp (sticky): root's alone.
+            chmod(dir.path(), 0o755);
+            assert_eq!(read_root_file(&file, 1 << 20).unwrap().root_only, Ok(()));
+            chmod(&file, 0o664);
+            let e = read_root_file(&file, 1 << 20).unwrap().root_only.unwrap_err();
+            assert!(e.0.contains("writable by group or others"), "{e}");
+            chmod(&file, 0o644);
+            chmod(dir.path(), 0o777);
+            let e = read_root_file(&file, 1 << 20).unwrap().root_only.unwrap_err();
+            assert!(e.0.contains("another user could put another file"), "{e}");
+        } else {
+            let e = read_root_file(&file, 1 << 20).unwrap().root_only.unwrap_err();
+            assert!(e.0.contains("not by root"), "{e}");
+        }
+        // Too large, a FIFO, a directory: refused before anything is read (a FIFO never blocks).
+        assert!(read_root_file(&file, 4).unwrap_err().0.contains("more than"));
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        assert!(read_root_file(&fifo, 1 << 20).unwrap_err().0.contains("not a regular file"));
+        assert!(read_root_file(dir.path(), 1 << 20).is_err());
+        assert!(read_root_file(Path::new("/dev/zero"), 1 << 20).is_err());
     }
 
     #[test]

@@ -1,40 +1,73 @@
-//! nhc.conf as NHC reads it: lines of `<host mask> || <check> <args>`, comments, a trailing `\`
-//! joining the next line, settings (`export VAR=value`), and the host masks NHC accepts (a glob
-//! of the whole host name, `/regex/`, a pdsh-style `{n[01-10],n20}` list, each negated by a
-//! leading `!`). A line health_check cannot honour (an unknown check, shell beyond a simple
-//! command, an unknown setting) is an error naming the line, never skipped.
+//! nhc.conf read as NHC 1.4.3 reads it, byte for byte: lines as `while read LINE` gives them
+//! (a backslash quotes and is dropped, a trailing one joins lines, blanks trimmed, a last line
+//! with no newline never read), cut at the first `||` into a host mask and a check, comments
+//! (`#` starting the mask) and empty sides skipped, and the check kept when the mask matches this
+//! host (`mcheck`). Each kept check is what `eval $CHECK` makes of it: split on blanks, joined
+//! with one space, parsed as one bash command ([`super::bash::words`]).
+//!
+//! The file is read once, as a file that steers root ([`crate::trust::read_root_file`]): a
+//! line that runs a program the file names (`check_cmd_*`, `MCELOG=`, `PATH=` ...) is honoured
+//! only when nobody but root can change the file. A line health_check cannot honour (a check it
+//! does not run, shell beyond one command) is an error naming the line, for this host; for
+//! another host it is said in the notes.
 
-use super::checks::SUPPORTED;
-use super::matching::host_matches;
-pub use super::shell::words;
+use super::bash::read::Lines;
+use super::bash::words::{self, Assignment, Command, Piece};
+use super::bytes::{show, trim, words as blank_words};
+use super::checks::{RUN_COMMANDS, SUPPORTED};
+use super::matching::{mcheck, take_problems};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-/// The checks of one nhc.conf that apply to this host, and its settings.
+/// The largest nhc.conf read.
+pub const SIZE_LIMIT: u64 = 4 << 20;
+
+/// How long reading the file may take when the run has no deadline of its own (a file on a
+/// hung network file system must not hang the run).
+pub const READ_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The checks of one nhc.conf that apply to this host, and what it said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conf {
     /// The file.
     pub path: PathBuf,
-    /// The check lines whose host mask matches this host, in order.
+    /// The host name the masks were matched against.
+    pub host: Vec<u8>,
+    /// The lines whose host mask matches this host, in order.
     pub lines: Vec<Line>,
-    /// `TIMEOUT`: seconds (NHC's watchdog; 30 by default).
+    /// Whether nobody but root can change the file (programs it names may run).
+    pub root_only: bool,
+    /// `TIMEOUT`: seconds, where the file writes one out.
     pub timeout_secs: Option<u64>,
-    /// `MARK_OFFLINE=0`: observe only (failures are reported, not acted on).
-    pub observe_only: bool,
-    /// Settings the checks read (`MCELOG=`, `NHC_AUTH_USERS=`, ...), the last value of each.
-    pub settings: std::collections::BTreeMap<String, String>,
+    /// What the operator should hear of: lines for other hosts health_check could not honour,
+    /// settings it does not use, patterns that match nothing, a last line NHC never reads.
+    pub notes: Vec<String>,
 }
 
-/// One check line.
+/// One line for this host.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line {
     /// Its line number in the file (the first, for a joined line).
     pub number: usize,
-    /// The check as written.
-    pub text: String,
-    /// The check's name.
-    pub check: String,
-    /// Its arguments, as words (quotes removed; `$((...))` and `$HW_*` left for run time).
-    pub args: Vec<String>,
+    /// The check as NHC evaluates it (blanks collapsed).
+    pub text: Vec<u8>,
+    /// The command, parsed.
+    pub command: Command,
+    /// What it is.
+    pub kind: Kind,
+}
+
+/// What a line does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// Runs a check, by NHC's name.
+    Check(String),
+    /// Sets variables (`A=1`, `export A=1 B=2`).
+    Set,
+    /// `unset NAME...`: removes variables.
+    Unset,
+    /// `:` or `true`: nothing.
+    Nothing,
 }
 
 /// What is wrong with an nhc.conf.
@@ -49,25 +82,12 @@ pub struct ConfError {
     pub message: String,
 }
 
-/// Settings the checks read, as NHC names them.
-const CHECK_SETTINGS: &[&str] = &[
-    "MCELOG_ARGS",
-    "MCELOG_MAX_CORRECTED_RATE",
-    "MCELOG_MAX_UNCORRECTED_RATE",
-    "NVIDIA_HEALTHMON_ARGS",
-    "NVIDIA_SMI_HEALTHMON_ARGS",
-    "NHC_AUTH_USERS",
-    "MAX_SYS_UID",
-    "NHC_RM",
-    "RM_DAEMON_MATCH",
-];
+/// Variables naming programs NHC runs: set only from a file only root can change.
+pub const PROGRAM_SETTINGS: &[&str] = &["MCELOG", "NVIDIA_HEALTHMON", "NVIDIA_SMI_HEALTHMON", "PATH"];
 
-/// Settings that name a program to run: like check_cmd_*, only from a file only root can write.
-const COMMAND_SETTINGS: &[&str] = &["MCELOG", "NVIDIA_HEALTHMON", "NVIDIA_SMI_HEALTHMON"];
-
-/// Settings NHC knows that mean nothing to health_check (logging, its own paths, the resource
-/// manager it would call): accepted and ignored.
-const IGNORED_SETTINGS: &[&str] = &[
+/// NHC's settings for its own log, paths and tools, which mean nothing to health_check: said,
+/// never dropped silently.
+const NHC_OWN_SETTINGS: &[&str] = &[
     "DEBUG",
     "TS",
     "SILENT",
@@ -82,6 +102,7 @@ const IGNORED_SETTINGS: &[&str] = &[
     "OFFLINE_NODE",
     "NHC_CHECK_FORKED",
     "DETACHED_MODE",
+    "DETACHED_MODE_FAIL_NODATA",
     "FORCE_SETSID",
     "NHC_CHECK_ALL",
     "IGNORE_EMPTY_NOTE",
@@ -91,34 +112,68 @@ const IGNORED_SETTINGS: &[&str] = &[
     "DFI_FLAGS",
     "MOUNT_CMD",
     "STAT_CMD",
-    "PATH",
+    "STAT_FMT_ARGS",
+    "PBSNODES",
+    "PBSNODES_LIST_ARGS",
+    "PBSNODES_OFFLINE_ARGS",
+    "PBSNODES_ONLINE_ARGS",
+    "SLURM_SCONTROL",
+    "SLURM_SC_OFFLINE_ARGS",
+    "SLURM_SC_ONLINE_ARGS",
+    "SLURM_SINFO",
+    "NHC_MCHECK_DELIM",
+    "NHC_MCHECK_COMMAND",
 ];
 
 impl Conf {
-    /// Reads `path` for the host named `host` (`/proc/sys/kernel/hostname`, as NHC matches).
-    pub fn load(path: &Path, host: &str) -> Result<Conf, ConfError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfError {
-            path: path.display().to_string(),
-            line: 0,
-            message: format!("cannot read it: {e}"),
-        })?;
-        let conf = Conf::parse(&text, path, host)?;
-        let runs_commands = conf.lines.iter().any(|l| l.check.starts_with("check_cmd_"))
-            || COMMAND_SETTINGS
-                .iter()
-                .any(|s| conf.settings.contains_key(*s));
-        if runs_commands {
-            others_can_write(path).map_err(|message| ConfError {
-                path: path.display().to_string(),
-                line: 0,
-                message,
-            })?;
+    /// Reads `path` for the host named `host` (`/proc/sys/kernel/hostname`, as NHC matches),
+    /// taking at most `deadline` (a hung file system makes it an error, not a hang).
+    pub fn load(path: &Path, host: &str, deadline: Duration) -> Result<Conf, ConfError> {
+        let shown = path.display().to_string();
+        let err = |line: usize, message: String| ConfError {
+            path: shown.clone(),
+            line,
+            message,
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let owned = path.to_path_buf();
+        std::thread::spawn(move || {
+            let _ = tx.send(crate::trust::read_root_file(&owned, SIZE_LIMIT));
+        });
+        let file = rx
+            .recv_timeout(deadline)
+            .map_err(|_| {
+                err(
+                    0,
+                    format!(
+                        "reading it took more than {} s (a hung file system?)",
+                        deadline.as_secs_f64()
+                    ),
+                )
+            })?
+            .map_err(|e| err(0, e.0))?;
+        let (root_only, why) = match file.root_only {
+            Ok(()) => (true, None),
+            Err(e) => (false, Some(e.0)),
+        };
+        let mut conf = Conf::parse(&file.bytes, path, host.as_bytes(), root_only)?;
+        if let (Some(why), Some(first)) = (why, conf.lines.iter().find(|l| l.runs_programs())) {
+            return Err(err(
+                first.number,
+                format!(
+                    "it runs programs the file names ({}), so nobody but root may be able to \
+                     change the file: {why}; chown root, chmod go-w it and its directories",
+                    show(first.command.name.as_deref().unwrap_or(b"a setting"))
+                ),
+            ));
         }
+        conf.path = path.to_path_buf();
         Ok(conf)
     }
 
-    /// Parses the text of an nhc.conf.
-    pub fn parse(text: &str, path: &Path, host: &str) -> Result<Conf, ConfError> {
+    /// Parses the bytes of an nhc.conf for the host `host`; `root_only` says whether nobody but
+    /// root can change the file.
+    pub fn parse(bytes: &[u8], path: &Path, host: &[u8], root_only: bool) -> Result<Conf, ConfError> {
         let err = |line: usize, message: String| ConfError {
             path: path.display().to_string(),
             line,
@@ -126,247 +181,206 @@ impl Conf {
         };
         let mut conf = Conf {
             path: path.to_path_buf(),
+            host: host.to_vec(),
             lines: Vec::new(),
+            root_only,
             timeout_secs: None,
-            observe_only: false,
-            settings: Default::default(),
+            notes: Vec::new(),
         };
-        for (number, line) in joined_lines(text) {
-            let line = line.trim();
-            let Some((mask, check)) = line.split_once("||") else {
-                if line.is_empty() || line.starts_with('#') {
+        let _ = take_problems();
+        let mut lines = Lines::new(bytes, SIZE_LIMIT);
+        for read in lines.by_ref() {
+            let number = read.number;
+            let (mask, check) = split(&read.bytes);
+            if mask.starts_with(b"#") || mask.is_empty() || check.is_empty() {
+                continue;
+            }
+            let matches = mcheck(mask, host);
+            for p in take_problems() {
+                conf.notes.push(format!("line {number}: host mask: {p}"));
+            }
+            // `eval $CHECK`: split on blanks, joined with single spaces, then parsed.
+            let text: Vec<u8> = blank_words(check).collect::<Vec<_>>().join(&b' ');
+            let parsed = words::parse(&text).and_then(|c| {
+                let kind = kind_of(&c, root_only)?;
+                Ok((c, kind))
+            });
+            let (command, kind) = match (parsed, matches) {
+                (Ok(p), true) => p,
+                (Err(m), true) => return Err(err(number, format!("'{}': {m}", show(&text)))),
+                (Err(m), false) => {
+                    conf.notes.push(format!(
+                        "line {number} (for '{}', not this host): '{}': {m}",
+                        show(mask),
+                        show(&text)
+                    ));
                     continue;
                 }
-                return Err(err(
-                    number,
-                    format!("'{line}': a line is '<host mask> || <check> <args>'"),
-                ));
+                (Ok(_), false) => continue,
             };
-            let (mask, check) = (mask.trim(), check.trim());
-            if mask.starts_with('#') || mask.is_empty() || check.is_empty() {
-                continue;
-            }
-            let words = words(check).map_err(|m| err(number, format!("'{check}': {m}")))?;
-            let Some(first) = words.first() else { continue };
-            let matches = host_matches(mask, host).map_err(|m| err(number, m))?;
-            if first == "export" || first.contains('=') {
-                let setting = if first == "export" {
-                    words.get(1)
-                } else {
-                    Some(first)
-                };
-                let Some((name, value)) = setting.and_then(|s| s.split_once('=')) else {
-                    return Err(err(number, format!("'{check}': a setting is VAR=value")));
-                };
-                if matches {
-                    conf.set(name, value).map_err(|m| err(number, m))?;
+            conf.note_settings(number, &command);
+            if let Some(t) = timeout_of(&command) {
+                match t {
+                    Ok(secs) => conf.timeout_secs = (secs > 0).then_some(secs as u64),
+                    Err(why) => conf.notes.push(format!("line {number}: {why}")),
                 }
-                continue;
             }
-            if !SUPPORTED.contains(&first.as_str()) {
-                return Err(err(
-                    number,
-                    format!(
-                        "'{first}' is not a check health_check runs; it runs: {}",
-                        SUPPORTED.join(", ")
-                    ),
-                ));
-            }
-            if matches {
-                conf.lines.push(Line {
-                    number,
-                    text: check.to_string(),
-                    check: first.clone(),
-                    args: words[1..].to_vec(),
-                });
-            }
+            conf.lines.push(Line {
+                number,
+                text,
+                command,
+                kind,
+            });
+        }
+        if lines.truncated {
+            return Err(err(0, format!("it is larger than {SIZE_LIMIT} bytes")));
+        }
+        if let Some(last) = lines.unterminated {
+            conf.notes.push(format!(
+                "line {}: '{}' has no newline at its end: NHC's `while read` never runs it, and \
+                 neither does health_check",
+                last.number,
+                show(&last.bytes)
+            ));
         }
         Ok(conf)
     }
 
-    fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
-        match name {
-            "TIMEOUT" => {
-                let secs = value
-                    .parse()
-                    .map_err(|_| format!("TIMEOUT={value}: give whole seconds"))?;
-                self.timeout_secs = (secs > 0).then_some(secs);
-            }
-            "MARK_OFFLINE" => self.observe_only = value == "0",
-            _ if CHECK_SETTINGS.contains(&name) || COMMAND_SETTINGS.contains(&name) => {
-                self.settings.insert(name.to_string(), value.to_string());
-            }
-            _ if IGNORED_SETTINGS.contains(&name) => {}
-            _ => {
-                return Err(format!(
-                    "{name}: not a setting health_check knows (it honours TIMEOUT, \
-                     MARK_OFFLINE, {}, {}, and accepts NHC's own: {})",
-                    COMMAND_SETTINGS.join(", "),
-                    CHECK_SETTINGS.join(", "),
-                    IGNORED_SETTINGS.join(", ")
+    /// Says which of NHC's own settings the line sets (they mean nothing here).
+    fn note_settings(&mut self, number: usize, c: &Command) {
+        for a in assignments(c) {
+            let name = String::from_utf8_lossy(&a.name);
+            if NHC_OWN_SETTINGS.contains(&name.as_ref()) {
+                self.notes.push(format!(
+                    "line {number}: {name} is a setting of NHC's own (its log, paths or tools): \
+                     health_check does not use it"
                 ));
             }
         }
-        Ok(())
     }
 }
 
-/// Commands run from a file only root may change: owned by root, writable by no group or other.
-fn others_can_write(path: &Path) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
-    let md = std::fs::metadata(path).map_err(|e| format!("cannot read it: {e}"))?;
-    if md.uid() != 0 || md.mode() & 0o022 != 0 {
-        return Err(format!(
-            "it runs commands (check_cmd_*), so it must be owned by root and writable by nobody \
-             else (owner uid {}, mode {:04o}): chown root and chmod go-w it",
-            md.uid(),
-            md.mode() & 0o7777
-        ));
+impl Line {
+    /// Whether the line runs a program the file names (a command check, or a setting naming
+    /// a program).
+    pub fn runs_programs(&self) -> bool {
+        matches!(&self.kind, Kind::Check(c) if RUN_COMMANDS.contains(&c.as_str()))
+            || assignments(&self.command)
+                .iter()
+                .any(|a| PROGRAM_SETTINGS.contains(&String::from_utf8_lossy(&a.name).as_ref()))
     }
-    Ok(())
 }
 
-/// The file's lines with their numbers, a line ending in `\` joined to the next.
-fn joined_lines(text: &str) -> Vec<(usize, String)> {
-    let mut out: Vec<(usize, String)> = Vec::new();
-    let mut open: Option<(usize, String)> = None;
-    for (i, raw) in text.lines().enumerate() {
-        let (number, mut line) = open.take().unwrap_or((i + 1, String::new()));
-        match raw.trim_end().strip_suffix('\\') {
-            Some(head) if !head.ends_with('\\') => {
-                line.push_str(head);
-                open = Some((number, line));
-            }
-            _ => {
-                line.push_str(raw);
-                out.push((number, line));
-            }
-        }
+/// The line cut as NHC cuts it: before the first `||` the mask, after it the check (a line
+/// without one is both), each trimmed.
+fn split(line: &[u8]) -> (&[u8], &[u8]) {
+    match line.windows(2).position(|w| w == b"||") {
+        Some(at) => (trim(&line[..at]), trim(&line[at + 2..])),
+        None => (trim(line), trim(line)),
     }
-    out.extend(open);
+}
+
+/// Every assignment a command makes: before its name, and as `export`'s arguments.
+pub fn assignments(c: &Command) -> Vec<Assignment> {
+    let mut out = c.assignments.clone();
+    if c.name.as_deref() == Some(b"export") {
+        out.extend(c.args.iter().filter_map(words::assignment));
+    }
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(text: &str, host: &str) -> Result<Conf, ConfError> {
-        Conf::parse(text, Path::new("nhc.conf"), host)
-    }
-
-    /// The host masks of NHC's README, on a few names.
-    #[test]
-    fn host_masks_match_as_nhc_matches_them() {
-        let cases = [
-            ("*", "n0001", true),
-            ("!ln*", "ln01", false),
-            ("!ln*", "n0001", true),
-            ("/n000[0-9]/", "xn0003y", true),
-            ("!/\\.(gpu|htc)/", "n1.gpu.site", false),
-            ("{n00[20-39]}", "n0025", true),
-            ("{n00[20-39]}", "n0040", false),
-            ("!{n03,n05,n0[7-9]}", "n05", false),
-            ("!{n03,n05,n0[7-9]}", "n06", true),
-            ("{n[000-010]}", "n002", true),
-            ("{n[000-010]}", "n2", false),
-            ("n0[1-3]", "n02", true),
-        ];
-        for (mask, host, want) in cases {
-            assert_eq!(host_matches(mask, host), Ok(want), "{mask} {host}");
+/// What a parsed command is, or why health_check cannot honour it.
+fn kind_of(c: &Command, root_only: bool) -> Result<Kind, String> {
+    for a in assignments(c) {
+        let name = String::from_utf8_lossy(&a.name).into_owned();
+        if name == "IFS" {
+            return Err("setting IFS changes how NHC splits every later line: \
+                        health_check does not follow it"
+                .into());
+        }
+        if PROGRAM_SETTINGS.contains(&name.as_str()) && !root_only {
+            return Err(format!(
+                "{name} names a program to run: honoured only from a file nobody but root can \
+                 change"
+            ));
         }
     }
-
-    #[test]
-    fn lines_settings_and_comments_are_read_as_nhc_reads_them() {
-        let text = "# comment\n   # indented\n\
-            * || export MARK_OFFLINE=0\n\
-            * || TIMEOUT=15\n\
-            n1 || check_fs_mount_rw -f /\n\
-            other || check_fs_mount_rw -f /other\n\
-            * || check_file_test -r -s \\\n   /etc/passwd   # trailing comment\n\
-            * || check_hw_physmem 1k 1TB\n";
-        let c = parse(text, "n1").unwrap();
-        assert!(c.observe_only);
-        assert_eq!(c.timeout_secs, Some(15));
-        let got: Vec<(usize, &str, Vec<&str>)> = c
-            .lines
-            .iter()
-            .map(|l| {
-                (
-                    l.number,
-                    l.check.as_str(),
-                    l.args.iter().map(String::as_str).collect(),
-                )
+    let Some(name) = &c.name else {
+        return Ok(Kind::Set);
+    };
+    let literal = |w: &words::Word| -> Option<Vec<u8>> {
+        w.iter()
+            .map(|p| match p {
+                Piece::Text { bytes, .. } => Some(bytes.clone()),
+                _ => None,
             })
-            .collect();
-        assert_eq!(
-            got,
-            [
-                (5, "check_fs_mount_rw", vec!["-f", "/"]),
-                (7, "check_file_test", vec!["-r", "-s", "/etc/passwd"]),
-                (9, "check_hw_physmem", vec!["1k", "1TB"]),
-            ]
-        );
-    }
-
-    #[test]
-    fn a_line_that_cannot_be_honoured_is_an_error_naming_it() {
-        let e = parse("* || check_moab_sched\n", "n1").unwrap_err();
-        assert_eq!(e.line, 1);
-        assert!(
-            e.message
-                .contains("'check_moab_sched' is not a check health_check runs")
-        );
-        assert!(e.message.contains("check_fs_mount"), "{}", e.message);
-        let e = parse("\n* || check_fs_mount -f / ; reboot\n", "n1").unwrap_err();
-        assert_eq!(e.line, 2);
-        assert!(
-            e.message.contains("shell beyond one check"),
-            "{}",
-            e.message
-        );
-        let e = parse("* || export FOO=1\n", "n1").unwrap_err();
-        assert!(e.message.contains("FOO: not a setting"), "{}", e.message);
-        let e = parse("* || check_ps_daemon $(id -u)\n", "n1").unwrap_err();
-        assert!(e.message.contains("command substitution"), "{}", e.message);
-        // An unknown check on a line for another host is still an error: the file is wrong.
-        assert!(parse("other || check_nope\n", "n1").is_err());
-    }
-
-    /// Commands run only from a file only root may change.
-    #[test]
-    fn commands_run_only_from_a_file_nobody_else_can_write() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("nhc.conf");
-        std::fs::write(&path, "* || check_cmd_status true\n").unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
-        let e = Conf::load(&path, "n1").unwrap_err();
-        assert!(
-            e.message
-                .contains("must be owned by root and writable by nobody else"),
-            "{}",
-            e.message
-        );
-        // Without commands, the same file is read.
-        std::fs::write(&path, "* || check_fs_mount_rw -f /\n").unwrap();
-        assert!(Conf::load(&path, "n1").is_ok());
-    }
-
-    #[test]
-    fn words_keep_quotes_together() {
-        assert_eq!(
-            words(r#"check_fs_mount -s '/(none|devpts)/' -o "a b" x\ y $((2*HW_CORES))"#).unwrap(),
-            [
-                "check_fs_mount",
-                "-s",
-                "/(none|devpts)/",
-                "-o",
-                "a b",
-                "x y",
-                "$((2*HW_CORES))"
-            ]
-        );
-    }
+            .collect::<Option<Vec<_>>>()
+            .map(|v| v.concat())
+    };
+    Ok(match name.as_slice() {
+        b":" | b"true" => Kind::Nothing,
+        b"export" => {
+            for a in &c.args {
+                if words::assignment(a).is_none()
+                    && literal(a).is_some_and(|w| w.starts_with(b"-") && w != b"-n")
+                {
+                    return Err("export takes names and NAME=value here (and -n)".into());
+                }
+            }
+            Kind::Set
+        }
+        b"unset" => {
+            if c.args.iter().any(|a| literal(a).is_some_and(|w| w.starts_with(b"-") && w != b"-v")) {
+                return Err("unset takes variables' names here".into());
+            }
+            Kind::Unset
+        }
+        other => {
+            let check = String::from_utf8_lossy(other).into_owned();
+            if !SUPPORTED.contains(&check.as_str()) {
+                return Err(format!(
+                    "'{}' is not a check health_check runs; it runs: {}",
+                    show(other),
+                    SUPPORTED.join(", ")
+                ));
+            }
+            if RUN_COMMANDS.contains(&check.as_str()) && !root_only {
+                return Err(format!(
+                    "{check} runs a program: honoured only from a file nobody but root can change"
+                ));
+            }
+            Kind::Check(check)
+        }
+    })
 }
+
+/// `TIMEOUT=N` on this line: the number, or why it is not taken.
+fn timeout_of(c: &Command) -> Option<Result<i64, String>> {
+    let a = assignments(c)
+        .into_iter()
+        .rev()
+        .find(|a| a.name == b"TIMEOUT")?;
+    let text: Option<Vec<u8>> = a
+        .value
+        .iter()
+        .map(|p| match p {
+            Piece::Text { bytes, .. } => Some(bytes.clone()),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()
+        .map(|v| v.concat());
+    Some(match text {
+        Some(t) => super::bash::arith::number(&t).map_err(|e| {
+            format!(
+                "TIMEOUT={} is no number ({e}): not taken as the run's deadline",
+                show(&t)
+            )
+        }),
+        None => Err("TIMEOUT is computed here: health_check takes nhc.conf's TIMEOUT as the \
+                     run's deadline only when it is written out as a number"
+            .into()),
+    })
+}
+
+#[cfg(test)]
+mod tests;

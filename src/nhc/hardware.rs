@@ -1,25 +1,47 @@
 //! NHC's checks that ask a tool about the hardware: `check_hw_mcelog` (the mcelog daemon's
-//! error counts), `check_dmi_data_match` (dmidecode's tables) and the GPU checks
-//! `check_nv_healthmon` / `check_nvsmi_healthmon`. Each tool runs without a shell and with a
-//! deadline; which tool runs comes from the file's settings (`MCELOG=`, `NVIDIA_HEALTHMON=`),
-//! as NHC's variables say.
+//! error counts), `check_dmi_data_match` and `check_dmi_raw_data_match` (dmidecode's tables)
+//! and the GPU checks `check_nv_healthmon` / `check_nvsmi_healthmon`. Each tool runs without a
+//! shell, with a deadline and a bound on what it prints; which tool runs comes from the file's
+//! settings (`MCELOG=`, `NVIDIA_HEALTHMON=`), split on blanks as NHC's unquoted `$MCELOG` is.
 
-use super::matching::host_matches;
-use super::state::{Machine, find_command};
-use super::verdict::{Settings, Verdict};
+use super::bytes::{show, words};
+use super::checks::getopts;
+use super::matching::mcheck;
+use super::size::{lt, number};
+use super::state::{COMMAND_PATH, Machine, find_command};
+use super::verdict::{LineError, Settings, Verdict};
 use std::time::Duration;
 
 /// How long a hardware tool may take (NHC's whole run has 30 s by default).
 const TOOL_DEADLINE: Duration = Duration::from_secs(10);
+/// How much of a tool's output is read.
+const TOOL_OUTPUT: usize = 4 << 20;
 
 /// A verdict about the machine.
 fn verdict(failure: Option<String>, note: Option<String>, skip: Option<String>) -> Verdict {
     Verdict::of_machine(failure, note, skip)
 }
 
-/// A setting of the file, else NHC's default.
-fn setting<'a>(settings: &'a Settings, name: &str, default: &'a str) -> &'a str {
-    settings.get(name).map_or(default, String::as_str)
+/// `$PROGRAM $ARGS` as NHC runs it: both split on blanks; the program found on `$PATH`.
+fn tool(settings: &Settings, program: &str, default: &[u8], args: &str, default_args: &[u8]) -> (Vec<u8>, Option<std::path::PathBuf>, Vec<Vec<u8>>) {
+    let mut words: Vec<Vec<u8>> = words(settings.get_or(program, default))
+        .chain(words(settings.get_or(args, default_args)))
+        .map(<[u8]>::to_vec)
+        .collect();
+    if words.is_empty() {
+        return (Vec::new(), None, Vec::new());
+    }
+    let name = words.remove(0);
+    let path = find_command(&name, settings.get_or("PATH", COMMAND_PATH));
+    (name, path, words)
+}
+
+fn os(words: &[Vec<u8>]) -> Vec<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStringExt;
+    words
+        .iter()
+        .map(|w| std::ffi::OsString::from_vec(w.clone()))
+        .collect()
 }
 
 /// `check_hw_mcelog`: `$MCELOG $MCELOG_ARGS` (`mcelog --client`) asked for each DIMM's errors
@@ -27,24 +49,21 @@ fn setting<'a>(settings: &'a Settings, name: &str, default: &'a str) -> &'a str 
 /// than `MCELOG_MAX_UNCORRECTED_RATE` (0) fails. No output, or no daemon, passes (NHC says the
 /// daemon is not running in its log; this says it beside the pass). With either limit set
 /// empty, any output fails, as NHC decides.
-pub fn mcelog(settings: &Settings) -> Result<Verdict, String> {
+pub fn mcelog(settings: &Settings) -> Result<Verdict, LineError> {
     let check = "check_hw_mcelog";
-    let program = setting(settings, "MCELOG", "mcelog");
-    let args: Vec<&str> = setting(settings, "MCELOG_ARGS", "--client")
-        .split_whitespace()
-        .collect();
-    let Some(path) = find_command(program) else {
+    let (name, path, args) = tool(settings, "MCELOG", b"mcelog", "MCELOG_ARGS", b"--client");
+    let Some(path) = path else {
         // NHC reads the shell's "command not found" as output without counts and passes.
         return Ok(verdict(
             None,
-            Some(format!("{program} is not installed")),
+            Some(format!("{} is not installed", show(&name))),
             None,
         ));
     };
-    let text = match crate::command::run(&path, &args, TOOL_DEADLINE) {
+    let mut text = match crate::command::run_capped(&path, &os(&args), TOOL_DEADLINE, TOOL_OUTPUT) {
         Ok(out) => {
-            let mut t = out.stdout_text();
-            t.push_str(&String::from_utf8_lossy(&out.stderr));
+            let mut t = out.stdout;
+            t.extend_from_slice(&out.stderr);
             t
         }
         // One that cannot start prints the shell's complaint to NHC, no counts: a pass.
@@ -53,53 +72,48 @@ pub fn mcelog(settings: &Settings) -> Result<Verdict, String> {
         }
         Err(e) => return Ok(verdict(Some(format!("{check}:  {e}")), None, None)),
     };
-    if text.trim().is_empty() {
+    while text.last() == Some(&b'\n') {
+        text.pop();
+    }
+    if text.is_empty() {
         return Ok(verdict(None, None, None));
     }
-    if text.contains("Connection refused") {
+    if text.windows(18).any(|w| w == b"Connection refused") {
         return Ok(verdict(
             None,
             Some(format!("{check}:  No mcelog daemon running")),
             None,
         ));
     }
-    let limit = |name: &str, default: &str| -> Result<Option<u64>, String> {
-        match setting(settings, name, default) {
-            "" => Ok(None),
-            v => v
-                .parse()
-                .map(Some)
-                .map_err(|_| format!("{check}:  {name}={v} is no whole number")),
-        }
-    };
-    let (Some(corrected), Some(uncorrected)) = (
-        limit("MCELOG_MAX_CORRECTED_RATE", "9")?,
-        limit("MCELOG_MAX_UNCORRECTED_RATE", "0")?,
-    ) else {
+    let corrected = settings.get_or("MCELOG_MAX_CORRECTED_RATE", b"9");
+    let uncorrected = settings.get_or("MCELOG_MAX_UNCORRECTED_RATE", b"0");
+    if corrected.is_empty() || uncorrected.is_empty() {
         return Ok(verdict(
             Some(format!("{check}:  MCEs detected in log.")),
             None,
             None,
         ));
-    };
-    let lines: Vec<&str> = text.lines().collect();
+    }
+    // NHC splits the output on newlines, empty lines gone, and reads "<n> in 24h" two lines
+    // below each heading.
+    let lines: Vec<&[u8]> = text.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
     for (i, line) in lines.iter().enumerate() {
-        let (kind, max) = match line.trim() {
-            "corrected memory errors:" => ("corrected", corrected),
-            "uncorrected memory errors:" => ("UNcorrected", uncorrected),
+        let (kind, max) = match *line {
+            b"corrected memory errors:" => ("corrected", corrected),
+            b"uncorrected memory errors:" => ("UNcorrected", uncorrected),
             _ => continue,
         };
-        // Two lines down: "<n> in 24h".
-        let day: u64 = lines
+        let day = lines
             .get(i + 2)
-            .and_then(|l| l.split_whitespace().next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0);
-        if day > max {
+            .and_then(|l| words(l).next())
+            .unwrap_or(b"");
+        if lt(&number(max, settings), &number(day, settings)) {
             return Ok(verdict(
                 Some(format!(
-                    "{check}:  MCEs detected - {day} {kind} memory errors detected (limit of \
-                     {max}/day)."
+                    "{check}:  MCEs detected - {} {kind} memory errors detected (limit of \
+                     {}/day).",
+                    show(day),
+                    show(max)
                 )),
                 None,
                 None,
@@ -114,30 +128,43 @@ pub fn mcelog(settings: &Settings) -> Result<Verdict, String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DmiHandle {
     /// `0x0000`.
-    pub handle: String,
+    pub handle: Vec<u8>,
     /// The DMI type's number.
-    pub type_id: String,
+    pub type_id: Vec<u8>,
     /// The type's name (`BIOS Information`).
-    pub type_name: String,
+    pub type_name: Vec<u8>,
     /// The structure's lines, flattened.
-    pub lines: Vec<String>,
+    pub lines: Vec<Vec<u8>>,
 }
 
-/// dmidecode's output as NHC reads it: lines before the first `Handle` dropped, blank lines
+/// `Handle 0x0000, DMI type 0, 24 bytes`: the handle and the type.
+fn handle_line(line: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let rest = line.strip_prefix(b"Handle ")?;
+    let comma = rest.iter().position(|b| *b == b',')?;
+    let handle = &rest[..comma];
+    let kind = rest[comma..].strip_prefix(b", DMI type ")?;
+    let end = kind.iter().position(|b| !b.is_ascii_digit())?;
+    let ok = !handle.is_empty()
+        && handle.iter().all(|b| b.is_ascii_hexdigit() || matches!(b, b'x' | b'X'))
+        && end > 0
+        && kind[end..].starts_with(b", ");
+    ok.then(|| (handle.to_vec(), kind[..end].to_vec()))
+}
+
+/// dmidecode's output as NHC reads it: lines before the first `Handle` dropped, empty lines
 /// dropped, each indented line prefixed with the lines it is indented under (each given a
-/// trailing `:`), by the count of leading whitespace characters. Unlike NHC 1.4.3, the last
+/// trailing `:`), by the count of leading whitespace bytes. Unlike NHC 1.4.3, the last
 /// structure keeps its lines (real output ends with an empty `End Of Table` one, so this
 /// decides the same there).
-pub fn parse_dmi(text: &str) -> Vec<DmiHandle> {
-    let head = regex::Regex::new(r"^Handle ([A-Fa-fXx0-9]+), DMI type ([0-9]+), ").expect("re");
+pub fn parse_dmi(text: &[u8]) -> Vec<DmiHandle> {
     let mut out: Vec<DmiHandle> = Vec::new();
-    let mut tags: Vec<String> = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        if let Some(c) = head.captures(line) {
+    let mut tags: Vec<Vec<u8>> = Vec::new();
+    for line in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        if let Some((handle, type_id)) = handle_line(line) {
             out.push(DmiHandle {
-                handle: c[1].to_string(),
-                type_id: c[2].to_string(),
-                type_name: String::new(),
+                handle,
+                type_id,
+                type_name: Vec::new(),
                 lines: Vec::new(),
             });
             tags.clear();
@@ -146,97 +173,136 @@ pub fn parse_dmi(text: &str) -> Vec<DmiHandle> {
         let Some(current) = out.last_mut() else {
             continue;
         };
-        let body = line.trim_start();
-        let depth = line.len() - body.len();
+        let depth = line
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
+        let body = &line[depth..];
+        if body.is_empty() {
+            continue;
+        }
         if depth == 0 {
-            current.type_name = body.to_string();
+            current.type_name = body.to_vec();
         } else {
             tags.truncate(depth);
-            let mut flat = tags.join(" ");
+            let mut flat = tags.join(&b' ');
             if !flat.is_empty() {
-                flat.push(' ');
+                flat.push(b' ');
             }
-            flat.push_str(body);
+            flat.extend_from_slice(body);
             current.lines.push(flat);
         }
-        let mut tag = body.to_string();
-        if !tag.ends_with(':') {
-            tag.push(':');
+        let mut tag = body.to_vec();
+        if tag.last() != Some(&b':') {
+            tag.push(b':');
         }
         tags.push(tag);
     }
     out
 }
 
-/// `check_dmi_data_match [-! | -n | !] [-h handles] [-t type] MATCH`: some line of the chosen
-/// structures (all; those of a type number or name; the handles given) matches MATCH (an NHC
-/// match string over the flattened line), or, negated, none does.
-pub fn dmi_data_match(args: &[String], m: &dyn Machine) -> Result<Verdict, String> {
+/// `check_dmi_data_match [-! | -n | !] [-h HANDLES] [-t TYPE] MATCH`: some line of the chosen
+/// structures (all; those of a type number or name; the handles given, compared as numbers as
+/// NHC's array index compares them) matches MATCH, or, negated, none does.
+pub fn dmi_data_match(args: &[Vec<u8>], m: &dyn Machine, settings: &Settings) -> Result<Verdict, LineError> {
     let check = "check_dmi_data_match";
-    let (mut negate, mut handles, mut kind) = (false, Vec::<String>::new(), None::<String>);
-    let mut i = 0;
-    while let Some(a) = args.get(i).filter(|a| a.starts_with('-') && a.len() > 1) {
-        let value = || {
-            args.get(i + 1)
-                .cloned()
-                .ok_or_else(|| format!("{check}:  Option {a} requires an argument."))
-        };
-        match a.as_str() {
-            "-!" | "-n" => negate = true,
-            "-h" => {
-                handles = value()?.split_whitespace().map(str::to_string).collect();
-                i += 1;
-            }
-            "-t" => {
-                kind = Some(value()?);
-                i += 1;
-            }
-            _ => return Err(format!("{check}:  Invalid option:  {a}")),
+    let (given, at) = getopts(check, args, "!h:nt:")?;
+    let (mut negate, mut handles, mut kind) = (false, Vec::<Vec<u8>>::new(), None::<Vec<u8>>);
+    for (opt, value) in given {
+        match opt {
+            b'!' | b'n' => negate = true,
+            b'h' => handles = words(value).map(<[u8]>::to_vec).collect(),
+            b't' => kind = Some(value.to_vec()).filter(|k| !k.is_empty()),
+            _ => {}
         }
-        i += 1;
     }
-    let mut rest = &args[i..];
-    if rest.first().map(String::as_str) == Some("!") {
+    let mut rest = &args[at..];
+    if rest.first().map(Vec::as_slice) == Some(b"!") {
         negate = true;
         rest = &rest[1..];
     }
-    let pattern = rest.join(" ");
-    if pattern.is_empty() {
-        return Err(format!("{check}:  Syntax error:  give a string to match"));
-    }
-    let table = match m.dmidecode() {
-        Ok(text) => parse_dmi(&text),
-        Err(why) => {
-            return Ok(verdict(
-                Some(format!("{check}:  No valid DMI handles found ({why})")),
-                None,
-                None,
-            ));
-        }
+    let pattern = rest.join(&b' ');
+    let (table, why) = match m.dmidecode() {
+        Ok(text) => (parse_dmi(&text), None),
+        Err(why) => (Vec::new(), Some(why)),
     };
-    let of_kind = |h: &DmiHandle| {
-        kind.as_ref()
-            .is_none_or(|k| &h.type_id == k || &h.type_name == k)
-    };
-    let chosen: Vec<&DmiHandle> = table
-        .iter()
-        .filter(|h| handles.is_empty() || handles.contains(&h.handle))
-        .filter(|h| of_kind(h))
-        .collect();
-    if chosen.is_empty() {
-        return Ok(verdict(
+    let no_handles = || {
+        Ok(verdict(
             Some(format!("{check}:  No valid DMI handles found")),
+            why.clone(),
             None,
-            None,
-        ));
+        ))
+    };
+    let index = |h: &[u8]| number(h, settings).ok();
+    let chosen: Vec<&DmiHandle> = if !handles.is_empty() {
+        let wanted: Vec<Option<i64>> = handles.iter().map(|h| index(h)).collect();
+        wanted
+            .iter()
+            .filter_map(|w| table.iter().find(|d| w.is_some() && index(&d.handle) == *w))
+            .filter(|d| {
+                kind.as_ref()
+                    .is_none_or(|k| d.type_id == *k || d.type_name == *k)
+            })
+            .collect()
+    } else if let Some(k) = &kind {
+        if table.is_empty() {
+            return no_handles();
+        }
+        table
+            .iter()
+            .filter(|d| {
+                if k.iter().all(u8::is_ascii_digit) {
+                    index(&d.type_id) == index(k)
+                } else {
+                    d.type_name == *k
+                }
+            })
+            .collect()
+    } else {
+        table.iter().collect()
+    };
+    if chosen.is_empty() && handles.is_empty() {
+        return no_handles();
     }
     for line in chosen.iter().flat_map(|h| &h.lines) {
-        if host_matches(&pattern, line)? {
-            let failure = negate.then(|| format!("{check}:  Match found for {pattern}:  {line}"));
+        if mcheck(&pattern, line) {
+            let failure = negate.then(|| {
+                format!(
+                    "{check}:  Match found for {}:  {}",
+                    show(&pattern),
+                    show(line)
+                )
+            });
             return Ok(verdict(failure, None, None));
         }
     }
-    let failure = (!negate).then(|| format!("{check}:  No match found for {pattern}"));
+    let failure = (!negate).then(|| format!("{check}:  No match found for {}", show(&pattern)));
+    Ok(verdict(failure, None, None))
+}
+
+/// `check_dmi_raw_data_match [!] MATCH`: some line of dmidecode's output matches, or, negated,
+/// none does.
+pub fn dmi_raw_data_match(args: &[Vec<u8>], m: &dyn Machine) -> Result<Verdict, LineError> {
+    let check = "check_dmi_raw_data_match";
+    let (negate, rest) = match args.first().map(Vec::as_slice) {
+        Some(b"!") => (true, &args[1..]),
+        _ => (false, args),
+    };
+    let pattern = rest.join(&b' ');
+    let text = m.dmidecode().unwrap_or_default();
+    for line in text.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        if mcheck(&pattern, line) {
+            let failure = negate.then(|| {
+                format!(
+                    "{check}:  Match found for {}:  {}",
+                    show(&pattern),
+                    show(line)
+                )
+            });
+            return Ok(verdict(failure, None, None));
+        }
+    }
+    let failure = (!negate).then(|| format!("{check}:  No match found for {}", show(&pattern)));
     Ok(verdict(failure, None, None))
 }
 
@@ -244,18 +310,25 @@ pub fn dmi_data_match(args: &[String], m: &dyn Machine) -> Result<Verdict, Strin
 /// and `check_nvsmi_healthmon` (`$NVIDIA_SMI_HEALTHMON`, `nvidia-smi`): the tool's exit code
 /// judged as NHC judges it. Where the tool is not installed, NHC fails; this skips and says so
 /// (a node without GPUs is not a broken node).
-pub fn gpu(check: &str, settings: &Settings) -> Result<Verdict, String> {
-    let (program, args) = match check {
-        "check_nv_healthmon" => (
-            setting(settings, "NVIDIA_HEALTHMON", "nvidia-healthmon"),
-            setting(settings, "NVIDIA_HEALTHMON_ARGS", "-e -v"),
+pub fn gpu(check: &str, settings: &Settings) -> Result<Verdict, LineError> {
+    let (name, path, args) = match check {
+        "check_nv_healthmon" => tool(
+            settings,
+            "NVIDIA_HEALTHMON",
+            b"nvidia-healthmon",
+            "NVIDIA_HEALTHMON_ARGS",
+            b"-e -v",
         ),
-        _ => (
-            setting(settings, "NVIDIA_SMI_HEALTHMON", "nvidia-smi"),
-            setting(settings, "NVIDIA_SMI_HEALTHMON_ARGS", ""),
+        _ => tool(
+            settings,
+            "NVIDIA_SMI_HEALTHMON",
+            b"nvidia-smi",
+            "NVIDIA_SMI_HEALTHMON_ARGS",
+            b"",
         ),
     };
-    let Some(path) = find_command(program) else {
+    let program = show(&name);
+    let Some(path) = path else {
         return Ok(verdict(
             None,
             None,
@@ -265,8 +338,7 @@ pub fn gpu(check: &str, settings: &Settings) -> Result<Verdict, String> {
             )),
         ));
     };
-    let argv: Vec<&str> = args.split_whitespace().collect();
-    let code = match crate::command::run(&path, &argv, TOOL_DEADLINE) {
+    let code = match crate::command::run_capped(&path, &os(&args), TOOL_DEADLINE, TOOL_OUTPUT) {
         Ok(out) => out.code.unwrap_or(-1),
         Err(e) => return Ok(verdict(Some(format!("{check}:  {e}")), None, None)),
     };

@@ -1,17 +1,24 @@
-//! NHC's node checks (LBNL Node Health Check 1.4), natively: an operator's nhc.conf read as NHC
-//! reads it (`conf`), each line this host matches run against this machine (`state`) with NHC's
-//! arguments, verdict and message (`checks`), as checks of the document named
-//! `node.<check>:<subject>`. They roll up with every other check: Slurm drains on them, NPD
-//! and Prometheus report them. docs/nhc.md has the supported checks and what differs.
+//! NHC's node checks (LBNL Node Health Check 1.4.3), natively: an operator's nhc.conf read as
+//! NHC reads it (`conf`, its words as bash reads them: `bash`), then run line by line as NHC's
+//! `eval` runs it: settings change the variables for the lines after them, `VAR=x check` for
+//! that check only, `$HW_*` hold the machine's values once a hardware check has run, and each
+//! check (`checks`, on the machine read once: `state`) gives NHC's verdict and message as checks
+//! of the document named `node.<check>:<subject>`. They roll up with every other check: Slurm
+//! drains on them, NPD and Prometheus report them. docs/nhc.md has the supported checks and what
+//! differs.
 
+pub mod bash;
+pub mod bytes;
 pub mod checks;
 pub mod conf;
 pub mod hardware;
 pub mod matching;
+pub mod posix;
 pub mod processes;
-pub mod shell;
 pub mod size;
 pub mod state;
+#[cfg(test)]
+mod suite_tests;
 #[cfg(test)]
 mod tests;
 pub mod verdict;
@@ -19,9 +26,14 @@ pub mod verdict;
 pub use conf::{Conf, ConfError};
 
 use crate::wire::check::{Check, CheckId, Status};
+use bash::words::Word;
+use bash::{Vars, expand};
+use bytes::show;
+use conf::Kind;
 use state::{IbPort, Machine, Mount, Process, Space};
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
+use verdict::{LineError, Settings};
 
 /// The machine read once per run, as NHC caches its process list: a file of ten process or
 /// mount checks scans /proc once, not ten times.
@@ -31,8 +43,8 @@ struct Once<'a> {
     meminfo: OnceCell<BTreeMap<String, u64>>,
     cpuinfo: OnceCell<String>,
     processes: OnceCell<Vec<Process>>,
-    dmi: OnceCell<Result<String, String>>,
-    jobs: OnceCell<Option<Result<Vec<String>, String>>>,
+    dmi: OnceCell<Result<Vec<u8>, String>>,
+    jobs: OnceCell<Option<Result<Vec<Vec<u8>>, String>>>,
 }
 
 impl<'a> Once<'a> {
@@ -53,7 +65,7 @@ impl Machine for Once<'_> {
     fn mounts(&self) -> Vec<Mount> {
         self.mounts.get_or_init(|| self.m.mounts()).clone()
     }
-    fn space(&self, point: &str) -> Option<Space> {
+    fn space(&self, point: &[u8]) -> Option<Space> {
         self.m.space(point)
     }
     fn meminfo(&self) -> BTreeMap<String, u64> {
@@ -68,75 +80,320 @@ impl Machine for Once<'_> {
     fn loadavg(&self) -> Option<[f64; 3]> {
         self.m.loadavg()
     }
-    fn net_devices(&self) -> Vec<String> {
+    fn net_devices(&self) -> Vec<Vec<u8>> {
         self.m.net_devices()
     }
     fn infiniband(&self) -> (u32, Vec<IbPort>) {
         self.m.infiniband()
     }
-    fn dmidecode(&self) -> Result<String, String> {
+    fn dmidecode(&self) -> Result<Vec<u8>, String> {
         self.dmi.get_or_init(|| self.m.dmidecode()).clone()
     }
     fn max_sys_uid(&self) -> u32 {
         self.m.max_sys_uid()
     }
-    fn job_users(&self, host: &str) -> Option<Result<Vec<String>, String>> {
-        self.jobs.get_or_init(|| self.m.job_users(host)).clone()
+    fn job_users(&self, host: &[u8], rm: &[u8]) -> Option<Result<Vec<Vec<u8>>, String>> {
+        self.jobs.get_or_init(|| self.m.job_users(host, rm)).clone()
+    }
+    fn user_name(&self, uid: u32) -> Option<Vec<u8>> {
+        self.m.user_name(uid)
+    }
+    fn group_name(&self, gid: u32) -> Option<Vec<u8>> {
+        self.m.group_name(gid)
+    }
+    fn environment(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
+        self.m.environment()
     }
 }
 
-/// Runs the checks of `conf` on `m`: one check per verdict. A failure is `fail`, or `warn`
-/// where the file says `MARK_OFFLINE=0` (observe only); a line NHC would reject at run time
-/// (a size that is no size) fails, naming the line.
-pub fn evaluate(conf: &Conf, m: &dyn Machine) -> Vec<Check> {
+/// What one line of the file did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LineOutcome {
+    /// Its number in the file.
+    pub number: usize,
+    /// The check as NHC evaluates it.
+    pub text: Vec<u8>,
+    /// Its verdicts.
+    pub checks: Vec<Check>,
+    /// Where NHC's bash would leave the whole run at this line: why (nothing after it ran).
+    pub stopped: Option<String>,
+}
+
+/// Variables NHC holds before the first line runs (`nhcmain_init_env`, `nhcmain_finalize_env`
+/// and its scripts' defaults, 1.4.3), over the environment it inherits.
+fn initial_vars(conf: &Conf, m: &dyn Machine) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    // What NHC unsets so the environment cannot leak in.
+    const UNSET: &[&str] = &[
+        "CONFDIR", "CONFFILE", "INCDIR", "HELPERDIR", "ONLINE_NODE", "OFFLINE_NODE", "LOGFILE",
+        "DEBUG", "SILENT", "VERBOSE", "TIMEOUT", "RESULTFILE", "MAX_SYS_UID", "NHC_RM",
+        "NHC_CHECK_ALL", "NHC_CHECK_FORKED", "EVAL_LINE",
+    ];
+    let mut vars: BTreeMap<Vec<u8>, Vec<u8>> = m
+        .environment()
+        .into_iter()
+        .filter(|(k, _)| !UNSET.iter().any(|u| u.as_bytes() == k.as_slice()))
+        .collect();
+    let host = conf.host.clone();
+    let short = host.split(|b| *b == b'.').next().unwrap_or(&host).to_vec();
+    let conf_file = conf.path.as_os_str().as_encoded_bytes().to_vec();
+    let set: &[(&str, &[u8])] = &[
+        ("PATH", state::COMMAND_PATH),
+        ("HOSTNAME", &host),
+        ("HOSTNAME_S", &short),
+        ("NAME", b"nhc"),
+        ("CONFDIR", b"/etc/nhc"),
+        ("CONFFILE", &conf_file),
+        ("INCDIR", b"/etc/nhc/scripts"),
+        ("DEBUG", b"0"),
+        ("TS", b"0"),
+        ("SILENT", b"0"),
+        ("VERBOSE", b"0"),
+        ("MARK_OFFLINE", b"1"),
+        ("DETACHED_MODE", b"0"),
+        ("TIMEOUT", b"30"),
+        ("NHC_CHECK_ALL", b"0"),
+        ("NHC_CHECK_FORKED", b"0"),
+        ("MCELOG", b"mcelog"),
+        ("MCELOG_ARGS", b"--client"),
+        ("MCELOG_MAX_CORRECTED_RATE", b"9"),
+        ("MCELOG_MAX_UNCORRECTED_RATE", b"0"),
+    ];
+    for (k, v) in set {
+        vars.insert(k.as_bytes().to_vec(), v.to_vec());
+    }
+    for name in checks::hw_vars(&NoMachine).keys() {
+        vars.insert(name.as_bytes().to_vec(), b"0".to_vec());
+    }
+    vars
+}
+
+/// A machine with nothing, for the names of NHC's hardware variables.
+struct NoMachine;
+impl Machine for NoMachine {}
+
+/// The interpreter's state while the file runs.
+struct Run<'a> {
+    conf: &'a Conf,
+    m: &'a dyn Machine,
+    vars: BTreeMap<Vec<u8>, Vec<u8>>,
+    gathered: bool,
+    /// NHC marks the node offline only at its first failure, and only when MARK_OFFLINE is 1
+    /// then: set at the first failure.
+    first_failure_marks: Option<bool>,
+}
+
+/// Runs the lines of `conf` on `m`, line by line, as NHC runs them.
+pub fn run(conf: &Conf, m: &dyn Machine) -> Vec<LineOutcome> {
     let once = Once::new(m);
-    let m: &dyn Machine = &once;
-    let vars = checks::hw_vars(m);
-    let mut settings = conf.settings.clone();
-    let host = host_name();
-    let short = host.split('.').next().unwrap_or(&host).to_string();
-    settings.entry("HOSTNAME".into()).or_insert(host);
-    settings.entry("HOSTNAME_S".into()).or_insert(short);
-    let failed = if conf.observe_only {
-        Status::Warn
-    } else {
-        Status::Fail
+    let mut r = Run {
+        conf,
+        m: &once,
+        vars: initial_vars(conf, &once),
+        gathered: false,
+        first_failure_marks: None,
     };
     let mut out = Vec::new();
     for line in &conf.lines {
-        let name = CheckId::new("node", &line.check);
-        let args: Result<Vec<String>, String> =
-            line.args.iter().map(|a| checks::expand(a, &vars)).collect();
-        match args.and_then(|a| checks::run_with(&line.check, &a, m, &settings)) {
-            Err(message) => out.push(Check {
-                name,
-                status: failed,
-                value: None,
-                limit: None,
-                message: format!("{} line {}: {message}", conf.path.display(), line.number),
-            }),
-            Ok(verdicts) => out.extend(verdicts.into_iter().map(|v| {
-                let name = match &v.subject {
-                    Some(s) => name.clone().on(s.clone()),
-                    None => name.clone(),
-                };
-                let (status, message) = match (v.failure, v.note, v.skip) {
-                    (Some(f), note, _) => (failed, note.map_or(f.clone(), |n| format!("{f}; {n}"))),
-                    (None, _, Some(why)) => (Status::Skip, why),
-                    (None, Some(n), None) => (Status::Pass, n),
-                    (None, None, None) => (Status::Pass, format!("passed: {}", line.text)),
-                };
-                Check {
-                    name,
-                    status,
-                    value: None,
-                    limit: None,
-                    message,
-                }
-            })),
+        let outcome = r.line(line);
+        let stop = outcome.stopped.is_some();
+        out.push(outcome);
+        if stop {
+            break;
         }
     }
     out
+}
+
+/// Runs the checks of `conf` on `m`: one check per verdict, and one `node.nhc_conf` where
+/// NHC's bash would stop the run. A failure is `fail`, or `warn` where MARK_OFFLINE (a number,
+/// as NHC compares it) is not 1 at NHC's first failure or at the failing line.
+pub fn evaluate(conf: &Conf, m: &dyn Machine) -> Vec<Check> {
+    run(conf, m)
+        .into_iter()
+        .flat_map(|o| {
+            let stopped = o.stopped.map(|why| Check {
+                name: CheckId::new("node", "nhc_conf"),
+                status: Status::Warn,
+                value: None,
+                limit: None,
+                message: format!(
+                    "{} line {}: NHC's bash would stop its whole run here, marking nothing: \
+                     {why}; the lines after it were not run",
+                    conf.path.display(),
+                    o.number
+                ),
+            });
+            o.checks.into_iter().chain(stopped)
+        })
+        .collect()
+}
+
+impl Run<'_> {
+    fn line(&mut self, line: &conf::Line) -> LineOutcome {
+        let mut out = LineOutcome {
+            number: line.number,
+            text: line.text.clone(),
+            checks: Vec::new(),
+            stopped: None,
+        };
+        let name = match &line.kind {
+            Kind::Check(c) => CheckId::new("node", c),
+            _ => CheckId::new("node", "nhc_conf").on(format!("line {}", line.number)),
+        };
+        let protected = self.programs();
+        let result = self.execute(line);
+        let _ = matching::take_problems();
+        match result {
+            Ok(verdicts) => {
+                for v in verdicts {
+                    out.checks.push(self.check(&name, line, v));
+                }
+            }
+            Err(LineError::Stops(why)) => out.stopped = Some(why),
+            Err(LineError::Fails(why)) => {
+                let failed = verdict::Verdict::fail(None, why);
+                out.checks.push(self.check(&name, line, failed));
+            }
+        }
+        if !self.conf.root_only && self.programs() != protected {
+            // Only a computed assignment (`${MCELOG:=...}`) gets here: the static ones are
+            // refused when the file is read.
+            for (k, v) in protected {
+                match v {
+                    Some(v) => self.vars.insert(k, v),
+                    None => self.vars.remove(&k),
+                };
+            }
+            out.checks.push(self.check(
+                &name,
+                line,
+                verdict::Verdict::fail(
+                    None,
+                    "this line sets a variable naming a program to run, from a file others \
+                     can change: refused"
+                        .into(),
+                ),
+            ));
+        }
+        out
+    }
+
+    /// The variables naming programs, as they stand.
+    fn programs(&self) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
+        conf::PROGRAM_SETTINGS
+            .iter()
+            .map(|k| (k.as_bytes().to_vec(), self.vars.get(k.as_bytes()).cloned()))
+            .collect()
+    }
+
+    /// The document's check for one verdict of the line.
+    fn check(&mut self, name: &CheckId, line: &conf::Line, v: verdict::Verdict) -> Check {
+        let name = match &v.subject {
+            Some(s) => name.clone().on(show(s)),
+            None => name.clone(),
+        };
+        let (status, message) = match (v.failure, v.note, v.skip) {
+            (Some(f), note, _) => {
+                let marks_now = size::number(
+                    self.vars.get(&b"MARK_OFFLINE"[..]).map_or(&b""[..], Vec::as_slice),
+                    &Settings::default(),
+                ) == Ok(1);
+                let first = *self.first_failure_marks.get_or_insert(marks_now);
+                let status = if first && marks_now {
+                    Status::Fail
+                } else {
+                    Status::Warn
+                };
+                (status, note.map_or(f.clone(), |n| format!("{f}; {n}")))
+            }
+            (None, _, Some(why)) => (Status::Skip, why),
+            (None, Some(n), None) => (Status::Pass, n),
+            (None, None, None) => (Status::Pass, format!("passed: {}", show(&line.text))),
+        };
+        Check {
+            name,
+            status,
+            value: None,
+            limit: None,
+            message,
+        }
+    }
+
+    /// Runs the line's command: its verdicts, or why it has none.
+    fn execute(&mut self, line: &conf::Line) -> Result<Vec<verdict::Verdict>, LineError> {
+        let c = &line.command;
+        // NHC fails a line whose expansion fails: `eval` returns 1, and NHC dies with
+        // "Check ... returned 1".
+        let failed = |e: expand::ExpandError| match e {
+            expand::ExpandError::Fails(why) => LineError::Fails(format!(
+                "Check {} returned 1 ({why})",
+                show(&line.text)
+            )),
+            expand::ExpandError::Stops(why) => LineError::Stops(why),
+        };
+        match &line.kind {
+            Kind::Nothing => Ok(Vec::new()),
+            Kind::Set => {
+                for a in conf::assignments(c) {
+                    self.assign(&a.name, a.append, &a.value).map_err(failed)?;
+                }
+                Ok(Vec::new())
+            }
+            Kind::Unset => {
+                let names = expand::args(&c.args, &mut self.vars).map_err(failed)?;
+                for n in names.iter().filter(|n| n.as_slice() != b"-v") {
+                    self.vars.remove(n);
+                }
+                Ok(Vec::new())
+            }
+            Kind::Check(check) => {
+                // Bash expands the words first, then the assignments before the name, which
+                // hold for this check only.
+                let args = expand::args(&c.args, &mut self.vars).map_err(failed)?;
+                let saved: Vec<(Vec<u8>, Option<Vec<u8>>)> = c
+                    .assignments
+                    .iter()
+                    .map(|a| (a.name.clone(), self.vars.get(&a.name).cloned()))
+                    .collect();
+                for a in &c.assignments {
+                    if let Err(e) = self.assign(&a.name, a.append, &a.value) {
+                        self.restore(saved);
+                        return Err(failed(e));
+                    }
+                }
+                if checks::GATHER_HARDWARE.contains(&check.as_str()) && !self.gathered {
+                    self.gathered = true;
+                    for (k, v) in checks::hw_vars(self.m) {
+                        self.vars.insert(k.as_bytes().to_vec(), v.to_string().into_bytes());
+                    }
+                }
+                let settings = Settings::from_pairs(self.vars.clone());
+                let result = checks::run_with(check, &args, self.m, &settings);
+                self.restore(saved);
+                result
+            }
+        }
+    }
+
+    fn assign(&mut self, name: &[u8], append: bool, value: &Word) -> Result<(), expand::ExpandError> {
+        let mut v = expand::value(value, &mut self.vars)?;
+        if append {
+            let mut old = self.vars.get(name).cloned().unwrap_or_default();
+            old.append(&mut v);
+            v = old;
+        }
+        self.vars.set(name, v);
+        Ok(())
+    }
+
+    fn restore(&mut self, saved: Vec<(Vec<u8>, Option<Vec<u8>>)>) {
+        for (k, v) in saved.into_iter().rev() {
+            match v {
+                Some(v) => self.vars.insert(k, v),
+                None => self.vars.remove(&k),
+            };
+        }
+    }
 }
 
 /// This host's name as NHC matches host masks: the kernel's host name.

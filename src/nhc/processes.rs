@@ -4,22 +4,25 @@
 //! (uid up to `MAX_SYS_UID`) and `NHC_AUTH_USERS` (`root nobody`) are always allowed.
 //! NHC's `kill` action is said, never done: health_check does not act on the node.
 
-use super::matching::host_matches;
+use super::bytes::{show, words};
+use super::checks::getopts;
+use super::matching::mcheck;
+use super::size::number;
 use super::state::{Machine, Process};
-use super::verdict::{Settings, Verdict};
+use super::verdict::{LineError, Settings, Verdict};
 use std::collections::BTreeMap;
 
 /// What a line asks: processes to leave alone, and what to do about the others.
 struct Wanted {
-    ignore_cmd: Vec<String>,
-    ignore_uid: Vec<String>,
-    ignore_user: Vec<String>,
-    ignore_pid: Vec<String>,
-    actions: Vec<String>,
+    ignore_cmd: Vec<Vec<u8>>,
+    ignore_uid: Vec<Vec<u8>>,
+    ignore_user: Vec<Vec<u8>>,
+    ignore_pid: Vec<Vec<u8>>,
+    actions: Vec<Vec<u8>>,
 }
 
 impl Wanted {
-    fn parse(check: &str, args: &[String]) -> Result<Wanted, String> {
+    fn parse(check: &str, args: &[Vec<u8>]) -> Result<Wanted, LineError> {
         let mut w = Wanted {
             ignore_cmd: Vec::new(),
             ignore_uid: Vec::new(),
@@ -27,55 +30,48 @@ impl Wanted {
             ignore_pid: Vec::new(),
             actions: Vec::new(),
         };
-        let mut i = 0;
-        while let Some(a) = args.get(i).filter(|a| a.starts_with('-') && a.len() > 1) {
-            let value = args
-                .get(i + 1)
-                .ok_or_else(|| format!("{check}:  Option {a} requires an argument."))?;
-            let list = match a.as_str() {
-                "-c" => &mut w.ignore_cmd,
-                "-u" => &mut w.ignore_uid,
-                "-n" => &mut w.ignore_user,
-                "-p" => &mut w.ignore_pid,
-                _ => return Err(format!("{check}:  Invalid option:  {a}")),
+        let (given, at) = getopts(check, args, "c:u:n:p:")?;
+        for (opt, value) in given {
+            let list = match opt {
+                b'c' => &mut w.ignore_cmd,
+                b'u' => &mut w.ignore_uid,
+                b'n' => &mut w.ignore_user,
+                _ => &mut w.ignore_pid,
             };
-            list.extend(value.split_whitespace().map(str::to_string));
-            i += 2;
+            list.extend(words(value).map(<[u8]>::to_vec));
         }
-        for a in &args[i..] {
-            if !["log", "syslog", "die", "kill", "ignore"].contains(&a.as_str()) {
-                return Err(format!(
-                    "{check}:  Syntax error:  '{a}' is no action (log, syslog, die, kill, ignore)"
-                ));
-            }
-            w.actions.push(a.clone());
-        }
+        // NHC splits its actions on blanks and ignores words it does not know.
+        w.actions = args[at..]
+            .iter()
+            .flat_map(|a| words(a).map(<[u8]>::to_vec).collect::<Vec<_>>())
+            .collect();
         if w.actions.is_empty() {
-            w.actions.push("die".into());
+            w.actions.push(b"die".to_vec());
         }
         Ok(w)
     }
 
     /// Whether the line says to leave `p` alone (NHC compares words of its lists).
     fn ignores(&self, p: &Process) -> bool {
-        let has = |list: &[String], v: &str| list.iter().any(|x| x == v);
+        let has = |list: &[Vec<u8>], v: &[u8]| list.iter().any(|x| x == v);
         has(&self.ignore_cmd, command(p))
-            || has(&self.ignore_uid, &p.uid.to_string())
+            || has(&self.ignore_uid, p.uid.to_string().as_bytes())
             || has(&self.ignore_user, &p.user)
-            || has(&self.ignore_pid, &p.pid.to_string())
+            || has(&self.ignore_pid, p.pid.to_string().as_bytes())
     }
 
     /// The verdict for the processes found, acting as NHC acts on each: its actions in order
     /// up to an `ignore`; `die` fails on the first process found, the others (log, syslog,
     /// kill) pass, saying what was found and what NHC would have done.
     fn verdict(&self, found: &[String]) -> Verdict {
-        let until = self.actions.iter().position(|a| a == "ignore");
+        let until = self.actions.iter().position(|a| a == b"ignore");
         let acts = &self.actions[..until.unwrap_or(self.actions.len())];
-        let Some(first) = found.first().filter(|_| !acts.is_empty()) else {
+        let known = |a: &Vec<u8>| matches!(a.as_slice(), b"log" | b"syslog" | b"die" | b"kill");
+        let Some(first) = found.first().filter(|_| acts.iter().any(known)) else {
             return verdict(None, None, None);
         };
-        let killed = |upto: usize| acts[..upto].iter().any(|a| a == "kill");
-        if let Some(die) = acts.iter().position(|a| a == "die") {
+        let killed = |upto: usize| acts[..upto].iter().any(|a| a == b"kill");
+        if let Some(die) = acts.iter().position(|a| a == b"die") {
             let also = if killed(die) {
                 "; NHC would kill it (health_check does not act on the node)"
             } else {
@@ -100,32 +96,36 @@ fn verdict(failure: Option<String>, note: Option<String>, skip: Option<String>) 
 }
 
 /// A process's command as NHC names it: its first word.
-fn command(p: &Process) -> &str {
-    p.args.split(' ').next().unwrap_or("")
+fn command(p: &Process) -> &[u8] {
+    p.args.split(|b| *b == b' ').next().unwrap_or(b"")
 }
 
-/// The highest system uid: the file's `MAX_SYS_UID`, else the machine's.
-fn max_sys_uid(settings: &Settings, m: &dyn Machine) -> Result<u32, String> {
-    match settings.get("MAX_SYS_UID") {
-        Some(v) => v.parse().map_err(|_| format!("MAX_SYS_UID={v} is no uid")),
-        None => Ok(m.max_sys_uid()),
+/// The highest system uid: the file's `MAX_SYS_UID` (bash arithmetic, as NHC compares it),
+/// else the machine's.
+fn max_sys_uid(settings: &Settings, m: &dyn Machine) -> i64 {
+    match settings.get("MAX_SYS_UID").filter(|v| !v.is_empty()) {
+        Some(v) => number(v, settings).unwrap_or(0),
+        None => i64::from(m.max_sys_uid()),
     }
 }
 
 /// The users always allowed: the file's `NHC_AUTH_USERS`, else NHC's `root nobody`.
-fn auth_users(settings: &Settings) -> Vec<String> {
-    settings
-        .get("NHC_AUTH_USERS")
-        .map_or("root nobody", String::as_str)
-        .split_whitespace()
-        .map(str::to_string)
+fn auth_users(settings: &Settings) -> Vec<Vec<u8>> {
+    words(settings.get_or("NHC_AUTH_USERS", b"root nobody"))
+        .map(<[u8]>::to_vec)
         .collect()
 }
 
-/// Which resource manager NHC would ask: the file's `NHC_RM`, else Slurm where its commands
-/// are installed.
-fn asks_slurm(settings: &Settings) -> Option<bool> {
-    settings.get("NHC_RM").map(|rm| rm == "slurm")
+/// The resource manager NHC would ask: the file's `NHC_RM`, else Slurm where its commands are
+/// installed (NHC looks for the resource manager itself), else none.
+fn resource_manager(settings: &Settings) -> Vec<u8> {
+    match settings.get("NHC_RM") {
+        Some(rm) => rm.to_vec(),
+        None if super::state::find_command(b"scontrol", super::state::COMMAND_PATH).is_some() => {
+            b"slurm".to_vec()
+        }
+        None => Vec::new(),
+    }
 }
 
 /// `check_ps_unauth_users [-c cmd] [-u uid] [-n user] [-p pid] [ACTION...]`: every process
@@ -133,18 +133,19 @@ fn asks_slurm(settings: &Settings) -> Option<bool> {
 /// did not answer, the check is skipped, not failed: a node is never judged on a controller's
 /// silence.
 pub fn unauth_users(
-    args: &[String],
+    args: &[Vec<u8>],
     m: &dyn Machine,
     settings: &Settings,
-) -> Result<Verdict, String> {
+) -> Result<Verdict, LineError> {
     let check = "check_ps_unauth_users";
     let wanted = Wanted::parse(check, args)?;
-    let max_sys = max_sys_uid(settings, m)?;
+    let max_sys = max_sys_uid(settings, m);
     let mut allowed = auth_users(settings);
-    let host = settings.get("HOSTNAME_S").map_or("", String::as_str);
-    let jobs = match asks_slurm(settings) {
-        Some(false) => None,
-        _ => m.job_users(host),
+    let host = settings.get_or("HOSTNAME_S", b"");
+    let rm = resource_manager(settings);
+    let jobs = match rm.as_slice() {
+        b"" | b"none" => None,
+        rm => m.job_users(host, rm),
     };
     match jobs {
         Some(Ok(users)) => allowed.extend(users),
@@ -153,7 +154,8 @@ pub fn unauth_users(
                 None,
                 None,
                 Some(format!(
-                    "{check}:  cannot tell who has jobs on {host}: {why}"
+                    "{check}:  cannot tell who has jobs on {}: {why}",
+                    show(host)
                 )),
             ));
         }
@@ -163,12 +165,12 @@ pub fn unauth_users(
         .processes()
         .iter()
         .filter(|p| !wanted.ignores(p))
-        .filter(|p| p.uid > max_sys && !allowed.contains(&p.user))
+        .filter(|p| i64::from(p.uid) > max_sys && !allowed.contains(&p.user))
         .map(|p| {
             format!(
                 "{check}:  {}'s \"{}\" process is unauthorized. (PID {})",
-                p.user,
-                command(p),
+                show(&p.user),
+                show(command(p)),
                 p.pid
             )
         })
@@ -181,18 +183,15 @@ pub fn unauth_users(
 /// daemon (`RM_DAEMON_MATCH`, `/\bslurmstepd\b/` for Slurm). NHC needs a resource manager
 /// for it: without one (`NHC_RM=none`, no Slurm installed) it fails, and so does this.
 pub fn userproc_lineage(
-    args: &[String],
+    args: &[Vec<u8>],
     m: &dyn Machine,
     settings: &Settings,
-) -> Result<Verdict, String> {
+) -> Result<Verdict, LineError> {
     let check = "check_ps_userproc_lineage";
     let wanted = Wanted::parse(check, args)?;
-    let slurm =
-        asks_slurm(settings).unwrap_or_else(|| super::state::find_command("scontrol").is_some());
-    let daemon = match settings.get("RM_DAEMON_MATCH") {
-        Some(d) => d.clone(),
-        None if slurm => r"/\bslurmstepd\b/".to_string(),
-        None => {
+    let rm = resource_manager(settings);
+    let default = match rm.as_slice() {
+        b"" | b"none" => {
             return Ok(verdict(
                 Some(format!(
                     "{check}:  This check requires a supported resource manager (e.g., Slurm, \
@@ -202,42 +201,55 @@ pub fn userproc_lineage(
                 None,
             ));
         }
+        b"pbs" => &br"/\bpbs_mom\b/"[..],
+        b"slurm" => br"/\bslurmstepd\b/",
+        b"sge" => br"/\bsge_(execd|shepherd)\b/",
+        b"lsf" => br"/\bres\b/",
+        _ => b"",
     };
-    let max_sys = max_sys_uid(settings, m)?;
+    let daemon = settings
+        .get("RM_DAEMON_MATCH")
+        .filter(|d| !d.is_empty())
+        .unwrap_or(default)
+        .to_vec();
+    let max_sys = max_sys_uid(settings, m);
     let allowed = auth_users(settings);
     let procs = m.processes();
     let by_pid: BTreeMap<u32, &Process> = procs.iter().map(|p| (p.pid, p)).collect();
-    let descends = |p: &Process| -> Result<bool, String> {
+    let descends = |p: &Process| -> bool {
+        if daemon.is_empty() {
+            return false;
+        }
         let mut at = p.ppid;
         // A cycle in a racing process table must not loop.
         for _ in 0..by_pid.len() {
-            if at <= 1 {
-                return Ok(false);
-            }
             let Some(parent) = by_pid.get(&at) else {
-                return Ok(false);
+                return false;
             };
-            if host_matches(&daemon, &parent.args)? {
-                return Ok(true);
+            if mcheck(&daemon, &parent.args) {
+                return true;
+            }
+            if at == 1 {
+                return false;
             }
             at = parent.ppid;
         }
-        Ok(false)
+        false
     };
     let mut found = Vec::new();
     for p in &procs {
         if wanted.ignores(p)
-            || p.uid <= max_sys
+            || i64::from(p.uid) <= max_sys
             || allowed.contains(&p.user)
-            || host_matches(&daemon, command(p))?
-            || descends(p)?
+            || mcheck(&daemon, command(p))
+            || descends(p)
         {
             continue;
         }
         found.push(format!(
             "{check}:  {}'s \"{}\" process is rogue. (PID {})",
-            p.user,
-            command(p),
+            show(&p.user),
+            show(command(p)),
             p.pid
         ));
     }
