@@ -566,6 +566,24 @@ network.bandwidth.HOST, sleepbench.calls_per_second); rules match these names. E
         #[command(flatten)]
         storage_args: StorageArgs,
     },
+    /// Run an nhc.conf's lines on this machine, line by line, and print what each did as JSON
+    /// ({"host", "notes", "lines": [{"line", "text", "outcome", "error", "checks"}]}): what
+    /// health_check makes of a site's NHC file before it is trusted with a node.
+    Nhc {
+        /// The nhc.conf.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Match host masks (and set $HOSTNAME) as this host (default: this machine's name).
+        #[arg(long, value_name = "NAME")]
+        host: Option<String>,
+        /// The file holds separate cases, each after a line `#@case ID`: each runs as a file of
+        /// its own (for differential runs beside NHC).
+        #[arg(long, hide = true)]
+        cases: bool,
+        /// Shared options (accepted so $HEALTH_CHECK_OPTS applies to every subcommand).
+        #[command(flatten)]
+        common: CommonArgs,
+    },
     /// Serve iperf3 tests in the foreground (the client role).
     Serve {
         /// Shared options.

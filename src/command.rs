@@ -175,19 +175,20 @@ mod imp {
         };
         // The command ended; what it left behind in its group (a grandchild holding the pipes)
         // gets what remains of the deadline to finish, then is killed with the group.
-        let collect = |rx: Option<mpsc::Receiver<(Vec<u8>, bool)>>| -> Result<(Vec<u8>, bool), Failure> {
-            let Some(rx) = rx else {
-                return Ok((Vec::new(), false));
-            };
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left) {
-                Ok(bytes) => Ok(bytes),
-                Err(_) => {
-                    kill_group();
-                    Err(Failure::Timeout)
+        let collect =
+            |rx: Option<mpsc::Receiver<(Vec<u8>, bool)>>| -> Result<(Vec<u8>, bool), Failure> {
+                let Some(rx) = rx else {
+                    return Ok((Vec::new(), false));
+                };
+                let left = deadline.saturating_duration_since(Instant::now());
+                match rx.recv_timeout(left) {
+                    Ok(bytes) => Ok(bytes),
+                    Err(_) => {
+                        kill_group();
+                        Err(Failure::Timeout)
+                    }
                 }
-            }
-        };
+            };
         let (stdout, cut_out) = collect(out)?;
         let (stderr, cut_err) = collect(err)?;
         Ok(Output {

@@ -61,6 +61,15 @@ pub enum Mode {
         /// What they said.
         note: Option<String>,
     },
+    /// `nhc`: an nhc.conf's lines run one by one, what each did printed.
+    Nhc {
+        /// The file.
+        file: PathBuf,
+        /// The host masks are matched as.
+        host: Option<String>,
+        /// Cases separated by `#@case ID` lines, each its own file.
+        cases: bool,
+    },
     /// `history`: a machine's recorded runs and trends.
     History {
         /// The history file.
@@ -206,6 +215,7 @@ impl Mode {
             | Mode::Report { .. }
             | Mode::Merge(_)
             | Mode::Acknowledge { .. }
+            | Mode::Nhc { .. }
             | Mode::History { .. } => Role::Checks,
             Mode::Slurm(_) => Role::Server,
         }
@@ -513,6 +523,19 @@ impl Config {
                 },
                 usable_cpus,
             ),
+            Some(Command::Nhc {
+                file,
+                host,
+                cases,
+                common,
+            }) => {
+                let mode = Mode::Nhc {
+                    file: file.clone(),
+                    host: host.clone(),
+                    cases: *cases,
+                };
+                base(mode, common, &none.0, &none.1, &none.2)
+            }
             Some(Command::Serve { common, responder }) => {
                 base(Mode::Client, common, &none.0, &none.1, responder)
             }
@@ -684,7 +707,16 @@ impl Config {
         // --deadline says otherwise; under slurmd never past what slurmd allows. It was sized for
         // NHC's checks, which take milliseconds: never shorter than the level's own budget and a
         // margin, or every run would overrun and count as failing.
-        let mut notes = Vec::new();
+        // What reading nhc.conf said (lines for other hosts, settings of NHC's own, patterns
+        // that match nothing): in the document, never dropped.
+        let mut notes: Vec<String> = nhc
+            .iter()
+            .flat_map(|n| {
+                n.notes
+                    .iter()
+                    .map(|note| format!("{}: {note}", n.path.display()))
+            })
+            .collect();
         let nhc_timeout = nhc.as_ref().and_then(|n| n.timeout_secs).map(|secs| {
             let mut t = Duration::from_secs(secs);
             let least = crate::profile::settings(profile)

@@ -345,21 +345,40 @@ mod tests {
             chmod(dir.path(), 0o755);
             assert_eq!(read_root_file(&file, 1 << 20).unwrap().root_only, Ok(()));
             chmod(&file, 0o664);
-            let e = read_root_file(&file, 1 << 20).unwrap().root_only.unwrap_err();
+            let e = read_root_file(&file, 1 << 20)
+                .unwrap()
+                .root_only
+                .unwrap_err();
             assert!(e.0.contains("writable by group or others"), "{e}");
             chmod(&file, 0o644);
             chmod(dir.path(), 0o777);
-            let e = read_root_file(&file, 1 << 20).unwrap().root_only.unwrap_err();
+            let e = read_root_file(&file, 1 << 20)
+                .unwrap()
+                .root_only
+                .unwrap_err();
             assert!(e.0.contains("another user could put another file"), "{e}");
         } else {
-            let e = read_root_file(&file, 1 << 20).unwrap().root_only.unwrap_err();
+            let e = read_root_file(&file, 1 << 20)
+                .unwrap()
+                .root_only
+                .unwrap_err();
             assert!(e.0.contains("not by root"), "{e}");
         }
         // Too large, a FIFO, a directory: refused before anything is read (a FIFO never blocks).
-        assert!(read_root_file(&file, 4).unwrap_err().0.contains("more than"));
+        assert!(
+            read_root_file(&file, 4)
+                .unwrap_err()
+                .0
+                .contains("more than")
+        );
         let fifo = dir.path().join("fifo");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
-        assert!(read_root_file(&fifo, 1 << 20).unwrap_err().0.contains("not a regular file"));
+        assert!(
+            read_root_file(&fifo, 1 << 20)
+                .unwrap_err()
+                .0
+                .contains("not a regular file")
+        );
         assert!(read_root_file(dir.path(), 1 << 20).is_err());
         assert!(read_root_file(Path::new("/dev/zero"), 1 << 20).is_err());
     }

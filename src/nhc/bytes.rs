@@ -18,7 +18,10 @@ pub fn show(bytes: &[u8]) -> String {
 pub fn trim(bytes: &[u8]) -> &[u8] {
     let blank = |b: &u8| *b == b' ' || *b == b'\t';
     let start = bytes.iter().position(|b| !blank(b)).unwrap_or(bytes.len());
-    let end = bytes.iter().rposition(|b| !blank(b)).map_or(start, |e| e + 1);
+    let end = bytes
+        .iter()
+        .rposition(|b| !blank(b))
+        .map_or(start, |e| e + 1);
     &bytes[start..end]
 }
 
@@ -29,9 +32,7 @@ pub fn is_blank(b: u8) -> bool {
 
 /// The words of `bytes`, split on runs of spaces, tabs and newlines.
 pub fn words(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
-    bytes
-        .split(|b| is_blank(*b))
-        .filter(|w| !w.is_empty())
+    bytes.split(|b| is_blank(*b)).filter(|w| !w.is_empty())
 }
 
 /// `bytes` read as a decimal number of the type, or `None`.

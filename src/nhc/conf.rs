@@ -83,7 +83,8 @@ pub struct ConfError {
 }
 
 /// Variables naming programs NHC runs: set only from a file only root can change.
-pub const PROGRAM_SETTINGS: &[&str] = &["MCELOG", "NVIDIA_HEALTHMON", "NVIDIA_SMI_HEALTHMON", "PATH"];
+pub const PROGRAM_SETTINGS: &[&str] =
+    &["MCELOG", "NVIDIA_HEALTHMON", "NVIDIA_SMI_HEALTHMON", "PATH"];
 
 /// NHC's settings for its own log, paths and tools, which mean nothing to health_check: said,
 /// never dropped silently.
@@ -173,7 +174,12 @@ impl Conf {
 
     /// Parses the bytes of an nhc.conf for the host `host`; `root_only` says whether nobody but
     /// root can change the file.
-    pub fn parse(bytes: &[u8], path: &Path, host: &[u8], root_only: bool) -> Result<Conf, ConfError> {
+    pub fn parse(
+        bytes: &[u8],
+        path: &Path,
+        host: &[u8],
+        root_only: bool,
+    ) -> Result<Conf, ConfError> {
         let err = |line: usize, message: String| ConfError {
             path: path.display().to_string(),
             line,
@@ -330,7 +336,10 @@ fn kind_of(c: &Command, root_only: bool) -> Result<Kind, String> {
             Kind::Set
         }
         b"unset" => {
-            if c.args.iter().any(|a| literal(a).is_some_and(|w| w.starts_with(b"-") && w != b"-v")) {
+            if c.args
+                .iter()
+                .any(|a| literal(a).is_some_and(|w| w.starts_with(b"-") && w != b"-v"))
+            {
                 return Err("unset takes variables' names here".into());
             }
             Kind::Unset
@@ -376,9 +385,11 @@ fn timeout_of(c: &Command) -> Option<Result<i64, String>> {
                 show(&t)
             )
         }),
-        None => Err("TIMEOUT is computed here: health_check takes nhc.conf's TIMEOUT as the \
+        None => Err(
+            "TIMEOUT is computed here: health_check takes nhc.conf's TIMEOUT as the \
                      run's deadline only when it is written out as a number"
-            .into()),
+                .into(),
+        ),
     })
 }
 

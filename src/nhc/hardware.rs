@@ -23,7 +23,13 @@ fn verdict(failure: Option<String>, note: Option<String>, skip: Option<String>) 
 }
 
 /// `$PROGRAM $ARGS` as NHC runs it: both split on blanks; the program found on `$PATH`.
-fn tool(settings: &Settings, program: &str, default: &[u8], args: &str, default_args: &[u8]) -> (Vec<u8>, Option<std::path::PathBuf>, Vec<Vec<u8>>) {
+fn tool(
+    settings: &Settings,
+    program: &str,
+    default: &[u8],
+    args: &str,
+    default_args: &[u8],
+) -> (Vec<u8>, Option<std::path::PathBuf>, Vec<Vec<u8>>) {
     let mut words: Vec<Vec<u8>> = words(settings.get_or(program, default))
         .chain(words(settings.get_or(args, default_args)))
         .map(<[u8]>::to_vec)
@@ -96,7 +102,10 @@ pub fn mcelog(settings: &Settings) -> Result<Verdict, LineError> {
     }
     // NHC splits the output on newlines, empty lines gone, and reads "<n> in 24h" two lines
     // below each heading.
-    let lines: Vec<&[u8]> = text.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
+    let lines: Vec<&[u8]> = text
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
     for (i, line) in lines.iter().enumerate() {
         let (kind, max) = match *line {
             b"corrected memory errors:" => ("corrected", corrected),
@@ -145,7 +154,9 @@ fn handle_line(line: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
     let kind = rest[comma..].strip_prefix(b", DMI type ")?;
     let end = kind.iter().position(|b| !b.is_ascii_digit())?;
     let ok = !handle.is_empty()
-        && handle.iter().all(|b| b.is_ascii_hexdigit() || matches!(b, b'x' | b'X'))
+        && handle
+            .iter()
+            .all(|b| b.is_ascii_hexdigit() || matches!(b, b'x' | b'X'))
         && end > 0
         && kind[end..].starts_with(b", ");
     ok.then(|| (handle.to_vec(), kind[..end].to_vec()))
@@ -173,10 +184,7 @@ pub fn parse_dmi(text: &[u8]) -> Vec<DmiHandle> {
         let Some(current) = out.last_mut() else {
             continue;
         };
-        let depth = line
-            .iter()
-            .take_while(|b| b.is_ascii_whitespace())
-            .count();
+        let depth = line.iter().take_while(|b| b.is_ascii_whitespace()).count();
         let body = &line[depth..];
         if body.is_empty() {
             continue;
@@ -204,7 +212,11 @@ pub fn parse_dmi(text: &[u8]) -> Vec<DmiHandle> {
 /// `check_dmi_data_match [-! | -n | !] [-h HANDLES] [-t TYPE] MATCH`: some line of the chosen
 /// structures (all; those of a type number or name; the handles given, compared as numbers as
 /// NHC's array index compares them) matches MATCH, or, negated, none does.
-pub fn dmi_data_match(args: &[Vec<u8>], m: &dyn Machine, settings: &Settings) -> Result<Verdict, LineError> {
+pub fn dmi_data_match(
+    args: &[Vec<u8>],
+    m: &dyn Machine,
+    settings: &Settings,
+) -> Result<Verdict, LineError> {
     let check = "check_dmi_data_match";
     let (given, at) = getopts(check, args, "!h:nt:")?;
     let (mut negate, mut handles, mut kind) = (false, Vec::<Vec<u8>>::new(), None::<Vec<u8>>);

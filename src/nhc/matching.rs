@@ -222,13 +222,20 @@ mod tests {
             ("/x/", "a\u{e9}x", true),
         ];
         for (mask, host, want) in cases {
-            assert_eq!(mcheck(mask.as_bytes(), host.as_bytes()), *want, "{mask} {host}");
+            assert_eq!(
+                mcheck(mask.as_bytes(), host.as_bytes()),
+                *want,
+                "{mask} {host}"
+            );
         }
         assert!(mcheck(b"/caf\xe9/", b"un caf\xe9"));
         assert!(mcheck(b"*\xff*", b"ab\xffc"));
         let problems = take_problems();
         assert!(problems.iter().any(|p| p.contains("'/(/'")), "{problems:?}");
-        assert!(problems.iter().any(|p| p.contains("'login'")), "{problems:?}");
+        assert!(
+            problems.iter().any(|p| p.contains("'login'")),
+            "{problems:?}"
+        );
         assert!(take_problems().is_empty());
     }
 }

@@ -11,6 +11,8 @@ pub mod bash;
 pub mod bytes;
 pub mod checks;
 pub mod conf;
+#[cfg(test)]
+mod fuzz_tests;
 pub mod hardware;
 pub mod matching;
 pub mod posix;
@@ -37,7 +39,7 @@ use verdict::{LineError, Settings};
 
 /// The machine read once per run, as NHC caches its process list: a file of ten process or
 /// mount checks scans /proc once, not ten times.
-struct Once<'a> {
+pub struct Once<'a> {
     m: &'a dyn Machine,
     mounts: OnceCell<Vec<Mount>>,
     meminfo: OnceCell<BTreeMap<String, u64>>,
@@ -48,7 +50,8 @@ struct Once<'a> {
 }
 
 impl<'a> Once<'a> {
-    fn new(m: &'a dyn Machine) -> Once<'a> {
+    /// `m`, each of its tables read at most once.
+    pub fn new(m: &'a dyn Machine) -> Once<'a> {
         Once {
             m,
             mounts: OnceCell::new(),
@@ -124,9 +127,23 @@ pub struct LineOutcome {
 fn initial_vars(conf: &Conf, m: &dyn Machine) -> BTreeMap<Vec<u8>, Vec<u8>> {
     // What NHC unsets so the environment cannot leak in.
     const UNSET: &[&str] = &[
-        "CONFDIR", "CONFFILE", "INCDIR", "HELPERDIR", "ONLINE_NODE", "OFFLINE_NODE", "LOGFILE",
-        "DEBUG", "SILENT", "VERBOSE", "TIMEOUT", "RESULTFILE", "MAX_SYS_UID", "NHC_RM",
-        "NHC_CHECK_ALL", "NHC_CHECK_FORKED", "EVAL_LINE",
+        "CONFDIR",
+        "CONFFILE",
+        "INCDIR",
+        "HELPERDIR",
+        "ONLINE_NODE",
+        "OFFLINE_NODE",
+        "LOGFILE",
+        "DEBUG",
+        "SILENT",
+        "VERBOSE",
+        "TIMEOUT",
+        "RESULTFILE",
+        "MAX_SYS_UID",
+        "NHC_RM",
+        "NHC_CHECK_ALL",
+        "NHC_CHECK_FORKED",
+        "EVAL_LINE",
     ];
     let mut vars: BTreeMap<Vec<u8>, Vec<u8>> = m
         .environment()
@@ -264,16 +281,18 @@ impl Run<'_> {
                     None => self.vars.remove(&k),
                 };
             }
-            out.checks.push(self.check(
-                &name,
-                line,
-                verdict::Verdict::fail(
-                    None,
-                    "this line sets a variable naming a program to run, from a file others \
+            out.checks.push(
+                self.check(
+                    &name,
+                    line,
+                    verdict::Verdict::fail(
+                        None,
+                        "this line sets a variable naming a program to run, from a file others \
                      can change: refused"
-                        .into(),
+                            .into(),
+                    ),
                 ),
-            ));
+            );
         }
         out
     }
@@ -295,7 +314,9 @@ impl Run<'_> {
         let (status, message) = match (v.failure, v.note, v.skip) {
             (Some(f), note, _) => {
                 let marks_now = size::number(
-                    self.vars.get(&b"MARK_OFFLINE"[..]).map_or(&b""[..], Vec::as_slice),
+                    self.vars
+                        .get(&b"MARK_OFFLINE"[..])
+                        .map_or(&b""[..], Vec::as_slice),
                     &Settings::default(),
                 ) == Ok(1);
                 let first = *self.first_failure_marks.get_or_insert(marks_now);
@@ -325,10 +346,9 @@ impl Run<'_> {
         // NHC fails a line whose expansion fails: `eval` returns 1, and NHC dies with
         // "Check ... returned 1".
         let failed = |e: expand::ExpandError| match e {
-            expand::ExpandError::Fails(why) => LineError::Fails(format!(
-                "Check {} returned 1 ({why})",
-                show(&line.text)
-            )),
+            expand::ExpandError::Fails(why) => {
+                LineError::Fails(format!("Check {} returned 1 ({why})", show(&line.text)))
+            }
             expand::ExpandError::Stops(why) => LineError::Stops(why),
         };
         match &line.kind {
@@ -364,7 +384,8 @@ impl Run<'_> {
                 if checks::GATHER_HARDWARE.contains(&check.as_str()) && !self.gathered {
                     self.gathered = true;
                     for (k, v) in checks::hw_vars(self.m) {
-                        self.vars.insert(k.as_bytes().to_vec(), v.to_string().into_bytes());
+                        self.vars
+                            .insert(k.as_bytes().to_vec(), v.to_string().into_bytes());
                     }
                 }
                 let settings = Settings::from_pairs(self.vars.clone());
@@ -375,7 +396,12 @@ impl Run<'_> {
         }
     }
 
-    fn assign(&mut self, name: &[u8], append: bool, value: &Word) -> Result<(), expand::ExpandError> {
+    fn assign(
+        &mut self,
+        name: &[u8],
+        append: bool,
+        value: &Word,
+    ) -> Result<(), expand::ExpandError> {
         let mut v = expand::value(value, &mut self.vars)?;
         if append {
             let mut old = self.vars.get(name).cloned().unwrap_or_default();

@@ -125,10 +125,15 @@ fn ere_bounded(pattern: &[u8]) -> Result<(), String> {
         }
         match b {
             b'\\' => {
-                if pattern.get(i + 1).is_some_and(|d| (b'1'..=b'9').contains(d)) {
-                    return Err("uses a back-reference (\\1 ... \\9), which health_check does \
+                if pattern
+                    .get(i + 1)
+                    .is_some_and(|d| (b'1'..=b'9').contains(d))
+                {
+                    return Err(
+                        "uses a back-reference (\\1 ... \\9), which health_check does \
                                 not match: it can take exponential time"
-                        .into());
+                            .into(),
+                    );
                 }
                 i += 1;
             }
@@ -144,9 +149,7 @@ fn ere_bounded(pattern: &[u8]) -> Result<(), String> {
             b'(' => {
                 depth += 1;
                 if depth > DEPTH_LIMIT {
-                    return Err(format!(
-                        "nests parentheses deeper than {DEPTH_LIMIT}"
-                    ));
+                    return Err(format!("nests parentheses deeper than {DEPTH_LIMIT}"));
                 }
             }
             b')' => depth = depth.saturating_sub(1),
@@ -239,7 +242,10 @@ mod tests {
     #[test]
     fn patterns_that_could_run_away_are_refused() {
         assert!(Ere::new(b"(a)\\1").unwrap_err().contains("back-reference"));
-        assert!(re("[\\1]", b"1"), "a digit in brackets is no back-reference");
+        assert!(
+            re("[\\1]", b"1"),
+            "a digit in brackets is no back-reference"
+        );
         let deep = format!("{}a{}", "(".repeat(100), ")".repeat(100));
         assert!(Ere::new(deep.as_bytes()).unwrap_err().contains("deeper"));
         assert!(

@@ -125,12 +125,9 @@ pub fn parse_count(text: &[u8], vars: &Settings) -> Result<Option<Held>, LineErr
         return Ok(None);
     }
     Ok(Some(match text.split_last() {
-        Some((s, rest)) if power_of(*s).is_some() => Held::computed(multiplied(
-            rest,
-            1000,
-            power_of(*s).unwrap_or(1),
-            vars,
-        )?),
+        Some((s, rest)) if power_of(*s).is_some() => {
+            Held::computed(multiplied(rest, 1000, power_of(*s).unwrap_or(1), vars)?)
+        }
         _ => Held::of(text, vars),
     }))
 }
@@ -213,7 +210,10 @@ mod tests {
         let held = parse_size(b"100kB", &Settings::default()).unwrap().unwrap();
         assert_eq!((held.shown(), held.value), ("100".to_string(), Ok(100)));
         assert_eq!(
-            parse_count(b"1k", &Settings::default()).unwrap().unwrap().value,
+            parse_count(b"1k", &Settings::default())
+                .unwrap()
+                .unwrap()
+                .value,
             Ok(1000)
         );
         assert!(matches!(

@@ -246,9 +246,9 @@ fn unescape(field: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(field.len());
     let mut i = 0;
     while i < field.len() {
-        let octal = field.get(i + 1..i + 4).filter(|d| {
-            field[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c))
-        });
+        let octal = field
+            .get(i + 1..i + 4)
+            .filter(|d| field[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
         match octal {
             Some(d) => {
                 let v = d.iter().fold(0u32, |v, c| v * 8 + u32::from(c - b'0'));
@@ -516,6 +516,9 @@ mod tests {
         );
         std::fs::write(dir.path().join("cmdline"), b"").unwrap();
         std::fs::write(dir.path().join("comm"), b"kw\xff\n").unwrap();
-        assert_eq!(read_process(dir.path(), 77, &users).unwrap().args, b"[kw\xff]");
+        assert_eq!(
+            read_process(dir.path(), 77, &users).unwrap().args,
+            b"[kw\xff]"
+        );
     }
 }

@@ -482,7 +482,6 @@ const TOOLS: &[(&str, &str)] = &[
     ("nvsmi_15", "exit 15"),
 ];
 
-
 /// Runs `text` as an nhc.conf (from a file only root can change) on `m`: each line's outcome.
 fn run_conf(text: &str, m: &dyn Machine) -> Vec<super::LineOutcome> {
     let conf = Conf::parse(text.as_bytes(), Path::new("nhc.conf"), b"n1", true)
@@ -546,7 +545,9 @@ fn health_check_decides_as_nhc_decided_with_the_files_settings() {
 /// A line of the table through the whole path: the file, the document's checks.
 #[test]
 fn a_conf_gives_checks_named_after_nhc_with_its_verdicts() {
-    let parse = |text: &str| Conf::parse(text.as_bytes(), Path::new("/etc/nhc/nhc.conf"), b"n1", true).unwrap();
+    let parse = |text: &str| {
+        Conf::parse(text.as_bytes(), Path::new("/etc/nhc/nhc.conf"), b"n1", true).unwrap()
+    };
     let conf = parse(
         "* || check_fs_mount_rw -f / -f /data\n\
          * || check_hw_swap_free 1\n\
@@ -729,4 +730,59 @@ fn the_conformance_tables_cover_every_check_passing_and_failing() {
             );
         }
     }
+}
+
+/// Settings hold from their line on, as NHC's `eval` runs them: `export A=1 B=2` sets both,
+/// `VAR=x check` holds for that check only, `MARK_OFFLINE` is a number compared with `-eq 1`
+/// (`no` observes only), `$HOSTNAME` and `$HOSTNAME_S` are NHC's.
+#[test]
+fn settings_hold_line_by_line_as_nhc_runs_them() {
+    let run = |text: &str, host: &[u8]| {
+        let conf = Conf::parse(text.as_bytes(), Path::new("nhc.conf"), host, true).unwrap();
+        super::evaluate(&conf, &Fake::default())
+            .into_iter()
+            .map(|c| (c.status.as_str().to_string(), c.message))
+            .collect::<Vec<_>>()
+    };
+    let got = run(
+        "* || export A=1 B=2\n\
+         * || check_ps_loadavg $((A+B+1))\n\
+         * || MAX_SYS_UID=20000 check_ps_unauth_users\n\
+         * || check_ps_unauth_users\n\
+         * || MARK_OFFLINE=no\n\
+         * || check_ps_loadavg 1\n",
+        b"n1",
+    );
+    assert_eq!(got[0].0, "fail");
+    assert_eq!(
+        got[0].1,
+        "check_ps_loadavg:  1-minute load average too high:  4 >= 4"
+    );
+    // The prefix held for its check only: uid 12345 was a system account there, not after.
+    assert_eq!(got[1].0, "pass", "{got:?}");
+    assert_eq!(got[2].0, "fail", "{got:?}");
+    // `MARK_OFFLINE=no` is 0 to `-eq 1`: observe only from its line on.
+    assert_eq!(got[3].0, "warn", "{got:?}");
+    for (value, want) in [
+        ("0", "warn"),
+        ("no", "warn"),
+        ("''", "warn"),
+        ("1", "fail"),
+        ("01", "fail"),
+    ] {
+        let got = run(
+            &format!("* || MARK_OFFLINE={value}\n* || check_ps_loadavg 1\n"),
+            b"n1",
+        );
+        assert_eq!(got[0].0, want, "MARK_OFFLINE={value}");
+    }
+    let got = run(
+        "* || check_hw_eth $HOSTNAME_S\n* || check_hw_eth \"$HOSTNAME\"\n",
+        b"eth0.cluster",
+    );
+    assert_eq!(got[0].0, "pass", "{got:?}");
+    assert_eq!(
+        got[1].1,
+        "check_hw_eth:  Ethernet device eth0.cluster not detected."
+    );
 }

@@ -13,7 +13,9 @@ pub struct Settings {
 
 impl Settings {
     /// Settings from name = value pairs.
-    pub fn from_pairs<K: AsRef<[u8]>, V: AsRef<[u8]>>(pairs: impl IntoIterator<Item = (K, V)>) -> Settings {
+    pub fn from_pairs<K: AsRef<[u8]>, V: AsRef<[u8]>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Settings {
         Settings {
             vars: pairs
                 .into_iter()

@@ -5,6 +5,7 @@
 pub mod driver;
 pub mod exit;
 pub mod history;
+pub mod nhc;
 pub mod pidfile;
 pub mod readers;
 pub mod responder;
@@ -120,6 +121,7 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Exit {
         Mode::History { file, filter, html } => {
             return history::show(config, file, filter, html.as_deref());
         }
+        Mode::Nhc { file, host, cases } => return nhc::run(file, host.as_deref(), *cases),
         Mode::Server | Mode::Debug(_) => {}
     }
     if let Some(deadline) = config.deadline {
@@ -266,6 +268,7 @@ fn benchmark_args(config: &Config) -> Vec<String> {
         Mode::Debug(d) => vec![d.name().to_string()],
         Mode::Slurm(_) => vec!["slurm".to_string()],
         Mode::History { .. } => vec!["history".to_string()],
+        Mode::Nhc { .. } => vec!["nhc".to_string()],
         Mode::Acknowledge { .. } => vec!["acknowledge".to_string()],
     }
 }

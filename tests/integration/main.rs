@@ -10,6 +10,8 @@
 //! - `fleet_verdicts`: verdicts a fleet can act on, on documents built from real runs (issue 17).
 //! - `hostile`: inputs a hostile tester tried (issue 14), each fixed and held here.
 //! - `hostile_fleet`: the hostile fleet's attacks (issue 21).
+//! - `nhc_hostile`: the NHC layer on odd bytes, a local user racing root, endless inputs
+//!   (issue 38).
 //! - `interrupt`: SIGINT/SIGTERM mid-run still give a valid document.
 //! - `jobs_yaml`: our jobs/ files hold DCPerf's exact entries.
 //! - `layers`: every `crate::` import points down the layers of docs/architecture.md.
@@ -43,6 +45,7 @@ mod memory;
 mod netns;
 mod network;
 mod nhc;
+mod nhc_hostile;
 mod protocol_props;
 mod slurm_actions;
 mod slurm_scale;

@@ -70,8 +70,8 @@ impl Tok {
 /// Operators, longest first so `<<=` is not read as `<<` then `=`.
 const OPS: &[&str] = &[
     "<<=", ">>=", "**", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "*=", "/=",
-    "%=", "+=", "-=", "&=", "^=", "|=", "+", "-", "*", "/", "%", "<", ">", "&", "^", "|", "!",
-    "~", "?", ":", "=", ",", "(", ")",
+    "%=", "+=", "-=", "&=", "^=", "|=", "+", "-", "*", "/", "%", "<", ">", "&", "^", "|", "!", "~",
+    "?", ":", "=", ",", "(", ")",
 ];
 
 fn tokenize(expr: &[u8]) -> Result<Vec<Tok>, ArithError> {
@@ -83,7 +83,9 @@ fn tokenize(expr: &[u8]) -> Result<Vec<Tok>, ArithError> {
             i += 1;
         } else if b.is_ascii_digit() {
             let start = i;
-            while i < expr.len() && (expr[i].is_ascii_alphanumeric() || matches!(expr[i], b'#' | b'@' | b'_')) {
+            while i < expr.len()
+                && (expr[i].is_ascii_alphanumeric() || matches!(expr[i], b'#' | b'@' | b'_'))
+            {
                 i += 1;
             }
             out.push(Tok::Num(expr[start..i].to_vec()));
@@ -154,7 +156,9 @@ pub fn number(text: &[u8]) -> Result<i64, ArithError> {
         if value >= base {
             return Err(bad("value too great for base"));
         }
-        v = v.wrapping_mul(i64::from(base)).wrapping_add(i64::from(value));
+        v = v
+            .wrapping_mul(i64::from(base))
+            .wrapping_add(i64::from(value));
     }
     Ok(v)
 }
@@ -217,7 +221,9 @@ impl Parser<'_> {
         if let (Some(Tok::Name(name)), Some(Tok::Op(op))) =
             (self.tokens.get(self.at), self.tokens.get(self.at + 1))
         {
-            let ops = ["=", "*=", "/=", "%=", "+=", "-=", "<<=", ">>=", "&=", "^=", "|="];
+            let ops = [
+                "=", "*=", "/=", "%=", "+=", "-=", "<<=", ">>=", "&=", "^=", "|=",
+            ];
             if ops.contains(op) {
                 let (name, op) = (name.clone(), *op);
                 self.at += 2;
@@ -251,9 +257,7 @@ impl Parser<'_> {
             self.skip -= 1;
         }
         if !self.eat(":") {
-            return Err(ArithError(
-                "`:' expected for conditional expression".into(),
-            ));
+            return Err(ArithError("`:' expected for conditional expression".into()));
         }
         if cond != 0 {
             self.skip += 1;

@@ -136,7 +136,9 @@ fn sequence(inner: &[Item]) -> Option<Vec<Vec<Item>>> {
     };
     let step = step.map(i64::unsigned_abs).filter(|s| *s > 0).unwrap_or(1);
     let words: Vec<String> = if let (Ok(a), Ok(b)) = (from.parse::<i64>(), to.parse::<i64>()) {
-        let padded = |s: &str| s.trim_start_matches('-').starts_with('0') && s.trim_start_matches('-').len() > 1;
+        let padded = |s: &str| {
+            s.trim_start_matches('-').starts_with('0') && s.trim_start_matches('-').len() > 1
+        };
         let width = if padded(from) || padded(to) {
             from.len().max(to.len())
         } else {
@@ -155,7 +157,8 @@ fn sequence(inner: &[Item]) -> Option<Vec<Vec<Item>>> {
                     a - (k * step) as i64
                 };
                 if width > 0 {
-                    let digits = format!("{:0w$}", v.unsigned_abs(), w = width - usize::from(v < 0));
+                    let digits =
+                        format!("{:0w$}", v.unsigned_abs(), w = width - usize::from(v < 0));
                     if v < 0 { format!("-{digits}") } else { digits }
                 } else {
                     v.to_string()
@@ -170,7 +173,10 @@ fn sequence(inner: &[Item]) -> Option<Vec<Vec<Item>>> {
         let (a, b) = (from.as_bytes()[0], to.as_bytes()[0]);
         let step = step.min(255) as usize;
         if a <= b {
-            (a..=b).step_by(step).map(|c| (c as char).to_string()).collect()
+            (a..=b)
+                .step_by(step)
+                .map(|c| (c as char).to_string())
+                .collect()
         } else {
             (b..=a)
                 .rev()
@@ -231,8 +237,10 @@ mod tests {
     fn a_runaway_expansion_is_refused() {
         let c = super::super::words::parse(b"x {1..100000000}").unwrap();
         assert!(expand(&c.args[0]).is_err());
-        let c = super::super::words::parse(b"x {a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}")
-            .unwrap();
+        let c = super::super::words::parse(
+            b"x {a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}",
+        )
+        .unwrap();
         assert!(expand(&c.args[0]).is_err());
     }
 }

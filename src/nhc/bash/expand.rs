@@ -102,13 +102,11 @@ fn segments_in(
             };
             match op {
                 ParamOp::Value => out.push(own(current.clone().unwrap_or_default())),
-                ParamOp::Length => out.push(own(
-                    current
-                        .as_ref()
-                        .map_or(0, Vec::len)
-                        .to_string()
-                        .into_bytes(),
-                )),
+                ParamOp::Length => out.push(own(current
+                    .as_ref()
+                    .map_or(0, Vec::len)
+                    .to_string()
+                    .into_bytes())),
                 ParamOp::Default { colon, word } => {
                     if unset(*colon) {
                         for p in word {

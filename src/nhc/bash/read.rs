@@ -89,10 +89,12 @@ impl<R: BufRead> Iterator for Lines<R> {
                 return None;
             };
             match b {
-                b'\n' => return Some(Line {
-                    number,
-                    bytes: trimmed(&bytes),
-                }),
+                b'\n' => {
+                    return Some(Line {
+                        number,
+                        bytes: trimmed(&bytes),
+                    });
+                }
                 0 => {}
                 b'\\' => match self.byte() {
                     Some(b'\n') => self.physical += 1,
@@ -108,7 +110,10 @@ impl<R: BufRead> Iterator for Lines<R> {
 fn trimmed(bytes: &[(u8, bool)]) -> Vec<u8> {
     let blank = |&(b, quoted): &(u8, bool)| !quoted && matches!(b, b' ' | b'\t');
     let start = bytes.iter().position(|b| !blank(b)).unwrap_or(bytes.len());
-    let end = bytes.iter().rposition(|b| !blank(b)).map_or(start, |e| e + 1);
+    let end = bytes
+        .iter()
+        .rposition(|b| !blank(b))
+        .map_or(start, |e| e + 1);
     bytes[start..end].iter().map(|(b, _)| *b).collect()
 }
 

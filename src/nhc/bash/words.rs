@@ -104,8 +104,27 @@ const NESTING_LIMIT: usize = 32;
 
 /// Words bash reserves at the start of a command (compound commands and the like).
 const RESERVED: &[&[u8]] = &[
-    b"if", b"then", b"else", b"elif", b"fi", b"case", b"esac", b"for", b"select", b"while",
-    b"until", b"do", b"done", b"in", b"function", b"time", b"{", b"}", b"!", b"[[", b"]]",
+    b"if",
+    b"then",
+    b"else",
+    b"elif",
+    b"fi",
+    b"case",
+    b"esac",
+    b"for",
+    b"select",
+    b"while",
+    b"until",
+    b"do",
+    b"done",
+    b"in",
+    b"function",
+    b"time",
+    b"{",
+    b"}",
+    b"!",
+    b"[[",
+    b"]]",
     b"coproc",
 ];
 
@@ -134,7 +153,11 @@ fn is_operator(b: u8) -> bool {
 }
 
 fn operator_error(rest: &[u8]) -> String {
-    let op: Vec<u8> = rest.iter().take_while(|b| is_operator(**b)).copied().collect();
+    let op: Vec<u8> = rest
+        .iter()
+        .take_while(|b| is_operator(**b))
+        .copied()
+        .collect();
     let what = match op.first() {
         Some(b';') => "';' runs a second command",
         Some(b'&') if op.starts_with(b"&&") => "'&&' runs a second command",
@@ -239,7 +262,11 @@ struct Lexer<'a> {
 
 /// Appends bytes to the word, merging with the last piece of the same quoting.
 fn push_text(word: &mut Word, bytes: &[u8], quoted: bool) {
-    if let Some(Piece::Text { bytes: b, quoted: q }) = word.last_mut() {
+    if let Some(Piece::Text {
+        bytes: b,
+        quoted: q,
+    }) = word.last_mut()
+    {
         if *q == quoted {
             b.extend_from_slice(bytes);
             return;
@@ -259,8 +286,7 @@ impl Lexer<'_> {
     /// One word, up to an unquoted blank or operator.
     fn word(&mut self, depth: usize) -> Result<Word, String> {
         let mut word: Word = Vec::new();
-        if self.peek(0) == Some(b'~') && matches!(self.peek(1), None | Some(b'/' | b' ' | b'\t'))
-        {
+        if self.peek(0) == Some(b'~') && matches!(self.peek(1), None | Some(b'/' | b' ' | b'\t')) {
             word.push(Piece::Home);
             self.i += 1;
         } else if self.peek(0) == Some(b'~') && self.peek(1).is_some_and(|b| !is_operator(b)) {

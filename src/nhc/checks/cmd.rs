@@ -68,7 +68,11 @@ pub fn run(check: &str, args: &[Vec<u8>], settings: &Settings) -> Result<Verdict
         match crate::command::run_capped(&path, &os_args(rest), limit, OUTPUT_LIMIT) {
             Ok(out) => (
                 out.code.unwrap_or(-1),
-                if output { lines_of(&out.stdout) } else { Vec::new() },
+                if output {
+                    lines_of(&out.stdout)
+                } else {
+                    Vec::new()
+                },
                 out.truncated,
             ),
             Err(crate::command::CommandError::Timeout { .. }) => {
@@ -102,7 +106,12 @@ pub fn run(check: &str, args: &[Vec<u8>], settings: &Settings) -> Result<Verdict
     let negatives = matched.iter().filter(|m| **m).count();
     let mut hits = 0;
     // NHC's loop runs one line past the last (an empty one).
-    for (n, l) in lines.iter().map(Vec::as_slice).chain([&b""[..]]).enumerate() {
+    for (n, l) in lines
+        .iter()
+        .map(Vec::as_slice)
+        .chain([&b""[..]])
+        .enumerate()
+    {
         for (i, p) in matches.iter().enumerate() {
             if negative(p) {
                 if mcheck(&p[1..], l) {
@@ -144,13 +153,13 @@ pub fn run(check: &str, args: &[Vec<u8>], settings: &Settings) -> Result<Verdict
             .replace("%c", &shown)
     } else {
         let i = matched.iter().position(|m| !m).unwrap_or(0);
-        template(i, "\"%m\" failed to match \"%c\" output (%f patterns failed)")
-            .replace("%m", &show(&matches[i]))
-            .replace("%c", &shown)
-            .replace(
-                "%f",
-                &format!("{}/{}", matches.len() - hits, matches.len()),
-            )
+        template(
+            i,
+            "\"%m\" failed to match \"%c\" output (%f patterns failed)",
+        )
+        .replace("%m", &show(&matches[i]))
+        .replace("%c", &shown)
+        .replace("%f", &format!("{}/{}", matches.len() - hits, matches.len()))
     };
     Ok(Verdict::fail(subject, format!("{name}:  {failure}.{cut}")))
 }

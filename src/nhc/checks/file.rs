@@ -171,7 +171,10 @@ pub fn stat(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
     let num = |text: &[u8]| number(text, cx.settings);
     let ago = |secs: &[u8]| -> Result<i64, LineError> {
         num(secs).map(|s| now.wrapping_sub(s)).map_err(|e| {
-            LineError::Stops(format!("{}: {e} (NHC's time arithmetic stops its run here)", show(secs)))
+            LineError::Stops(format!(
+                "{}: {e} (NHC's time arithmetic stops its run here)",
+                show(secs)
+            ))
         })
     };
     let mut out = Vec::new();
@@ -193,14 +196,12 @@ pub fn stat(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
         // glibc's `major`/`minor` of a device number.
         let major = ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff);
         let minor = (rdev & 0xff) | ((rdev >> 12) & !0xff);
-        let user = cx
-            .m
-            .user_name(md.uid())
-            .unwrap_or_else(|| b"UNKNOWN".to_vec());
-        let group = cx
-            .m
-            .group_name(md.gid())
-            .unwrap_or_else(|| b"UNKNOWN".to_vec());
+        let user =
+            cx.m.user_name(md.uid())
+                .unwrap_or_else(|| b"UNKNOWN".to_vec());
+        let group =
+            cx.m.group_name(md.gid())
+                .unwrap_or_else(|| b"UNKNOWN".to_vec());
         let file = format!("{check}:  File \"{shown}\"");
         let ne = |have: i64, w: &[u8]| num(w).is_ok_and(|w| w != have);
         let mut failure = None;
@@ -228,15 +229,17 @@ pub fn stat(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
             (
                 b'g',
                 Box::new(|w| {
-                    (md.gid().to_string().as_bytes() != w)
-                        .then(|| format!("{file} GID is \"{}\"; should be \"{}\"", md.gid(), show(w)))
+                    (md.gid().to_string().as_bytes() != w).then(|| {
+                        format!("{file} GID is \"{}\"; should be \"{}\"", md.gid(), show(w))
+                    })
                 }),
             ),
             (
                 b'u',
                 Box::new(|w| {
-                    (md.uid().to_string().as_bytes() != w)
-                        .then(|| format!("{file} UID is \"{}\"; should be \"{}\"", md.uid(), show(w)))
+                    (md.uid().to_string().as_bytes() != w).then(|| {
+                        format!("{file} UID is \"{}\"; should be \"{}\"", md.uid(), show(w))
+                    })
                 }),
             ),
             (
@@ -255,7 +258,10 @@ pub fn stat(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
                 b't',
                 Box::new(|w| {
                     ne(major as i64, w).then(|| {
-                        format!("{file} has device major number 0x{major:x}; should be {}", show(w))
+                        format!(
+                            "{file} has device major number 0x{major:x}; should be {}",
+                            show(w)
+                        )
                     })
                 }),
             ),
@@ -263,7 +269,10 @@ pub fn stat(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
                 b'T',
                 Box::new(|w| {
                     ne(minor as i64, w).then(|| {
-                        format!("{file} has device minor number 0x{minor:x}; should be {}", show(w))
+                        format!(
+                            "{file} has device minor number 0x{minor:x}; should be {}",
+                            show(w)
+                        )
                     })
                 }),
             ),
@@ -289,7 +298,10 @@ pub fn stat(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
                 let have = num(mode.as_bytes()).unwrap_or(0);
                 // `$((MODE & WANT))` in NHC's function: no number there ends its run.
                 let bits = num(w).map_err(|e| {
-                    LineError::Stops(format!("{}: {e} (NHC's mode arithmetic stops its run here)", show(w)))
+                    LineError::Stops(format!(
+                        "{}: {e} (NHC's mode arithmetic stops its run here)",
+                        show(w)
+                    ))
                 })?;
                 if have & bits != bits {
                     failure = Some(format!(
@@ -345,7 +357,13 @@ pub fn contents(args: &[Vec<u8>]) -> Result<Verdict, LineError> {
     let subject = Some(file.clone());
     let Some(reader) = open_bounded(&file) else {
         return Ok(contents_verdict(
-            check, &shown, patterns, &matched, hits + negatives, subject, false,
+            check,
+            &shown,
+            patterns,
+            &matched,
+            hits + negatives,
+            subject,
+            false,
         ));
     };
     let mut lines = Lines::new(reader, CONTENTS_LIMIT);

@@ -4,7 +4,9 @@
 use super::{Ctx, Outcome, Verdict, getopts};
 use crate::nhc::bytes::show;
 use crate::nhc::matching::mcheck;
-use crate::nhc::size::{Held, Limit, lt, parse_count, parse_limit, parse_size, show_count, show_size};
+use crate::nhc::size::{
+    Held, Limit, lt, parse_count, parse_limit, parse_size, show_count, show_size,
+};
 use crate::nhc::state::{Mount, Space};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -17,7 +19,10 @@ fn same_point(m: &Mount, asked: &[u8]) -> bool {
     if m.point == asked {
         return true;
     }
-    let escaped = m.point.iter().any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\\'));
+    let escaped = m
+        .point
+        .iter()
+        .any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\\'));
     escaped && nhc_spelling(&m.point) == asked
 }
 
@@ -115,12 +120,9 @@ pub fn mount(args: &[Vec<u8>], mode: Option<&[u8]>, cx: &Ctx) -> Outcome {
                 should(t)
             ))
         } else {
-            opts.iter().find(|o| !mcheck(o, &mt.options)).map(|o| {
-                format!(
-                    "{check}:  {shown} mount options incorrect ({})",
-                    should(o)
-                )
-            })
+            opts.iter()
+                .find(|o| !mcheck(o, &mt.options))
+                .map(|o| format!("{check}:  {shown} mount options incorrect ({})", should(o)))
         };
         out.push(match wrong {
             Some(msg) => fatal(&p, msg, non_fatal, &acts),
@@ -217,13 +219,17 @@ pub fn space(check: &str, args: &[Vec<u8>], cx: &Ctx) -> Outcome {
             amount(free),
             limit_of(min)
         )),
-        ("check_fs_used", Limit::Percent(max)) if !lt(&Ok(pct), &max.value) && max.value.is_ok() => {
+        ("check_fs_used", Limit::Percent(max))
+            if !lt(&Ok(pct), &max.value) && max.value.is_ok() =>
+        {
             Some(format!(
                 "{check}:  {p} is {pct}% full ({}), threshold is {limit}",
                 amount(used)
             ))
         }
-        ("check_fs_used", Limit::Amount(max)) if !lt(&Ok(used), &max.value) && max.value.is_ok() => {
+        ("check_fs_used", Limit::Amount(max))
+            if !lt(&Ok(used), &max.value) && max.value.is_ok() =>
+        {
             Some(format!(
                 "{check}:  {p} has {} used, threshold is {}",
                 amount(used),
@@ -240,13 +246,17 @@ pub fn space(check: &str, args: &[Vec<u8>], cx: &Ctx) -> Outcome {
             amount(free),
             limit_of(min)
         )),
-        ("check_fs_iused", Limit::Percent(max)) if !lt(&Ok(pct), &max.value) && max.value.is_ok() => {
+        ("check_fs_iused", Limit::Percent(max))
+            if !lt(&Ok(pct), &max.value) && max.value.is_ok() =>
+        {
             Some(format!(
                 "{check}:  {p} has {pct}% of inodes used ({}), threshold is {limit}",
                 amount(used)
             ))
         }
-        ("check_fs_iused", Limit::Amount(max)) if !lt(&Ok(used), &max.value) && max.value.is_ok() => {
+        ("check_fs_iused", Limit::Amount(max))
+            if !lt(&Ok(used), &max.value) && max.value.is_ok() =>
+        {
             Some(format!(
                 "{check}:  {p} has {} inodes used, threshold is {}",
                 amount(used),

@@ -46,7 +46,10 @@ pub fn mem(check: &str, args: &[Vec<u8>], cx: &Ctx) -> Result<Verdict, LineError
     let (total, what) = match check {
         "check_hw_physmem" => (get("MemTotal"), "RAM size"),
         "check_hw_swap" => (get("SwapTotal"), "SWAP size"),
-        _ => (get("MemTotal").wrapping_add(get("SwapTotal")), "system memory"),
+        _ => (
+            get("MemTotal").wrapping_add(get("SwapTotal")),
+            "system memory",
+        ),
     };
     let empty = || Held {
         text: Vec::new(),
@@ -58,7 +61,10 @@ pub fn mem(check: &str, args: &[Vec<u8>], cx: &Ctx) -> Result<Verdict, LineError
     let fudge: i64 = if let Some(pct) = fudge_text.strip_suffix(b"%") {
         // `$((FUDGE*TOTAL/100))` inside NHC's function: an error there ends its run.
         let p = number(pct, cx.settings).map_err(|e| {
-            LineError::Stops(format!("{}: {e} (NHC's fudge factor stops its run here)", show(pct)))
+            LineError::Stops(format!(
+                "{}: {e} (NHC's fudge factor stops its run here)",
+                show(pct)
+            ))
         })?;
         p.wrapping_mul(total).checked_div(100).unwrap_or(0)
     } else {
@@ -68,7 +74,9 @@ pub fn mem(check: &str, args: &[Vec<u8>], cx: &Ctx) -> Result<Verdict, LineError
             Some(h) => {
                 let shown = h.shown();
                 h.value.map_err(|e| {
-                    LineError::Stops(format!("{shown}: {e} (NHC's fudge factor stops its run here)"))
+                    LineError::Stops(format!(
+                        "{shown}: {e} (NHC's fudge factor stops its run here)"
+                    ))
                 })?
             }
         }

@@ -76,7 +76,9 @@ pub fn service(args: &[Vec<u8>], cx: &Ctx) -> Result<Verdict, LineError> {
             "{check}:  Syntax error:  Service name required."
         )));
     }
-    let daemon = daemon.filter(|d| !d.is_empty()).unwrap_or_else(|| service.clone());
+    let daemon = daemon
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| service.clone());
     let matcher = matcher.filter(|m| !m.is_empty()).unwrap_or_else(|| {
         let mut m = b"*".to_vec();
         m.extend_from_slice(&daemon);
@@ -84,7 +86,10 @@ pub fn service(args: &[Vec<u8>], cx: &Ctx) -> Result<Verdict, LineError> {
     });
     // A numeric owner is a uid, named as /etc/passwd names it.
     let user = user.filter(|u| !u.is_empty()).map(|u| {
-        match (u.iter().all(u8::is_ascii_digit), crate::nhc::bytes::number::<u32>(&u)) {
+        match (
+            u.iter().all(u8::is_ascii_digit),
+            crate::nhc::bytes::number::<u32>(&u),
+        ) {
             (true, Some(uid)) => cx.m.user_name(uid).unwrap_or(u),
             _ => u,
         }
@@ -113,7 +118,10 @@ pub fn service(args: &[Vec<u8>], cx: &Ctx) -> Result<Verdict, LineError> {
             } else if stop {
                 format!("stop the service ({})", show(&service))
             } else {
-                format!("run \"{}\"", show(found_action.as_deref().unwrap_or_default()))
+                format!(
+                    "run \"{}\"",
+                    show(found_action.as_deref().unwrap_or_default())
+                )
             };
             (format!("{base}running"), Some(act))
         }
@@ -126,9 +134,7 @@ pub fn service(args: &[Vec<u8>], cx: &Ctx) -> Result<Verdict, LineError> {
             } else if cycle {
                 Some("cycle the service".to_string())
             } else {
-                action
-                    .as_ref()
-                    .map(|a| format!("run \"{}\"", show(a)))
+                action.as_ref().map(|a| format!("run \"{}\"", show(a)))
             };
             (format!("{base}not running"), act)
         }

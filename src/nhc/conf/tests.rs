@@ -1,7 +1,12 @@
 use super::*;
 
 fn parse(text: &str, host: &str) -> Result<Conf, ConfError> {
-    Conf::parse(text.as_bytes(), Path::new("nhc.conf"), host.as_bytes(), true)
+    Conf::parse(
+        text.as_bytes(),
+        Path::new("nhc.conf"),
+        host.as_bytes(),
+        true,
+    )
 }
 
 /// The arguments a line's check gets, given no variables (for lines without expansions).
@@ -42,7 +47,11 @@ fn lines_settings_and_comments_are_read_as_nhc_reads_them() {
                 check("check_file_test"),
                 vec!["-r".into(), "-s".into(), "/etc/passwd".into()]
             ),
-            (9, check("check_hw_physmem"), vec!["1k".into(), "1TB".into()]),
+            (
+                9,
+                check("check_hw_physmem"),
+                vec!["1k".into(), "1TB".into()]
+            ),
         ]
     );
 }
@@ -57,11 +66,24 @@ fn single_quotes_keep_what_they_hold() {
     .unwrap();
     assert_eq!(
         args(&c.lines[0]),
-        ["-s", "bluearc0:/home", "-t", "nfs", "-o", "/(^|,)vers=3(,|$)/", "-f", "/home"]
+        [
+            "-s",
+            "bluearc0:/home",
+            "-t",
+            "nfs",
+            "-o",
+            "/(^|,)vers=3(,|$)/",
+            "-f",
+            "/home"
+        ]
     );
     // NHC's `read` drops a backslash before `eval` sees the line: `\$` is a `$` to bash, which
     // keeps it before `)`.
-    let c = parse("* || check_fs_mount -o \"/(^|,)vers=3(,|\\$)/\" -f /home\n", "n1").unwrap();
+    let c = parse(
+        "* || check_fs_mount -o \"/(^|,)vers=3(,|\\$)/\" -f /home\n",
+        "n1",
+    )
+    .unwrap();
     assert_eq!(args(&c.lines[0])[1], "/(^|,)vers=3(,|$)/");
     // `eval $CHECK` collapses blanks, inside quotes too.
     let c = parse("* || check_file_contents /f 'a    b'\n", "n1").unwrap();
@@ -81,7 +103,11 @@ fn a_line_that_cannot_be_honoured_is_an_error_naming_it() {
     assert!(e.message.contains("check_fs_mount"), "{}", e.message);
     let e = parse("\n* || check_fs_mount -f / ; reboot\n", "n1").unwrap_err();
     assert_eq!(e.line, 2);
-    assert!(e.message.contains("shell beyond one check"), "{}", e.message);
+    assert!(
+        e.message.contains("shell beyond one check"),
+        "{}",
+        e.message
+    );
     let e = parse("* || check_ps_daemon $(id -u)\n", "n1").unwrap_err();
     assert!(e.message.contains("command substitution"), "{}", e.message);
     let e = parse("* || IFS=,\n", "n1").unwrap_err();
@@ -92,14 +118,30 @@ fn a_line_that_cannot_be_honoured_is_an_error_naming_it() {
 /// cannot honour is said, not an error here.
 #[test]
 fn a_line_for_other_hosts_is_said_not_refused() {
-    let c = parse("login* || check_moab_sched\n* || check_ps_loadavg 100\n", "n1").unwrap();
+    let c = parse(
+        "login* || check_moab_sched\n* || check_ps_loadavg 100\n",
+        "n1",
+    )
+    .unwrap();
     assert_eq!(c.lines.len(), 1);
-    assert!(c.notes[0].contains("line 1 (for 'login*', not this host)"), "{:?}", c.notes);
+    assert!(
+        c.notes[0].contains("line 1 (for 'login*', not this host)"),
+        "{:?}",
+        c.notes
+    );
     // Settings of NHC's own are said; a last line without a newline is never run, and said.
     let c = parse("* || DEBUG=1\n* || check_ps_loadavg 100", "n1").unwrap();
     assert_eq!(c.lines.len(), 1);
-    assert!(c.notes.iter().any(|n| n.contains("DEBUG is a setting of NHC's own")));
-    assert!(c.notes.iter().any(|n| n.contains("line 2") && n.contains("no newline")));
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.contains("DEBUG is a setting of NHC's own"))
+    );
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.contains("line 2") && n.contains("no newline"))
+    );
 }
 
 /// Bytes are bytes: a Latin-1 comment, a Latin-1 argument, CRLF line ends (kept, as NHC keeps
@@ -132,7 +174,11 @@ fn programs_run_only_from_a_file_only_root_can_change() {
         "* || MCELOG=/tmp/x check_hw_mcelog\n",
     ] {
         let e = Conf::parse(text.as_bytes(), Path::new("c"), b"n1", false).unwrap_err();
-        assert!(e.message.contains("nobody but root"), "{text}: {}", e.message);
+        assert!(
+            e.message.contains("nobody but root"),
+            "{text}: {}",
+            e.message
+        );
         assert!(Conf::parse(text.as_bytes(), Path::new("c"), b"n1", true).is_ok());
     }
     // The file on disk: another owner, or others able to write, refuses such a line by file
@@ -140,7 +186,11 @@ fn programs_run_only_from_a_file_only_root_can_change() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nhc.conf");
-    std::fs::write(&path, "* || check_ps_loadavg 100\n* || check_cmd_status true\n").unwrap();
+    std::fs::write(
+        &path,
+        "* || check_ps_loadavg 100\n* || check_cmd_status true\n",
+    )
+    .unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
     let e = Conf::load(&path, "n1", READ_DEADLINE).unwrap_err();
     assert_eq!(e.line, 2);
@@ -165,7 +215,12 @@ fn a_file_of_the_wrong_kind_is_refused_without_blocking() {
 
 #[test]
 fn timeout_is_taken_when_written_out() {
-    assert_eq!(parse("* || export TIMEOUT=0x20\n", "n1").unwrap().timeout_secs, Some(32));
+    assert_eq!(
+        parse("* || export TIMEOUT=0x20\n", "n1")
+            .unwrap()
+            .timeout_secs,
+        Some(32)
+    );
     let c = parse("* || TIMEOUT=$((HW_CORES*2))\n", "n1").unwrap();
     assert_eq!(c.timeout_secs, None);
     assert!(c.notes[0].contains("computed"), "{:?}", c.notes);

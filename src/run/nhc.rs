@@ -1,0 +1,122 @@
+//! `health_check nhc FILE`: an nhc.conf's lines run on this machine one by one, and what each
+//! did printed as JSON (the line, its text as NHC evaluates it, its checks, or why it was
+//! refused or where NHC's bash would stop), with what the file's reading said. For operators
+//! trying their NHC file before it is trusted with a node, and (with `--cases`) for the
+//! differential runs beside NHC itself.
+
+use super::exit::Exit;
+use crate::nhc::bytes::show;
+use crate::nhc::conf::{Conf, READ_DEADLINE, SIZE_LIMIT};
+use crate::nhc::state::{Host, Machine};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// Runs the file (or each of its cases) and prints the JSON.
+pub fn run(file: &Path, host: Option<&str>, cases: bool) -> Exit {
+    let host = host.map_or_else(crate::nhc::host_name, str::to_string);
+    let machine = crate::nhc::Once::new(&Host);
+    let doc = if cases {
+        let read = match crate::trust::read_root_file(file, SIZE_LIMIT) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("health_check: error: {}: {e}", file.display());
+                return Exit::Usage;
+            }
+        };
+        let root_only = read.root_only.is_ok();
+        let cases: Vec<Value> = split_cases(&read.bytes)
+            .into_iter()
+            .map(|(id, text)| {
+                let lines = match Conf::parse(text, file, host.as_bytes(), root_only) {
+                    Ok(conf) => lines(&conf, &machine),
+                    Err(e) => vec![json!({
+                        "line": e.line,
+                        "outcome": "config_error",
+                        "error": e.message,
+                        "checks": [],
+                    })],
+                };
+                json!({"id": show(id), "lines": lines})
+            })
+            .collect();
+        json!({"host": host, "cases": cases})
+    } else {
+        let conf = match Conf::load(file, &host, READ_DEADLINE) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("health_check: error: {e}");
+                return Exit::Usage;
+            }
+        };
+        for note in &conf.notes {
+            eprintln!("health_check: note: {}: {note}", file.display());
+        }
+        json!({"host": host, "notes": conf.notes, "lines": lines(&conf, &machine)})
+    };
+    super::print_pretty(&doc)
+}
+
+/// What each line of `conf` did.
+fn lines(conf: &Conf, m: &dyn Machine) -> Vec<Value> {
+    crate::nhc::run(conf, m)
+        .into_iter()
+        .map(|o| {
+            let checks: Vec<Value> = o
+                .checks
+                .iter()
+                .map(|c| {
+                    json!({
+                        "name": c.name.to_string(),
+                        "status": c.status.as_str(),
+                        "message": c.message,
+                    })
+                })
+                .collect();
+            json!({
+                "line": o.number,
+                "text": show(&o.text),
+                "outcome": if o.stopped.is_some() { "stopped" } else { "ran" },
+                "error": o.stopped,
+                "checks": checks,
+            })
+        })
+        .collect()
+}
+
+/// The cases of a file: the text after each line that is exactly `#@case ID`, to the next.
+fn split_cases(bytes: &[u8]) -> Vec<(&[u8], &[u8])> {
+    let mut out = Vec::new();
+    let mut current: Option<(&[u8], usize)> = None;
+    let mut at = 0;
+    for line in bytes.split_inclusive(|b| *b == b'\n') {
+        let bare = line.strip_suffix(b"\n").unwrap_or(line);
+        if let Some(id) = bare.strip_prefix(b"#@case ") {
+            if let Some((prev, start)) = current.take() {
+                out.push((prev, &bytes[start..at]));
+            }
+            current = Some((id, at + line.len()));
+        }
+        at += line.len();
+    }
+    if let Some((id, start)) = current {
+        out.push((id, &bytes[start..]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_are_the_text_between_their_markers() {
+        let cases = split_cases(b"ignored\n#@case a\n* || x\n#@case b\n* || y\n* || z\n");
+        assert_eq!(
+            cases,
+            [
+                (&b"a"[..], &b"* || x\n"[..]),
+                (&b"b"[..], &b"* || y\n* || z\n"[..])
+            ]
+        );
+    }
+}
