@@ -345,8 +345,9 @@ pub struct SlurmArgs {
     /// program before it registers, when the controller may not answer).
     #[arg(long, value_name = "SECONDS", default_value = profile::SLURM_CALL_TIMEOUT)]
     pub slurm_timeout: String,
-    /// Decide as usual but change nothing in Slurm: each drain or resume is logged as "would
-    /// drain ..." (for a roll-out, before the program is trusted to act).
+    /// Decide as usual but change nothing: each drain or resume is logged as "would drain ...",
+    /// and no trace is left (no streak file, no mark, no history record): for a roll-out,
+    /// before the program is trusted to act.
     #[arg(long)]
     pub no_act: bool,
 }

@@ -770,8 +770,14 @@ impl Config {
                 .deadline
                 .as_deref()
                 .map(|d| match parse_duration(d) {
-                    Ok(d) if d > Duration::ZERO => Ok(d),
-                    Ok(_) => Err(ConfigError::new("--deadline", "give a time above 0")),
+                    Ok(d) if d >= MIN_DEADLINE => Ok(d),
+                    Ok(_) => Err(ConfigError::new(
+                        "--deadline",
+                        format!(
+                            "'{d}' is shorter than any section takes: give {} s or more",
+                            MIN_DEADLINE.as_secs()
+                        ),
+                    )),
                     Err(m) => Err(ConfigError::new("--deadline", m.to_string())),
                 })
                 .transpose()?
@@ -827,6 +833,10 @@ fn history_config(common: &CommonArgs) -> Result<Option<HistoryConfig>, ConfigEr
         without_flagged: false,
     }))
 }
+
+/// The shortest `--deadline`: the system section alone takes this long on a busy machine, and a
+/// run that measures nothing must not read healthy.
+pub const MIN_DEADLINE: Duration = Duration::from_secs(1);
 
 /// The environment variable `--history` defaults to.
 pub const HISTORY_ENV: &str = "HEALTH_CHECK_HISTORY";

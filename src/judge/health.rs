@@ -72,6 +72,13 @@ pub fn of(doc: &Document) -> Health {
             count,
         };
     }
+    // A section the deadline left no time for measured nothing: the run says nothing of it,
+    // so the run is not healthy (`--deadline 0.001` skips every section).
+    let unmeasured = |o: &SectionOutcome| match o {
+        SectionOutcome::Interrupted => true,
+        SectionOutcome::Skipped(why) => why == crate::wire::document::DEADLINE_PASSED,
+        _ => false,
+    };
     let inconclusive = doc
         .checks
         .iter()
@@ -82,8 +89,11 @@ pub fn of(doc: &Document) -> Health {
                 .sections
                 .0
                 .iter()
-                .find(|(_, o)| matches!(o, SectionOutcome::Interrupted))
-                .map(|(s, _)| s.name().to_string())
+                .find(|(_, o)| unmeasured(o))
+                .map(|(s, o)| match o {
+                    SectionOutcome::Skipped(why) => format!("{}: {why} before it ran", s.name()),
+                    _ => s.name().to_string(),
+                })
         });
     match inconclusive {
         Some(what) => Health::Inconclusive { what },
@@ -112,6 +122,33 @@ mod tests {
         };
         d.health_check.sections = SectionStatuses(sections.to_vec());
         d
+    }
+
+    /// A run whose deadline left no time for a section measured nothing of it: not healthy.
+    #[test]
+    fn a_section_the_deadline_left_out_makes_the_run_inconclusive() {
+        let skipped = doc(
+            &[],
+            &[(
+                Section::System,
+                SectionOutcome::Skipped(crate::wire::document::DEADLINE_PASSED.into()),
+            )],
+        );
+        assert_eq!(
+            of(&skipped),
+            Health::Inconclusive {
+                what: "system: the --deadline passed before it ran".into()
+            }
+        );
+        // Left out by the plan: says nothing of health.
+        let planned = doc(
+            &[],
+            &[(
+                Section::Memory,
+                SectionOutcome::Skipped("not in --only".into()),
+            )],
+        );
+        assert_eq!(of(&planned), Health::Healthy);
     }
 
     #[test]

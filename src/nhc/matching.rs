@@ -12,9 +12,12 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// A pattern compiled, or why it is no regular expression.
+type Compiled = Rc<Result<Ere, String>>;
+
 thread_local! {
     /// Compiled regular expressions by pattern: a file of many process checks compiles each once.
-    static COMPILED: RefCell<HashMap<Vec<u8>, Rc<Result<Ere, String>>>> = RefCell::new(HashMap::new());
+    static COMPILED: RefCell<HashMap<Vec<u8>, Compiled>> = RefCell::new(HashMap::new());
     /// What was wrong with patterns matched since the last [`take_problems`].
     static PROBLEMS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }

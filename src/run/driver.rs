@@ -206,7 +206,7 @@ fn run_plan(
     for &section in &config.plan {
         if let Some(stop) = os::interrupted() {
             let why = match stop {
-                os::Interrupt::Deadline => "the --deadline passed",
+                os::Interrupt::Deadline => crate::wire::document::DEADLINE_PASSED,
                 _ => "interrupted",
             };
             outcomes.push((section, SectionOutcome::Skipped(why.into())));

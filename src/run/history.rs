@@ -217,6 +217,14 @@ fn record_acknowledgement(
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
         .map(|b| b.trim().to_string())
         .map_err(|e| format!("cannot read this boot's id: {e}"))?;
+    // A mistyped path makes nothing: only a history runs were recorded in is acknowledged in.
+    if !file.is_file() {
+        return Err(format!(
+            "'{}' is no history file: give the one runs are recorded in (--history, \
+             $HEALTH_CHECK_HISTORY)",
+            file.display()
+        ));
+    }
     let mut history = History::open(file).map_err(|e| e.to_string())?;
     let last = history
         .last_run_of_boot(&boot)

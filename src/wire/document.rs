@@ -635,6 +635,9 @@ pub struct RunInfo {
     pub interference: BTreeMap<Section, InterferenceEntry>,
 }
 
+/// Why a planned section did not run when the run's deadline had passed before it started.
+pub const DEADLINE_PASSED: &str = "the --deadline passed";
+
 /// How a section ended. On the wire: `ok`, `interrupted`, `skipped: why`, `failed: why`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SectionOutcome {

@@ -24,10 +24,13 @@ show)
     if [ -f "$d/show.$n" ]; then cat "$d/show.$n"; else cat "$d/show"; fi
     ;;
 update)
-    if [ -f "$d/after-update" ]; then
-        mv "$d/after-update" "$d/show"
-        rm -f "$d"/show.[0-9]*
-    fi
+    # A drain or resume (not a comment's mark) changes what show answers.
+    case "$3" in State=*)
+        if [ -f "$d/after-update" ]; then
+            mv "$d/after-update" "$d/show"
+            rm -f "$d"/show.[0-9]*
+        fi
+    ;; esac
     ;;
 esac
 "#;
@@ -41,6 +44,14 @@ n=$((n + 1))
 echo "$n" > "$d/sinfos"
 if [ -f "$d/sinfo.out.$n" ]; then cat "$d/sinfo.out.$n"; else cat "$d/sinfo.out"; fi
 "#;
+
+/// sinfo's lines (`-O NodeList,StateLong,Comment,Reason`) for idle nodes.
+fn sinfo(nodes: &[&str]) -> String {
+    nodes
+        .iter()
+        .map(|n| format!("{n}\x1fidle\x1f(null)\x1fnone\n"))
+        .collect()
+}
 
 /// A stand-in controller for the node `n1` in the partition `debug`.
 struct Controller {
@@ -65,10 +76,7 @@ impl Controller {
         }
         let c = Controller { dir };
         c.answer("show", &show("IDLE", "(null)"));
-        c.answer(
-            "sinfo.out",
-            b"n1|idle|Unknown|none\nn2|idle|Unknown|none\nn3|idle|Unknown|none\nn4|idle|Unknown|none\n",
-        );
+        c.answer("sinfo.out", sinfo(&["n1", "n2", "n3", "n4"]).as_bytes());
         c
     }
 
@@ -93,7 +101,15 @@ impl Controller {
     fn updates(&self) -> Vec<String> {
         self.calls()
             .into_iter()
-            .filter(|c| c.starts_with("update"))
+            .filter(|c| c.starts_with("update") && !c.contains(" Comment="))
+            .collect()
+    }
+
+    /// The marks of intent written (`update NodeName=n1 Comment=...`), in order.
+    fn marks(&self) -> Vec<String> {
+        self.calls()
+            .into_iter()
+            .filter(|c| c.starts_with("update") && c.contains(" Comment="))
             .collect()
     }
 
@@ -265,31 +281,28 @@ fn one_odd_byte_in_the_controllers_answer_is_not_an_empty_answer() {
 #[test]
 fn a_partition_that_cannot_be_counted_drains_nothing_and_a_large_one_is_read() {
     for (answer, why) in [
-        (&b""[..], "listed no node"),
+        (Vec::new(), "listed no node"),
+        (sinfo(&["n2", "n3"]).into_bytes(), "does not hold this node"),
         (
-            b"n2|idle|Unknown|none\nn3|idle|Unknown|none\n",
-            "does not hold this node",
-        ),
-        (
-            b"n1|idle|Unknown|none\nnot a line of sinfo's\n",
+            format!("{}not a line of sinfo's\n", sinfo(&["n1"])).into_bytes(),
             "cannot be read",
         ),
     ] {
         let c = Controller::new();
-        c.answer("sinfo.out", answer);
+        c.answer("sinfo.out", &answer);
         let r = c.run(true, &[]);
         assert!(c.updates().is_empty(), "{why}: {:?}", c.calls());
         assert!(r.stdout.contains(why), "{why}: {}", r.stdout);
     }
     // 30,000 nodes (over 1 MiB, past a pipe's 64 KiB): read whole, and the cap counts them.
-    let mut big = String::from("n1|idle|Unknown|none\n");
+    let mut big = sinfo(&["n1"]);
     for i in 2..=30_000 {
         let reason = if i <= 3_000 {
-            "drained|2026-12-02T10:00:00|health_check: memory: check failed"
+            "drained\x1f(null)\x1fhealth_check: memory: check failed"
         } else {
-            "idle|Unknown|none"
+            "idle\x1f(null)\x1fnone"
         };
-        big.push_str(&format!("node-with-a-longish-name-{i:05}|{reason}\n"));
+        big.push_str(&format!("node-with-a-longish-name-{i:05}\x1f{reason}\n"));
     }
     assert!(big.len() > 1 << 20);
     let c = Controller::new();
@@ -306,49 +319,86 @@ fn a_partition_that_cannot_be_counted_drains_nothing_and_a_large_one_is_read() {
     );
 }
 
-/// Every node of a partition fails at once: each reads the cap before any has drained, all
-/// drain, then each reads the partition again and the drains past the cap, ranked by drain time
-/// and name (the same order on every node), are lifted by their own nodes.
+/// Every node of a partition fails at once: each takes a ticket before it drains (a mark in
+/// its comment), and a node whose ticket comes after the cap's worth of others does not drain at
+/// all (before, it drained and lifted its drain again); its mark is cleared either way, and an
+/// administrator's comment kept.
 #[test]
-fn nodes_that_drain_at_once_keep_only_what_the_cap_allows() {
+fn nodes_failing_at_once_take_their_turn_before_any_drains() {
     let ours = "health_check: sleepbench.calls_per_thread: check failed";
-    let drained = show("IDLE+DRAIN", &format!("{ours} [root@t]"));
-    let all_drained = |first: &str| {
+    let with = |n1: &str, n0: &str| {
         format!(
-            "{first}|drained|2026-12-02T10:00:07|{ours}\nn1|drained|2026-12-02T10:00:07|{ours}\n\
-             n3|drained|2026-12-02T10:00:08|{ours}\nn4|idle|Unknown|none\n"
+            "n0\x1fidle\x1f{n0}\x1fnone\nn1\x1fidle\x1f{n1}\x1fnone\n\
+             n3\x1fidle\x1f(null)\x1fnone\nn4\x1fidle\x1f(null)\x1fnone\n"
         )
     };
-    // n0 drained in the same second and sorts first: n1 is second, past a cap of one node.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    // n0 took ticket 1 first: n1, with ticket 2, is past a cap of one node.
     let c = Controller::new();
-    c.answer("after-update", &drained);
-    c.answer("sinfo.out", all_drained("n0").as_bytes());
+    c.answer("sinfo.out.1", with("DIMM ordered", "(null)").as_bytes());
     c.answer(
-        "sinfo.out.1",
-        b"n0|idle|Unknown|none\nn1|idle|Unknown|none\nn3|idle|Unknown|none\nn4|idle|Unknown|none\n",
+        "sinfo.out.2",
+        with(
+            &format!("DIMM ordered health_check-cap:choosing@{now}"),
+            &format!("health_check-cap:1@{now}"),
+        )
+        .as_bytes(),
+    );
+    c.answer(
+        "sinfo.out",
+        with(
+            &format!("DIMM ordered health_check-cap:2@{now}"),
+            &format!("health_check-cap:1@{now}"),
+        )
+        .as_bytes(),
     );
     let r = c.run(true, &["--max-drained-pct", "25"]);
+    assert!(c.updates().is_empty(), "{:?}", c.calls());
+    let updates = c.marks();
     assert_eq!(
-        c.updates(),
-        [
-            format!("update NodeName=n1 State=DRAIN Reason={ours}"),
-            "update NodeName=n1 State=RESUME".to_string()
-        ]
+        updates[0],
+        format!("update NodeName=n1 Comment=DIMM ordered health_check-cap:choosing@{now}")
+    );
+    assert_eq!(
+        updates[1],
+        format!("update NodeName=n1 Comment=DIMM ordered health_check-cap:2@{now}")
+    );
+    assert_eq!(
+        updates.last().unwrap(),
+        "update NodeName=n1 Comment=DIMM ordered"
     );
     assert!(r.stdout.contains("held back by the cap"), "{}", r.stdout);
-    assert!(r.stdout.contains("this one is number 2"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("1 more are ahead of this one"),
+        "{}",
+        r.stdout
+    );
     // A failing run still exits 1 as a HealthCheckProgram (as a Prolog: 0, the node is not ours).
     assert_eq!(r.code, 1, "{}", r.stderr);
-    // n1 sorts first among the drains of its second: it keeps its drain.
+    // No other node marked: n1's ticket is the first, it drains, then clears its mark.
     let c = Controller::new();
-    c.answer("after-update", &drained);
-    c.answer("sinfo.out", all_drained("n2").as_bytes());
     c.answer(
-        "sinfo.out.1",
-        b"n1|idle|Unknown|none\nn2|idle|Unknown|none\nn3|idle|Unknown|none\nn4|idle|Unknown|none\n",
+        "after-update",
+        &show("IDLE+DRAIN", &format!("{ours} [root@t]")),
+    );
+    c.answer("sinfo.out.1", with("(null)", "(null)").as_bytes());
+    c.answer(
+        "sinfo.out",
+        with(&format!("health_check-cap:1@{now}"), "(null)").as_bytes(),
     );
     let r = c.run(true, &["--max-drained-pct", "25"]);
-    assert_eq!(c.updates().len(), 1, "{:?}", c.calls());
+    let calls = c.calls();
+    let drain = calls
+        .iter()
+        .position(|u| u.contains("State=DRAIN"))
+        .unwrap_or_else(|| panic!("{calls:?}"));
+    assert!(
+        calls[drain + 1..].iter().any(|u| u.ends_with("Comment=")),
+        "the mark is cleared after the drain: {calls:?}"
+    );
     assert!(
         r.stdout.contains("Slurm now says IDLE+DRAIN"),
         "{}",
@@ -535,4 +585,106 @@ fn the_stand_in_answers_as_written() {
         .unwrap();
     assert_eq!(out.stdout, show("IDLE", "(null)"));
     assert!(Path::new(&c.path("calls.log")).exists());
+}
+
+/// What we drained and why lives in our own state file: a reason Slurm cut (an NHC check with a
+/// 277-character subject) and a drain for an overrun ("the run") both resume after passing
+/// runs. Before, the first no longer named a check and the second named no section: neither
+/// ever came back.
+#[test]
+fn every_drain_of_ours_comes_back() {
+    // An NHC line failing on a path of over 277 characters: the reason is cut at 255 bytes, and
+    // Slurm keeps even less of it here.
+    let dir = tempfile::tempdir().unwrap();
+    let long = dir
+        .path()
+        .join("a".repeat(120))
+        .join("b".repeat(120))
+        .join("c".repeat(40));
+    assert!(long.as_os_str().len() > 277);
+    let conf = dir.path().join("nhc.conf");
+    std::fs::write(
+        &conf,
+        format!("* || check_file_test -e {}\n", long.display()),
+    )
+    .unwrap();
+    let c = Controller::new();
+    let reason = format!(
+        "health_check: node.check_file_test:{}: check failed",
+        long.display()
+    );
+    c.answer(
+        "after-update",
+        &show("IDLE+DRAIN", &format!("{} [root@t]", &reason[..200])),
+    );
+    let nhc = ["--nhc-conf", conf.to_str().unwrap()];
+    let r = c.run(false, &nhc);
+    assert_eq!(c.updates().len(), 1, "{}", r.stdout);
+    assert!(c.updates()[0].contains("State=DRAIN"), "{:?}", c.updates());
+    // The path is there now: the check passes, and the drain is lifted, its reason cut or not.
+    std::fs::create_dir_all(&long).unwrap();
+    c.answer("after-update", &show("IDLE", "(null)"));
+    let r = c.run(false, &nhc);
+    assert_eq!(
+        c.updates().last().map(String::as_str),
+        Some("update NodeName=n1 State=RESUME"),
+        "{}\n{:?}",
+        r.stdout,
+        c.calls()
+    );
+
+    // A run stuck past its deadline outside any section (here in an NHC command, which runs
+    // only from a file only root can change) drains for "the run"; the next run that ends in
+    // time lifts it.
+    if !crate::util::needs(
+        "every_drain_of_ours_comes_back (the overrun)",
+        &[crate::util::Need::Root],
+    ) {
+        return;
+    }
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("slurm-overrun");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("nhc.conf");
+    std::fs::write(&conf, "* || check_cmd_status -t 20 /bin/sleep 20\n").unwrap();
+    let c = Controller::new();
+    let reason = "health_check: the run: section failed to run";
+    c.answer(
+        "after-update",
+        &show("IDLE+DRAIN", &format!("{reason} [root@t]")),
+    );
+    let r = c.run(
+        false,
+        &["--deadline", "2", "--nhc-conf", conf.to_str().unwrap()],
+    );
+    assert_eq!(
+        c.updates(),
+        [format!("update NodeName=n1 State=DRAIN Reason={reason}")],
+        "{}",
+        r.stderr
+    );
+    c.answer("after-update", &show("IDLE", "(null)"));
+    let r = c.run(false, &[]);
+    assert_eq!(
+        c.updates().last().map(String::as_str),
+        Some("update NodeName=n1 State=RESUME"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// `--no-act` leaves no trace: no streak file, no mark, no history record.
+#[test]
+fn no_act_writes_nothing_at_all() {
+    let c = Controller::new();
+    let history = c.path("history.sqlite");
+    let r = c.run(true, &["--no-act", "--history", history.to_str().unwrap()]);
+    assert!(r.stdout.contains("would drain"), "{}", r.stdout);
+    assert!(
+        c.updates().is_empty() && c.marks().is_empty(),
+        "{:?}",
+        c.calls()
+    );
+    assert!(!c.path("state").join("slurm-state.json").exists());
+    assert!(!history.exists(), "--no-act recorded the run");
 }

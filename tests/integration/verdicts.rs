@@ -292,6 +292,7 @@ fn slurm_npd_and_prometheus_act_on_one_verdict() {
         state: "IDLE".into(),
         reason: None,
         partitions: vec!["debug".into()],
+        comment: None,
     };
     let policy = Policy {
         drain_after: 1,

@@ -1,21 +1,28 @@
-"""The drain cap on a real four-node Slurm cluster (munged, slurmctld and four `slurmd -N` on this
-host; tests/python/slurm_harness.py), every node's HealthCheckProgram run at the same moment
-(HealthCheckNodeState=ANY, no CYCLE), every 2 s.
+"""The drain cap on a real eight-node Slurm cluster (munged, slurmctld and eight `slurmd -N` on
+this host; tests/python/slurm_harness.py), every node failing at once, sampled every 100 ms.
 
-When every node fails at once with `--max-drained-pct 25`, each reads the cap before any has
-drained: before the cap was read again after the drain, three of four nodes were drained. Now
-exactly one node is drained by health_check, the others log that the cap held them back, and it
-stays so over the runs that follow (no flapping); healed, the node is resumed.
+With `--max-drained-pct 12.5` one node of eight may be drained by health_check. Before, each node
+read the cap before any had drained, drained, and lifted its drain again when it ranked past the
+cap: for seconds, every failing node was out of service. Now each takes its turn before it drains
+(a mark in its Comment, a ticket, one re-read: `run::slurm::cap`), so at no 100 ms sample is more
+than one node drained by health_check: first with the eight runs started by hand in the same
+instant, then over the rounds slurmd's HealthCheckProgram runs on its own; healed, the node is
+resumed and no mark of intent is left.
 
-Needs what test_slurm.py needs; about 25 s."""
+Needs what test_slurm.py needs; about 30 s."""
+
+import subprocess
+import threading
+import time
 
 import pytest
 import slurm_harness as sh
 from conftest import require
 from test_slurm import FAILING, PASSING, RUN_DEADLINE
 
-NODES = [f"hcn{i}" for i in range(1, 5)]
-CAP = ["--drain-after", "1", "--max-drained-pct", "25"]
+NODES = [f"hcn{i}" for i in range(1, 9)]
+CAP = ["--drain-after", "1", "--max-drained-pct", "12.5"]
+SEPARATOR = "\x1f"
 
 
 @pytest.fixture(scope="module")
@@ -31,22 +38,102 @@ def cluster(binary):
         assert not left, f"processes left running after the cluster stopped: {left}"
 
 
-def drained_by_us(cluster):
-    states = {n: cluster.node_state(n) for n in NODES}
-    return sorted(n for n, s in states.items() if s.drained and s.reason.startswith("health_check:")), states
+def partition(cluster):
+    """Every node's (state, comment, reason), in one sinfo call."""
+    r = subprocess.run(
+        [sh.tool("sinfo"), "-h", "-N", "-O", f"NodeList:0{SEPARATOR},StateLong:0{SEPARATOR},Comment:0{SEPARATOR},Reason:0"],
+        env=cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=10,
+        check=True,
+    )
+    nodes = {}
+    for line in r.stdout.splitlines():
+        name, state, comment, reason = line.split(SEPARATOR, 3)
+        nodes[name.strip()] = (state.strip(), comment.strip(), reason.strip())
+    return nodes
 
 
-def test_every_node_failing_at_once_drains_one_and_holds_back_the_rest(cluster):
-    cluster.set_options([*FAILING, *CAP])
-    # Every node fails on its next run; the first of them past the settle time has decided.
-    cluster.wait(lambda: drained_by_us(cluster)[0], RUN_DEADLINE * 2, "a node drained by health_check")
-    before = len(cluster.runs())
-    cluster.wait(lambda: len(cluster.runs()) >= before + 3 * len(NODES), RUN_DEADLINE * 4, "three more rounds")
-    drained, states = drained_by_us(cluster)
-    assert len(drained) == 1, f"{states}\n{cluster.diagnostics()}"
-    log = (cluster.root / "runs.log.out").read_text()
-    assert "held back by the cap" in log or "are drained by health_check already" in log, log[-3000:]
-    # Healed: the drained node comes back, and nothing else was drained meanwhile.
+def ours(nodes):
+    return sorted(n for n, (state, _, reason) in nodes.items() if "drain" in state and reason.startswith("health_check:"))
+
+
+class Sampler:
+    """The partition read every 100 ms on a thread: the most nodes health_check held drained at
+    any sample, and that sample."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.most = 0
+        self.worst = {}
+        self.samples = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        while not self.stop.is_set():
+            nodes = partition(self.cluster)
+            self.samples += 1
+            if len(ours(nodes)) > self.most:
+                self.most, self.worst = len(ours(nodes)), nodes
+            time.sleep(0.1)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(timeout=15)
+
+
+def storm_by_hand(cluster):
+    """Every node's `health_check slurm` started in the same instant, failing; their lines."""
+    options = [*FAILING, *CAP, "--slurm-timeout", "15"]
+    procs = [
+        subprocess.Popen(
+            [
+                cluster.binary,
+                "slurm",
+                "--node",
+                n,
+                "--state",
+                str(cluster.root / f"state-{n}.json"),
+                *options,
+            ],
+            env={**cluster.env, "SLURMD_NODENAME": n},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        for n in NODES
+    ]
+    return [p.communicate(timeout=RUN_DEADLINE * 3)[0] for p in procs]
+
+
+def test_every_node_failing_at_once_never_drains_past_the_cap_at_any_sample(cluster):
+    with Sampler(cluster) as sampler:
+        # Eight runs in the same instant.
+        lines = storm_by_hand(cluster)
+        drained = ours(partition(cluster))
+        assert len(drained) == 1, f"{lines}\n{partition(cluster)}"
+        held = [line for line in lines if "held back by the cap" in line or "still choosing" in line]
+        assert len(held) == len(NODES) - 1, lines
+        # Then slurmd's own runs, every 2 s on every node, for a few rounds.
+        cluster.set_options([*FAILING, *CAP])
+        before = len(cluster.runs())
+        cluster.wait(lambda: len(cluster.runs()) >= before + 3 * len(NODES), RUN_DEADLINE * 4, "three more rounds")
+        assert ours(partition(cluster)) == drained, partition(cluster)
+    assert sampler.samples > 20, sampler.samples
+    assert sampler.most == 1, f"{sampler.most} drained by health_check at one sample: {sampler.worst}"
+    # Healed: the drained node comes back, and no mark of intent is left on any node.
     cluster.set_options(PASSING)
-    cluster.wait(lambda: not drained_by_us(cluster)[0], RUN_DEADLINE * 2, "the drained node resumed")
-    assert not any(cluster.node_state(n).drained for n in NODES), drained_by_us(cluster)[1]
+    cluster.wait(lambda: not ours(partition(cluster)), RUN_DEADLINE * 2, "the drained node resumed")
+    nodes = partition(cluster)
+    assert not any("drain" in s for s, _, _ in nodes.values()), nodes
+    cluster.wait(
+        lambda: not any("health_check-cap:" in c for _, c, _ in partition(cluster).values()),
+        RUN_DEADLINE * 2,
+        "every mark of intent cleared",
+    )

@@ -16,6 +16,9 @@ use std::path::Path;
 /// read, and the message says so.
 pub const CONTENTS_LIMIT: u64 = 16 << 20;
 
+/// One condition of check_file_stat: the failure for the wanted value, if any.
+type Judge<'a> = Box<dyn Fn(&[u8]) -> Option<String> + 'a>;
+
 fn path(bytes: &[u8]) -> &Path {
     Path::new(OsStr::from_bytes(bytes))
 }
@@ -217,7 +220,7 @@ pub fn stat(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
                 }
             }
         }
-        let checks: [(u8, Box<dyn Fn(&[u8]) -> Option<String>>); 7] = [
+        let checks: [(u8, Judge); 7] = [
             (
                 b'd',
                 Box::new(|w| {

@@ -174,6 +174,9 @@ pub fn run_with(check: &str, args: &[Vec<u8>], m: &dyn Machine, settings: &Setti
     }
 }
 
+/// Options given, in order: the letter and its value (empty for a flag).
+pub type Given<'a> = Vec<(u8, &'a [u8])>;
+
 /// NHC's `getopts` over `args`: options from `spec` (a letter, `:` after one that takes a
 /// value), stopping at the first word that is no option or at `--`. Gives the options in order
 /// and the index of the first operand; an unknown option or a missing value is NHC's message.
@@ -181,7 +184,7 @@ pub fn getopts<'a>(
     check: &str,
     args: &'a [Vec<u8>],
     spec: &str,
-) -> Result<(Vec<(u8, &'a [u8])>, usize), LineError> {
+) -> Result<(Given<'a>, usize), LineError> {
     let takes = |c: u8| {
         let at = spec.as_bytes().iter().position(|s| *s == c)?;
         Some(spec.as_bytes().get(at + 1) == Some(&b':'))

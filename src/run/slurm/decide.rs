@@ -8,13 +8,56 @@ use crate::judge::health::Health;
 /// slurmdbd keeps a reason in 255 bytes.
 pub const REASON_MAX: usize = 255;
 
-/// The streaks kept between runs.
+/// What drained the node, as health_check drained it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", content = "name", rename_all = "snake_case")]
+pub enum Cause {
+    /// A check failed (its name).
+    Check(String),
+    /// A section failed to run (its name).
+    Section(String),
+    /// The run overran its deadline.
+    Overrun,
+}
+
+impl Cause {
+    /// The cause of a failing verdict.
+    pub fn of(verdict: &Health) -> Option<Cause> {
+        match verdict {
+            Health::Failing {
+                what, check: true, ..
+            } => Some(Cause::Check(what.clone())),
+            Health::Failing { what, .. } if what == OVERRUN => Some(Cause::Overrun),
+            Health::Failing { what, .. } => Some(Cause::Section(what.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// What a run that overran its deadline failed: the run itself.
+pub const OVERRUN: &str = "the run";
+
+/// A drain of health_check's, as kept in its own state: the reason it gave Slurm and what it
+/// was for, so that it comes back whatever Slurm keeps of the reason (cut at 255 bytes) and
+/// whatever the cause's name (the run itself, a check with a long subject).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OurDrain {
+    /// The reason given to Slurm.
+    pub reason: String,
+    /// What failed.
+    pub cause: Cause,
+}
+
+/// The streaks kept between runs, and the drain health_check holds on the node.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Streaks {
     /// Failing runs in a row.
     pub failing: u32,
     /// Passing runs in a row.
     pub passing: u32,
+    /// The drain health_check made and holds, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drained: Option<OurDrain>,
 }
 
 impl Streaks {
@@ -24,13 +67,24 @@ impl Streaks {
             Health::Healthy => Streaks {
                 failing: 0,
                 passing: self.passing.saturating_add(1),
+                drained: self.drained.clone(),
             },
             Health::Failing { .. } => Streaks {
                 failing: self.failing.saturating_add(1),
                 passing: 0,
+                drained: self.drained.clone(),
             },
             Health::Inconclusive { .. } => self.clone(),
         }
+    }
+
+    /// Our drain as recorded, when Slurm's reason for the node is the one we gave (or what
+    /// Slurm kept of it).
+    pub fn our_drain_on(&self, node: &NodeInfo) -> Option<&OurDrain> {
+        let kept = node.reason.as_deref()?;
+        self.drained
+            .as_ref()
+            .filter(|d| node.drained() && !kept.is_empty() && d.reason.starts_with(kept))
     }
 }
 
@@ -97,21 +151,34 @@ pub fn cause_of(reason: &str) -> Option<(&str, bool)> {
 
 /// The verdict that counts toward lifting our drain: a healthy run that did not judge what
 /// drained the node (a busy node's run leaves the memory bandwidth out; a Prolog's runs only the
-/// system section) is inconclusive about it, not a pass. `judged(what, section)` says whether
-/// this run judged that check and it passed (or ran that section).
+/// system section) is inconclusive about it, not a pass. What drained it comes from our own
+/// state (`ours`), else from the reason (a drain made before health_check kept state of it).
+/// `judged(cause)` says whether this run judged that check and it passed, ran that section, or
+/// ran within its deadline.
 pub fn for_our_drain(
     node: &NodeInfo,
+    ours: Option<&OurDrain>,
     verdict: Health,
-    judged: impl Fn(&str, bool) -> bool,
+    judged: impl Fn(&Cause) -> bool,
 ) -> Health {
     if verdict != Health::Healthy || !node.drained_by_us() {
         return verdict;
     }
     let reason = node.reason.as_deref().unwrap_or_default();
-    match cause_of(reason) {
-        Some((what, section)) if judged(what, section) => verdict,
-        Some((what, _)) => Health::Inconclusive {
+    let cause = ours.map(|d| d.cause.clone()).or_else(|| {
+        cause_of(reason).map(|(what, section)| match (what, section) {
+            (OVERRUN, true) => Cause::Overrun,
+            (what, true) => Cause::Section(what.to_string()),
+            (what, false) => Cause::Check(what.to_string()),
+        })
+    });
+    match cause {
+        Some(c) if judged(&c) => verdict,
+        Some(Cause::Check(what) | Cause::Section(what)) => Health::Inconclusive {
             what: format!("{what}, which drained the node, was not judged by this run"),
+        },
+        Some(Cause::Overrun) => Health::Inconclusive {
+            what: "the run overran its deadline again".into(),
         },
         None => Health::Inconclusive {
             what: format!("the drain reason '{reason}' names no check this version knows"),

@@ -30,14 +30,17 @@
 //! the node ends the run drained by health_check, so slurmd's own drain never bypasses the
 //! damping and the cap.
 
+pub mod cap;
 mod decide;
 mod node;
 
 pub use decide::{
-    Decision, Policy, REASON_MAX, Streaks, cause_of, decide, drains_at_once, for_our_drain, reason,
+    Cause, Decision, OurDrain, Policy, REASON_MAX, Streaks, cause_of, decide, drains_at_once,
+    for_our_drain, reason,
 };
 pub use node::{
-    NodeInfo, Partition, REASON_PREFIX, SINFO_FORMAT, check_node_name, parse_node, parse_partition,
+    NodeInfo, PartNode, Partition, REASON_PREFIX, SINFO_FIELDS, check_node_name, parse_node,
+    parse_partition,
 };
 
 use super::{Exit, driver};
@@ -115,69 +118,37 @@ impl Controller<'_> {
         self.call(&self.cfg.scontrol, &args).map(drop)
     }
 
-    /// The node's partitions as sinfo lists them now.
-    fn partitions(&self, info: &NodeInfo) -> Result<Vec<Partition>, String> {
-        info.partitions
-            .iter()
-            .map(|name| {
-                let text = self.call(
-                    &self.cfg.sinfo,
-                    &["-h", "-N", "-p", name, "-o", SINFO_FORMAT],
-                )?;
-                parse_partition(&text, name, self.node)
-            })
-            .collect()
-    }
-
-    /// Whether draining this node keeps every one of its partitions within the cap; `Err`
-    /// says why not, or that a partition's state is unknown (then nothing is drained).
-    fn under_cap(&self, info: &NodeInfo) -> Result<(), String> {
-        for p in self.partitions(info)? {
-            let ours = p.ours_besides(self.node);
-            if ours >= p.allowed(self.cfg.max_drained_pct) {
-                return Err(format!(
-                    "{ours} of {} nodes of partition '{}' are drained by health_check already; \
-                     one more would be {:.0}% (--max-drained-pct {}): not draining, look for a \
-                     cause they share",
-                    p.nodes,
-                    p.name,
-                    100.0 * (ours + 1) as f64 / p.nodes as f64,
-                    self.cfg.max_drained_pct
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// After our drain: why it goes past the cap, if it does. Nodes that fail together (a Prolog
-    /// on every node of a job, every node's HealthCheckProgram at the same moment) each read the
-    /// cap before any of them had drained; read again once their drains have landed,
-    /// health_check's drains rank by when each was made, then by name, the same order on every
-    /// node, and a node ranked past the cap is the one to lift its own.
-    fn past_cap(&self, info: &NodeInfo) -> Result<Option<String>, String> {
-        std::thread::sleep(SETTLE);
-        for p in self.partitions(info)? {
-            let allowed = p.allowed(self.cfg.max_drained_pct);
-            if let Some(rank) = p.rank_of(self.node).filter(|&r| r >= allowed) {
-                return Ok(Some(format!(
-                    "{} nodes of partition '{}' were drained by health_check at once, past \
-                     --max-drained-pct {} ({allowed} of {} nodes): the first {allowed} by drain \
-                     time and name keep theirs; this one is number {}",
-                    p.ours.len(),
-                    p.name,
-                    self.cfg.max_drained_pct,
-                    p.nodes,
-                    rank + 1
-                )));
-            }
-        }
-        Ok(None)
+    /// A partition's nodes as sinfo lists them now (one call).
+    fn partition(&self, name: &str) -> Result<Partition, String> {
+        let text = self.call(
+            &self.cfg.sinfo,
+            &["-h", "-N", "-p", name, "-O", SINFO_FIELDS],
+        )?;
+        parse_partition(&text, name, self.node)
     }
 }
 
-/// How long a drain waits before it reads its partitions again: drains made in the same second
-/// carry the same time, so each node waits for the others of its second to land.
-const SETTLE: std::time::Duration = std::time::Duration::from_millis(1200);
+impl cap::Marks for Controller<'_> {
+    fn partition(&self, name: &str) -> Result<Partition, String> {
+        Controller::partition(self, name)
+    }
+
+    fn set_comment(&self, node: &str, comment: &str) -> Result<(), String> {
+        let name = format!("NodeName={node}");
+        let comment = format!("Comment={comment}");
+        self.call(
+            &self.cfg.scontrol,
+            &["update", name.as_str(), comment.as_str()],
+        )
+        .map(drop)
+    }
+
+    fn now(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    }
+}
 
 /// What the run did to the node.
 struct Acted {
@@ -199,11 +170,14 @@ fn carry_out(ctl: &Controller, before: &NodeInfo, decision: Decision, no_act: bo
             };
         }
         Decision::Drain { reason, why } => {
-            if let Err(e) = ctl.under_cap(before) {
-                return Acted {
-                    line: format!("{node}: failing ({reason}); {e}"),
-                    drained_by_us: before.drained_by_us(),
-                };
+            // A node health_check holds drained already takes no new place under the cap.
+            if !before.drained_by_us() && !no_act {
+                if let Err(e) = cap::claim(ctl, node, &before.partitions, ctl.cfg.max_drained_pct) {
+                    return Acted {
+                        line: format!("{node}: failing ({reason}); {e}"),
+                        drained_by_us: before.drained_by_us(),
+                    };
+                }
             }
             (
                 vec!["State=DRAIN".into(), format!("Reason={reason}")],
@@ -244,6 +218,14 @@ fn carry_out(ctl: &Controller, before: &NodeInfo, decision: Decision, no_act: bo
     // An update whose answer did not come may still have been served (slurmctld busy): what
     // Slurm says afterwards decides, not the answer.
     let failed = ctl.update(&settings).err();
+    // The drain landed (or did not): this node's mark has done its work either way.
+    if reason.is_some() {
+        if let Err(e) = cap::release(ctl, node, &before.partitions) {
+            log(&format!(
+                "{node}: its mark of intent could not be cleared ({e})"
+            ));
+        }
+    }
     let acted = match ctl.read() {
         Ok(after) => {
             let took = match &reason {
@@ -274,67 +256,31 @@ fn carry_out(ctl: &Controller, before: &NodeInfo, decision: Decision, no_act: bo
             },
         },
     };
-    if reason.is_some() && acted.drained_by_us {
-        return hold_the_cap(ctl, before, acted);
-    }
     acted
 }
 
-/// After our drain landed: lifted again when the drains health_check made at once go past the
-/// cap and this node ranks past it ([`Controller::past_cap`]); kept when the partitions cannot
-/// be read again (the check before the drain passed: the cap held as far as anyone could tell).
-fn hold_the_cap(ctl: &Controller, before: &NodeInfo, drained: Acted) -> Acted {
-    let node = ctl.node;
-    let why = match ctl.past_cap(before) {
-        Ok(Some(why)) => why,
-        Ok(None) => return drained,
+/// The streaks and our drain as the state file keeps them. A missing file is a first run; one
+/// that cannot be read is said, and then read as no streaks (the runs start counting again).
+fn load(path: &Path) -> Streaks {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Streaks::default(),
         Err(e) => {
-            return Acted {
-                line: format!("{}; the cap could not be read again ({e})", drained.line),
-                ..drained
-            };
+            log(&format!(
+                "warning: the state file '{}' cannot be read ({e}): no streaks",
+                path.display()
+            ));
+            return Streaks::default();
         }
     };
-    // Lifted only while the drain is still ours.
-    match ctl.read() {
-        Ok(now) if now.drained_by_us() => {}
-        Ok(now) => {
-            return Acted {
-                line: format!(
-                    "{}; {why}; but it now says {}: left",
-                    drained.line,
-                    now.describe()
-                ),
-                drained_by_us: false,
-            };
-        }
-        Err(e) => {
-            return Acted {
-                line: format!(
-                    "{}; {why}; its state cannot be read again ({e}): kept",
-                    drained.line
-                ),
-                ..drained
-            };
-        }
-    }
-    match ctl.update(&["State=RESUME"]) {
-        Ok(()) => Acted {
-            line: format!("{node}: failing, held back by the cap: {why}; its drain is lifted"),
-            drained_by_us: false,
-        },
-        Err(e) => Acted {
-            line: format!("{}; {why}; could not lift it: {e}", drained.line),
-            ..drained
-        },
-    }
-}
-
-fn load(path: &Path) -> Streaks {
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default()
+    serde_json::from_str(&text).unwrap_or_else(|e| {
+        log(&format!(
+            "warning: the state file '{}' is corrupt ({e}): read as no streaks; it is written \
+             anew after this run",
+            path.display()
+        ));
+        Streaks::default()
+    })
 }
 
 fn save(path: &Path, s: &Streaks) {
@@ -435,6 +381,20 @@ fn gentle(config: &Config, info: &NodeInfo) -> Config {
     c
 }
 
+/// Whether the run judged what drained the node: a check, judged and passed; a section, run; an
+/// overrun, a run that ended within its deadline.
+fn judged_cause(
+    doc: &crate::wire::document::Document,
+    cause: &Cause,
+    interrupted: Option<crate::os::Interrupt>,
+) -> bool {
+    match cause {
+        Cause::Check(what) => judged(doc, what, false),
+        Cause::Section(what) => judged(doc, what, true),
+        Cause::Overrun => interrupted.is_none(),
+    }
+}
+
 /// Whether the run judged `what` and it passed (a check), or ran it (a section). A check with a
 /// subject that no longer appears (a DIMM's errors after the part was replaced and the counters
 /// reset) is judged when its rule was, and every check of that rule passed.
@@ -499,16 +459,20 @@ pub fn run(config: &Config, cfg: &SlurmConfig, options_from_env: Option<String>)
             "{node}: state unknown ({e}): the run goes on, no action after it"
         ));
     }
-    let run_config = before
+    let mut run_config = before
         .as_ref()
         .map_or_else(|_| config.clone(), |i| gentle(config, i));
+    // --no-act leaves no trace: no history record either.
+    if cfg.no_act {
+        run_config.history = None;
+    }
     if let Some(deadline) = config.deadline {
         // A run stuck past its deadline (a process in the kernel on a sick node) is a failing
         // run: counted and acted on before the process gives up, as slurmd would only kill it.
         let (cfg, node, state, before) = (cfg.clone(), node.clone(), state.clone(), before.clone());
         super::watchdog::on_overrun(Box::new(move |section| {
             let verdict = Health::Failing {
-                what: section.map_or("the run", |s| s.name()).to_string(),
+                what: section.map_or(decide::OVERRUN, |s| s.name()).to_string(),
                 check: false,
                 count: 1,
             };
@@ -528,9 +492,13 @@ pub fn run(config: &Config, cfg: &SlurmConfig, options_from_env: Option<String>)
     write_document(&run_config, &outcome);
     let mut verdict = health::of(&outcome.doc);
     if let Ok(info) = &before {
-        verdict = for_our_drain(info, verdict, |what, section| {
-            judged(&outcome.doc, what, section)
-        });
+        let kept = state.as_ref().ok().map(|p| load(p));
+        verdict = for_our_drain(
+            info,
+            kept.as_ref().and_then(|k| k.our_drain_on(info)),
+            verdict,
+            |cause| judged_cause(&outcome.doc, cause, outcome.interrupted),
+        );
     }
     // A check the site drains on at once (NHC's way: a read-only file system) drains on this
     // run, and the reason names it.
@@ -569,20 +537,47 @@ fn act_on(
     let path = state
         .as_ref()
         .map_err(|e| format!("{e}; no streaks are kept"))?;
-    let streaks = load(path).after(verdict);
-    save(path, &streaks);
+    let mut streaks = load(path).after(verdict);
+    // --no-act leaves no trace: nothing is written.
+    if !cfg.no_act {
+        save(path, &streaks);
+    }
     let info = before.as_ref().map_err(|e| format!("state unknown: {e}"))?;
     let policy = Policy {
         drain_after: if at_once { 1 } else { cfg.drain_after },
         resume_after: cfg.resume_after,
     };
     let ctl = Controller { cfg, node };
-    Ok(carry_out(
-        &ctl,
-        info,
-        decide(info, verdict, &streaks, policy),
-        cfg.no_act,
-    ))
+    let decision = decide(info, verdict, &streaks, policy);
+    // A mark of intent this node left behind (a run killed while it waited its turn) is
+    // cleared by any run that does not drain.
+    let stale = info.comment.as_deref().and_then(cap::Mark::of).is_some();
+    if stale && !cfg.no_act && !matches!(decision, Decision::Drain { .. }) {
+        if let Err(e) = cap::release(&ctl, node, &info.partitions) {
+            log(&format!(
+                "{node}: its mark of intent could not be cleared ({e})"
+            ));
+        }
+    }
+    let drain = match &decision {
+        Decision::Drain { reason, .. } => Cause::of(verdict).map(|cause| OurDrain {
+            reason: reason.clone(),
+            cause,
+        }),
+        _ => None,
+    };
+    let acted = carry_out(&ctl, info, decision, cfg.no_act);
+    // What we drained and why, in our own state; forgotten once the node is not ours.
+    let now_ours = if acted.drained_by_us {
+        drain.or_else(|| streaks.drained.clone())
+    } else {
+        None
+    };
+    if now_ours != streaks.drained && !cfg.no_act {
+        streaks.drained = now_ours;
+        save(path, &streaks);
+    }
+    Ok(acted)
 }
 
 /// The one line of what the run did: on stdout, on stderr and in syslog.
@@ -705,6 +700,7 @@ mod tests {
             state: state.into(),
             reason: reason.map(str::to_string),
             partitions: Vec::new(),
+            comment: None,
         };
         let idle = gentle(&config, &node("IDLE", None));
         assert_eq!(idle.plan, config.plan);

@@ -16,6 +16,8 @@ pub struct NodeInfo {
     pub reason: Option<String>,
     /// `Partitions=`.
     pub partitions: Vec<String>,
+    /// `Comment=`, where health_check marks its intent to drain ([`super::cap`]).
+    pub comment: Option<String>,
 }
 
 impl NodeInfo {
@@ -115,6 +117,10 @@ pub fn parse_node(text: &str, name: &str) -> Result<NodeInfo, String> {
             info.reason = Some(r.trim().to_string()).filter(|r| !r.is_empty() && r != "(null)");
             continue;
         }
+        if let Some(comment) = line.strip_prefix("Comment=") {
+            info.comment = Some(comment.trim().to_string()).filter(|c| c != "(null)");
+            continue;
+        }
         // Each key's first word only: a `Comment=` or `Extra=` holding "State=IDLE" later on
         // must not hide the node's state.
         for word in line.split_whitespace() {
@@ -168,46 +174,78 @@ pub fn check_node_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// The `sinfo -o` format [`parse_partition`] reads: node, state, when its reason was set, reason
-/// (last: a reason may hold `|`).
-pub const SINFO_FORMAT: &str = "%N|%T|%H|%E";
+/// The `sinfo -O` fields [`parse_partition`] reads, separated by ASCII's unit separator (no
+/// name, state, comment or reason holds one; a `|` may be in any of them): node, state, the
+/// node's comment (where health_check marks its intent to drain, [`super::cap`]), reason (last).
+pub const SINFO_FIELDS: &str = "NodeList:0\x1f,StateLong:0\x1f,Comment:0\x1f,Reason:0";
 
-/// One partition as `sinfo -h -N -p P -o` [`SINFO_FORMAT`] lists it.
+/// The separator of [`SINFO_FIELDS`].
+pub const SINFO_SEPARATOR: char = '\x1f';
+
+/// One node of a partition as sinfo lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartNode {
+    /// Its name.
+    pub name: String,
+    /// sinfo's state word (`idle`, `drained`, `draining`, `down*`, ...).
+    pub state: String,
+    /// Its comment, empty when unset.
+    pub comment: String,
+    /// Its reason, empty when none.
+    pub reason: String,
+}
+
+impl PartNode {
+    /// Whether health_check drained it (or is draining it).
+    pub fn drained_by_us(&self) -> bool {
+        self.state.contains("drain") && self.reason.starts_with(REASON_PREFIX)
+    }
+
+    /// Whether Slurm has lost it (down, or not responding: sinfo's `*`): a mark it left says
+    /// nothing of a run going on.
+    pub fn lost(&self) -> bool {
+        self.state.starts_with("down")
+            || self.state.ends_with('*')
+            || self.state.starts_with("fail")
+    }
+}
+
+/// One partition as `sinfo -h -N -p P -O` [`SINFO_FIELDS`] lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Partition {
     /// Its name.
     pub name: String,
-    /// Its nodes.
-    pub nodes: usize,
-    /// Its nodes drained by health_check, this one included, as (when the reason was set,
-    /// node), in that order: who drained first.
-    pub ours: Vec<(String, String)>,
+    /// Its nodes, by name.
+    pub nodes: Vec<PartNode>,
 }
 
 impl Partition {
     /// Its nodes other than `me` drained by health_check.
     pub fn ours_besides(&self, me: &str) -> usize {
-        self.ours.iter().filter(|(_, n)| n != me).count()
+        self.nodes
+            .iter()
+            .filter(|n| n.name != me && n.drained_by_us())
+            .count()
     }
 
     /// How many of its nodes health_check may hold drained at `max_pct` %: one at least.
     pub fn allowed(&self, max_pct: f64) -> usize {
-        ((max_pct / 100.0 * self.nodes as f64).floor() as usize).max(1)
+        ((max_pct / 100.0 * self.nodes.len() as f64).floor() as usize).max(1)
     }
 
-    /// Where `me` stands among health_check's drains (0: the first), if drained by it.
-    pub fn rank_of(&self, me: &str) -> Option<usize> {
-        self.ours.iter().position(|(_, n)| n == me)
+    /// The node named `name`.
+    pub fn node(&self, name: &str) -> Option<&PartNode> {
+        self.nodes.iter().find(|n| n.name == name)
     }
 }
 
 /// Parses sinfo's node list of `partition`; `Err` when it is empty, a line cannot be read, or
 /// this node (`me`) is not in it: the share drained cannot be known, so nothing is drained.
 pub fn parse_partition(text: &str, partition: &str, me: &str) -> Result<Partition, String> {
-    let mut nodes = std::collections::BTreeMap::new();
+    let mut nodes: std::collections::BTreeMap<String, PartNode> = Default::default();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let mut parts = line.splitn(4, '|');
-        let (Some(node), Some(state), Some(at), Some(reason)) =
+        let mut parts = line.splitn(4, SINFO_SEPARATOR);
+        let (Some(node), Some(state), Some(comment), Some(reason)) =
             (parts.next(), parts.next(), parts.next(), parts.next())
         else {
             return Err(format!(
@@ -215,8 +253,24 @@ pub fn parse_partition(text: &str, partition: &str, me: &str) -> Result<Partitio
                 crate::render::text::terminal_safe(line)
             ));
         };
-        let ours = state.contains("drain") && reason.starts_with(REASON_PREFIX);
-        nodes.insert(node.trim().to_string(), ours.then(|| at.trim().to_string()));
+        let unset = |v: &str| {
+            let v = v.trim();
+            if v == "(null)" || v == "none" {
+                String::new()
+            } else {
+                v.to_string()
+            }
+        };
+        let name = node.trim().to_string();
+        nodes.insert(
+            name.clone(),
+            PartNode {
+                name,
+                state: state.trim().to_string(),
+                comment: unset(comment),
+                reason: unset(reason),
+            },
+        );
     }
     if nodes.is_empty() {
         return Err(format!("sinfo listed no node in partition '{partition}'"));
@@ -226,15 +280,9 @@ pub fn parse_partition(text: &str, partition: &str, me: &str) -> Result<Partitio
             "sinfo's list of partition '{partition}' does not hold this node ('{me}')"
         ));
     }
-    let mut ours: Vec<(String, String)> = nodes
-        .iter()
-        .filter_map(|(n, at)| at.clone().map(|at| (at, n.clone())))
-        .collect();
-    ours.sort();
     Ok(Partition {
         name: partition.to_string(),
-        nodes: nodes.len(),
-        ours,
+        nodes: nodes.into_values().collect(),
     })
 }
 

@@ -8,6 +8,7 @@ fn node(state: &str, reason: Option<&str>) -> NodeInfo {
         state: state.into(),
         reason: reason.map(str::to_string),
         partitions: vec!["debug".into()],
+        comment: None,
     }
 }
 
@@ -25,7 +26,11 @@ const POLICY: Policy = Policy {
 };
 
 fn streaks(failing: u32, passing: u32) -> Streaks {
-    Streaks { failing, passing }
+    Streaks {
+        failing,
+        passing,
+        drained: None,
+    }
 }
 
 #[test]
@@ -91,12 +96,12 @@ fn a_run_that_did_not_judge_the_cause_does_not_count_toward_a_resume() {
         "MIXED+DRAIN",
         Some("health_check: memory.peak_vs_theoretical: check failed"),
     );
-    let judged_it = |what: &str, section: bool| what == "memory.peak_vs_theoretical" && !section;
+    let judged_it = |c: &Cause| *c == Cause::Check("memory.peak_vs_theoretical".into());
     assert_eq!(
-        for_our_drain(&ours, Health::Healthy, judged_it),
+        for_our_drain(&ours, None, Health::Healthy, judged_it),
         Health::Healthy
     );
-    let narrower = for_our_drain(&ours, Health::Healthy, |_, _| false);
+    let narrower = for_our_drain(&ours, None, Health::Healthy, |_| false);
     assert!(
         matches!(&narrower, Health::Inconclusive { what } if what.contains("memory.peak_vs_theoretical, which drained the node")),
         "{narrower:?}"
@@ -113,23 +118,71 @@ fn a_run_that_did_not_judge_the_cause_does_not_count_toward_a_resume() {
         Some(("memory", true))
     );
     assert_eq!(
-        for_our_drain(&section, Health::Healthy, |w, s| w == "memory" && s),
+        for_our_drain(&section, None, Health::Healthy, |c| *c
+            == Cause::Section("memory".into())),
         Health::Healthy
     );
     // Not ours, or not healthy: as it was.
     let admin = node("IDLE+DRAIN", Some("admin: x"));
     assert_eq!(
-        for_our_drain(&admin, Health::Healthy, |_, _| false),
+        for_our_drain(&admin, None, Health::Healthy, |_| false),
         Health::Healthy
     );
     let fail = failing("a.b");
-    assert_eq!(for_our_drain(&ours, fail.clone(), |_, _| false), fail);
-    // A reason of ours this version cannot read back never resumes by itself.
+    assert_eq!(for_our_drain(&ours, None, fail.clone(), |_| false), fail);
+    // A reason of ours this version cannot read back, and no state of it: never resumes by
+    // itself.
     let odd = node("IDLE+DRAIN", Some("health_check: something else"));
     assert!(matches!(
-        for_our_drain(&odd, Health::Healthy, |_, _| true),
+        for_our_drain(&odd, None, Health::Healthy, |_| true),
         Health::Inconclusive { .. }
     ));
+}
+
+/// What we drained and why is kept in our own state: a reason Slurm cut (an NHC subject of 277
+/// characters) and a drain for an overrun ("the run") still come back.
+#[test]
+fn every_drain_of_ours_comes_back_from_our_own_state() {
+    let long = failing(&format!("node.check_fs_mount_rw:/{}", "x".repeat(277)));
+    let given = reason(&long).unwrap();
+    assert_eq!(given.len(), REASON_MAX);
+    let kept = OurDrain {
+        reason: given.clone(),
+        cause: Cause::of(&long).unwrap(),
+    };
+    let state = Streaks {
+        failing: 0,
+        passing: 0,
+        drained: Some(kept.clone()),
+    };
+    // Slurm kept less of it still: the drain is ours, and its cause known.
+    let cut = node("IDLE+DRAIN", Some(&given[..200]));
+    assert_eq!(state.our_drain_on(&cut), Some(&kept));
+    assert_eq!(
+        for_our_drain(&cut, state.our_drain_on(&cut), Health::Healthy, |c| *c
+            == kept.cause),
+        Health::Healthy
+    );
+    // Without the state, the cut reason names nothing this version can judge.
+    assert!(matches!(
+        for_our_drain(&cut, None, Health::Healthy, |_| true),
+        Health::Inconclusive { .. }
+    ));
+    // An overrun: a run that ends within its deadline judges it.
+    let overrun = Health::Failing {
+        what: OVERRUN.into(),
+        check: false,
+        count: 1,
+    };
+    assert_eq!(Cause::of(&overrun), Some(Cause::Overrun));
+    let drained = node("IDLE+DRAIN", Some(&reason(&overrun).unwrap()));
+    assert_eq!(
+        for_our_drain(&drained, None, Health::Healthy, |c| *c == Cause::Overrun),
+        Health::Healthy
+    );
+    // Another reason on the node now (an administrator's): not ours, whatever the state says.
+    let admin = node("IDLE+DRAIN", Some("admin: reseat the DIMM"));
+    assert_eq!(state.our_drain_on(&admin), None);
 }
 
 #[test]

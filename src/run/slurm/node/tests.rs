@@ -9,6 +9,7 @@ fn an_action_holds_only_while_the_drain_and_its_reason_are_unchanged() {
         state: state.into(),
         reason: reason.map(str::to_string),
         partitions: Vec::new(),
+        comment: None,
     };
     let ours = Some("health_check: x: check failed");
     assert!(n("IDLE", None).holds_as(&n("MIXED", None)));
@@ -41,6 +42,7 @@ fn every_word_for_a_drain_is_drained() {
             state: state.into(),
             reason: None,
             partitions: Vec::new(),
+            comment: None,
         };
         assert_eq!(n.drained(), drained, "{state}");
     }
@@ -54,6 +56,7 @@ fn slurmds_word_on_the_node_must_agree_with_the_controllers() {
         state: state.into(),
         reason: None,
         partitions: Vec::new(),
+        comment: None,
     };
     for (state, out) in [
         ("IDLE", false),
@@ -168,42 +171,30 @@ fn a_node_name_is_one_name_not_a_list_or_an_argument() {
 
 #[test]
 fn a_partition_is_counted_and_an_odd_answer_is_unknown() {
-    let text = "n1|idle|Unknown|none\n\
-                n2|drained|2026-12-02T10:00:05|health_check: errors.edac:mc0: check failed\n\
-                n3|draining|2026-12-02T09:00:00|admin: DIMM\nn4|mixed|Unknown|none\n";
+    let text = "n1\x1fidle\x1f(null)\x1fnone\n\
+                n2\x1fdrained\x1fDIMM | ordered\x1fhealth_check: errors.edac:mc0: check failed\n\
+                n3\x1fdraining\x1f(null)\x1fadmin: DIMM | B2\nn4\x1fmixed\x1f(null)\x1fnone\n";
     let p = parse_partition(text, "debug", "n1").unwrap();
-    assert_eq!(p.nodes, 4);
-    assert_eq!(p.ours, [("2026-12-02T10:00:05".into(), "n2".into())]);
+    assert_eq!(p.nodes.len(), 4);
+    assert!(p.nodes[1].drained_by_us());
+    assert_eq!(p.nodes[1].comment, "DIMM | ordered");
+    assert_eq!(p.nodes[2].reason, "admin: DIMM | B2");
+    assert!(!p.nodes[2].drained_by_us());
     assert_eq!(p.ours_besides("n1"), 1);
     // Our own drain does not count against us.
     assert_eq!(p.ours_besides("n2"), 0);
-    for (text, why) in [
-        ("", "no node"),
-        ("\n", "no node"),
-        ("n2|idle|Unknown|none\n", "does not hold this node"),
-        ("n1|idle|Unknown|none\ngarbage\n", "cannot be read"),
-        ("n1|idle|none\n", "cannot be read"),
-    ] {
-        let e = parse_partition(text, "debug", "n1").unwrap_err();
-        assert!(e.contains(why), "{text:?}: {e}");
-    }
-}
-
-/// Nodes that failed together rank their drains by when each was made, then by name: every
-/// node computes the same order, so exactly the first `allowed` keep theirs.
-#[test]
-fn drains_rank_by_time_then_name_and_the_cap_allows_one_at_least() {
-    let text = "c|drained|2026-12-02T10:00:07|health_check: x: check failed\n\
-                a|drained|2026-12-02T10:00:07|health_check: x: check failed\n\
-                b|drained|2026-12-02T10:00:06|health_check: x: check failed\n\
-                d|idle|Unknown|none\n";
-    let p = parse_partition(text, "debug", "a").unwrap();
-    assert_eq!(p.rank_of("b"), Some(0));
-    assert_eq!(p.rank_of("a"), Some(1));
-    assert_eq!(p.rank_of("c"), Some(2));
-    assert_eq!(p.rank_of("d"), None);
     assert_eq!(p.allowed(25.0), 1);
     assert_eq!(p.allowed(10.0), 1);
     assert_eq!(p.allowed(50.0), 2);
     assert_eq!(p.allowed(100.0), 4);
+    for (text, why) in [
+        ("", "no node"),
+        ("\n", "no node"),
+        ("n2\x1fidle\x1f(null)\x1fnone\n", "does not hold this node"),
+        ("n1\x1fidle\x1f(null)\x1fnone\ngarbage\n", "cannot be read"),
+        ("n1|idle|Unknown|none\n", "cannot be read"),
+    ] {
+        let e = parse_partition(text, "debug", "n1").unwrap_err();
+        assert!(e.contains(why), "{text:?}: {e}");
+    }
 }
