@@ -41,7 +41,13 @@ def cluster(binary):
 def partition(cluster):
     """Every node's (state, comment, reason), in one sinfo call."""
     r = subprocess.run(
-        [sh.tool("sinfo"), "-h", "-N", "-O", f"NodeList:0{SEPARATOR},StateLong:0{SEPARATOR},Comment:0{SEPARATOR},Reason:0"],
+        [
+            sh.tool("sinfo"),
+            "-h",
+            "-N",
+            "-O",
+            f"NodeList:0{SEPARATOR},StateLong:0{SEPARATOR},Comment:0{SEPARATOR},Reason:0",
+        ],
         env=cluster.env,
         capture_output=True,
         text=True,
@@ -56,7 +62,9 @@ def partition(cluster):
 
 
 def ours(nodes):
-    return sorted(n for n, (state, _, reason) in nodes.items() if "drain" in state and reason.startswith("health_check:"))
+    return sorted(
+        n for n, (state, _, reason) in nodes.items() if "drain" in state and reason.startswith("health_check:")
+    )
 
 
 class Sampler:

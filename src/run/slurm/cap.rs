@@ -22,8 +22,9 @@ use std::time::{Duration, Instant};
 /// HealthCheckProgram at 60 s); a node that died with its mark up stops blocking others then.
 pub const LIVE: Duration = Duration::from_secs(300);
 
-/// How long a node waits for others still choosing their ticket (one read and one write each).
-pub const CHOOSING_WAIT: Duration = Duration::from_secs(5);
+/// How long a node waits for others still choosing their ticket (one read and one write each;
+/// a controller serving a storm of them may take seconds).
+pub const CHOOSING_WAIT: Duration = Duration::from_secs(15);
 
 /// How often it looks again while it waits.
 pub const POLL: Duration = Duration::from_millis(100);
@@ -199,15 +200,27 @@ fn no_room(
 
 /// Takes this node's turn to drain: `Ok` when it may drain now (its ticket stays up until the
 /// drain has landed: [`release`]), `Err` why not (its mark is cleared then).
-pub fn claim(slurm: &dyn Marks, me: &str, partitions: &[String], pct: f64) -> Result<(), CapError> {
-    let result = take_turn(slurm, me, partitions, pct);
+pub fn claim(
+    slurm: &dyn Marks,
+    me: &str,
+    partitions: &[String],
+    pct: f64,
+    wait: Duration,
+) -> Result<(), CapError> {
+    let result = take_turn(slurm, me, partitions, pct, wait);
     if result.is_err() {
         let _ = release(slurm, me, partitions);
     }
     result
 }
 
-fn take_turn(slurm: &dyn Marks, me: &str, partitions: &[String], pct: f64) -> Result<(), CapError> {
+fn take_turn(
+    slurm: &dyn Marks,
+    me: &str,
+    partitions: &[String],
+    pct: f64,
+    wait: Duration,
+) -> Result<(), CapError> {
     let views = read_all(slurm, partitions)?;
     // Already full with drains: no mark is needed to say so.
     if let Some(e) = no_room(&views, me, None, pct, slurm.now()) {
@@ -243,26 +256,34 @@ fn take_turn(slurm: &dyn Marks, me: &str, partitions: &[String], pct: f64) -> Re
             ),
         )
         .map_err(CapError::Unknown)?;
+    // Bakery's wait: for each node that was choosing once this ticket was up, until it is seen
+    // choosing no longer. A node that starts choosing later sees this ticket and takes a higher
+    // one, so it is not waited for: a stream of new nodes cannot hold this one back.
     let started = Instant::now();
+    let mut waiting: Option<std::collections::BTreeSet<String>> = None;
     loop {
         let views = read_all(slurm, partitions)?;
         let now = slurm.now();
-        let choosing = views
+        let choosing: std::collections::BTreeSet<String> = views
             .iter()
             .flat_map(|p| &p.nodes)
             .filter(|n| n.name != me && matches!(live(n, now), Some(Mark::Choosing { .. })))
-            .map(|n| n.name.as_str())
-            .collect::<std::collections::BTreeSet<_>>()
-            .len();
-        if choosing == 0 {
+            .map(|n| n.name.clone())
+            .collect();
+        let pending = match waiting.take() {
+            None => choosing,
+            Some(before) => before.intersection(&choosing).cloned().collect(),
+        };
+        if pending.is_empty() {
             return match no_room(&views, me, Some(ticket), pct, now) {
                 Some(e) => Err(e),
                 None => Ok(()),
             };
         }
-        if started.elapsed() >= CHOOSING_WAIT {
-            return Err(CapError::Busy(choosing, CHOOSING_WAIT));
+        if started.elapsed() >= wait {
+            return Err(CapError::Busy(pending.len(), wait));
         }
+        waiting = Some(pending);
         std::thread::sleep(POLL);
     }
 }

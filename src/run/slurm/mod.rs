@@ -172,7 +172,8 @@ fn carry_out(ctl: &Controller, before: &NodeInfo, decision: Decision, no_act: bo
         Decision::Drain { reason, why } => {
             // A node health_check holds drained already takes no new place under the cap.
             if !before.drained_by_us() && !no_act {
-                if let Err(e) = cap::claim(ctl, node, &before.partitions, ctl.cfg.max_drained_pct) {
+                let (parts, pct) = (&before.partitions, ctl.cfg.max_drained_pct);
+                if let Err(e) = cap::claim(ctl, node, parts, pct, cap::CHOOSING_WAIT) {
                     return Acted {
                         line: format!("{node}: failing ({reason}); {e}"),
                         drained_by_us: before.drained_by_us(),

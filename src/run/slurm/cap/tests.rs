@@ -92,7 +92,7 @@ fn storm(fake: &Fake, failing: usize, pct: f64) -> Vec<Result<(), CapError>> {
                 let parts = &parts;
                 s.spawn(move || {
                     let me = format!("n{i:02}");
-                    let r = claim(fake, &me, parts, pct);
+                    let r = claim(fake, &me, parts, pct, CHOOSING_WAIT);
                     if r.is_ok() {
                         fake.drain(&me);
                         release(fake, &me, parts).unwrap();
@@ -143,7 +143,7 @@ fn a_full_partition_a_dead_mark_and_a_silent_controller() {
     // Full already: refused without a mark.
     let fake = Fake::new(4);
     fake.drain("n01");
-    let e = claim(&fake, "n00", &["debug".into()], 25.0).unwrap_err();
+    let e = claim(&fake, "n00", &["debug".into()], 25.0, CHOOSING_WAIT).unwrap_err();
     assert!(
         matches!(
             e,
@@ -169,7 +169,7 @@ fn a_full_partition_a_dead_mark_and_a_silent_controller() {
         nodes.get_mut("n02").unwrap().comment = Mark::Choosing { at: 1 }.text();
         nodes.get_mut("n00").unwrap().comment = "DIMM B2 ordered".into();
     }
-    claim(&fake, "n00", &["debug".into()], 25.0).unwrap();
+    claim(&fake, "n00", &["debug".into()], 25.0, CHOOSING_WAIT).unwrap();
     assert!(
         fake.nodes.lock().unwrap()["n00"]
             .comment
@@ -181,12 +181,13 @@ fn a_full_partition_a_dead_mark_and_a_silent_controller() {
     let fake = Fake::new(4);
     fake.nodes.lock().unwrap().get_mut("n03").unwrap().comment =
         Mark::Choosing { at: 1_000_000 }.text();
-    let e = claim(&fake, "n00", &["debug".into()], 50.0).unwrap_err();
-    assert_eq!(e, CapError::Busy(1, CHOOSING_WAIT));
+    let short = Duration::from_millis(300);
+    let e = claim(&fake, "n00", &["debug".into()], 50.0, short).unwrap_err();
+    assert_eq!(e, CapError::Busy(1, short));
     // sinfo that does not answer: unknown, no drain.
     let mut fake = Fake::new(4);
     fake.fail_reads = true;
-    let e = claim(&fake, "n00", &["debug".into()], 50.0).unwrap_err();
+    let e = claim(&fake, "n00", &["debug".into()], 50.0, CHOOSING_WAIT).unwrap_err();
     assert!(matches!(e, CapError::Unknown(_)), "{e}");
     assert!(e.to_string().contains("fail closed"), "{e}");
 }
