@@ -8,7 +8,7 @@ use super::machine::{self, ClientCheck, LabelFrom, Machine};
 use super::rules::Rules;
 use super::{blame, compare};
 use crate::wire::document::Status;
-use crate::wire::fleet::{Finding, FleetInfo, FleetReport, MachineStatus, Scope};
+use crate::wire::fleet::{Finding, FleetInfo, FleetReport, IdentityNote, MachineStatus, Scope};
 use crate::wire::read;
 use crate::wire::rule::Severity;
 use std::collections::{BTreeSet, HashMap};
@@ -80,7 +80,10 @@ pub enum ReadError {
 
 /// Reads the inputs into machines: every file, in every form; what cannot be read is a machine
 /// `unreadable` with the reason. No input at all is an error.
-fn read_machines(reader: &ReaderConfig, keep_documents: bool) -> Result<Vec<Machine>, ReadError> {
+fn read_machines(
+    reader: &ReaderConfig,
+    keep_documents: bool,
+) -> Result<(Vec<Machine>, Vec<IdentityNote>), ReadError> {
     let inputs = read::expand(&reader.paths).map_err(ReadError::Path)?;
     let loaded = read::load_all(&inputs);
     if loaded.is_empty() {
@@ -110,8 +113,10 @@ pub fn build(
     baseline: Option<&BaselineRef>,
     keep_documents: bool,
 ) -> Result<(FleetReport, Vec<Machine>), ReadError> {
-    let machines = read_machines(reader, keep_documents)?;
-    Ok(judge(machines, reader, baseline))
+    let (machines, identity) = read_machines(reader, keep_documents)?;
+    let (mut report, machines) = judge(machines, reader, baseline);
+    report.identity = identity;
+    Ok((report, machines))
 }
 
 /// Compares machines already read (the fleet simulator builds them): groups, compare, drift,
@@ -164,6 +169,7 @@ pub fn judge(
         groups: group_entries,
         findings,
         resolve: blamed.resolve,
+        identity: Vec::new(),
     };
     (report, machines)
 }
@@ -407,7 +413,7 @@ pub fn anything_failed(report: &FleetReport) -> bool {
 
 /// `health_check baseline`: learns per-model expectations and writes them as YAML.
 pub fn learn(reader: &ReaderConfig) -> Result<(Baseline, Vec<Machine>), ReadError> {
-    let mut machines = read_machines(reader, false)?;
+    let (mut machines, _) = read_machines(reader, false)?;
     let groups = compare::group(&mut machines);
     Ok((Baseline::learn(&machines, &groups, &reader.rules), machines))
 }

@@ -8,7 +8,9 @@ use super::noise;
 use crate::wire::check::CheckId;
 use crate::wire::document::{Document, Section, SectionOutcome, Status};
 use crate::wire::figures::{self, Extracted, Figure};
-use crate::wire::fleet::{DocumentKind, MachineEntry, MachineStatus, Sku};
+use crate::wire::fleet::{
+    DocumentKind, IdentityKind, IdentityNote, MachineEntry, MachineStatus, Sku,
+};
 use crate::wire::identity::MachineIdentity;
 use crate::wire::read::{Content, EnvelopeMachine, Loaded};
 use std::collections::{BTreeMap, HashMap};
@@ -257,21 +259,23 @@ fn entry(source: String, kind: DocumentKind) -> MachineEntry {
     }
 }
 
-/// Turns read files into machines, labelled. `keep_documents` keeps our documents (for the HTML
+/// Turns read files into machines, one vote each ([`super::identity`]), labelled, and says
+/// what was merged, dropped or doubted. `keep_documents` keeps our documents (for the HTML
 /// report); `t` holds the interference limits.
 pub fn machines_from(
     loaded: Vec<Loaded>,
     labels: LabelFrom,
     keep_documents: bool,
     t: &Thresholds,
-) -> Vec<Machine> {
-    let (second, mut machines): (Vec<Machine>, Vec<Machine>) = loaded
+) -> (Vec<Machine>, Vec<IdentityNote>) {
+    let (second, machines): (Vec<Machine>, Vec<Machine>) = loaded
         .into_iter()
         .map(|l| machine_from(l, keep_documents, t))
         .partition(|m| m.entry.source.ends_with(SECOND_ROUND));
+    let (mut machines, mut notes) = super::identity::one_vote(machines);
     assign_labels(&mut machines, labels);
-    join_second_round(&mut machines, second, labels);
-    machines
+    notes.extend(join_second_round(&mut machines, second, labels));
+    (machines, notes)
 }
 
 /// How a second round's document is named: `<host>.resolve.json` beside `<host>.json`.
@@ -279,11 +283,29 @@ pub const SECOND_ROUND: &str = ".resolve.json";
 
 /// A second round's documents (the measurements `compare` asked for in `resolve`) join their
 /// machine: its per-client figures are added to the machine's of the same host (by file name;
-/// by host name too unless machines are labelled by file). A host without a document of its
-/// own is a machine of its second round's; a second-round run that failed is a reason on its
-/// machine, never a failure of it.
-fn join_second_round(machines: &mut Vec<Machine>, second: Vec<Machine>, labels: LabelFrom) {
-    for mut r in second {
+/// by host name too unless machines are labelled by file), when the document is that host's
+/// (the same machine id and model, and no other host name). A second round that belongs to no
+/// host of the fleet, or to another machine, is named and ignored; one whose run failed is a
+/// reason on its machine, never a failure of it. A host the first round only measured as a
+/// client is a machine of its second round's document.
+fn join_second_round(
+    machines: &mut Vec<Machine>,
+    second: Vec<Machine>,
+    labels: LabelFrom,
+) -> Vec<IdentityNote> {
+    let mut notes = Vec::new();
+    let mut added = Vec::new();
+    // Every host a test of either round measured, whatever order the files come in.
+    let clients: std::collections::HashSet<String> = machines
+        .iter()
+        .chain(&second)
+        .flat_map(|m| {
+            m.figures
+                .iter()
+                .filter_map(|f| f.client().map(str::to_string))
+        })
+        .collect();
+    for r in second {
         let stem = file_label(&r.entry.source);
         let host = stem.strip_suffix(".resolve").unwrap_or(&stem).to_string();
         let same = machines.iter().position(|m| {
@@ -292,35 +314,88 @@ fn join_second_round(machines: &mut Vec<Machine>, second: Vec<Machine>, labels: 
                     && m.entry.hostname.is_some()
                     && m.entry.hostname == r.entry.hostname)
         });
-        match same {
-            Some(i) => {
-                let m = &mut machines[i];
-                if r.entry.status > MachineStatus::Alone {
-                    m.entry.reasons.push(format!(
-                        "its second round ({}) is not counted: {}",
-                        r.entry.source,
-                        r.entry.reasons.join("; ")
-                    ));
-                    continue;
+        let ignored = |why: String| IdentityNote {
+            kind: IdentityKind::Ignored,
+            files: vec![r.entry.source.clone()],
+            message: format!(
+                "{}: a second round's document {why}: ignored",
+                r.entry.source
+            ),
+        };
+        let Some(i) = same else {
+            // A host the first round measured as a client, without a document of its own: its
+            // second round is its document (its model, its own tests), unless it is the
+            // document of a machine the fleet already has.
+            let measured = clients.contains(host.as_str());
+            let twin = machines
+                .iter()
+                .find(|m| m.entry.machine_id.is_some() && m.entry.machine_id == r.entry.machine_id);
+            match (measured, twin) {
+                (false, _) => notes.push(ignored(format!(
+                    "for host '{host}', which is not in the fleet (no document of its own, and \
+                     no test measured it)"
+                ))),
+                (true, Some(t)) => notes.push(ignored(format!(
+                    "from machine {}, which is {}'s, not '{host}'s",
+                    r.entry.machine_id.as_deref().unwrap_or_default(),
+                    t.entry.source
+                ))),
+                (true, None) => {
+                    let mut r = r;
+                    r.entry.label = match (labels, &r.entry.hostname) {
+                        (LabelFrom::Hostname | LabelFrom::Auto, Some(h)) => h.clone(),
+                        _ => host,
+                    };
+                    added.push(r);
                 }
-                let extra: Vec<Figure> = r
-                    .figures
-                    .into_iter()
-                    .filter(|f| f.family.per_client())
-                    .collect();
-                m.entry.figures += extra.len();
-                m.figures.extend(extra);
-                m.addresses.extend(r.addresses);
             }
-            None => {
-                r.entry.label = match (labels, &r.entry.hostname) {
-                    (LabelFrom::Hostname | LabelFrom::Auto, Some(h)) => h.clone(),
-                    _ => host,
-                };
-                machines.push(r);
-            }
+            continue;
+        };
+        let m = &machines[i];
+        let differs = |a: &Option<String>, b: &Option<String>| a.is_some() && b.is_some() && a != b;
+        let mismatch = if differs(&r.entry.machine_id, &m.entry.machine_id) {
+            Some(format!(
+                "from machine {}, while {} is machine {}",
+                r.entry.machine_id.as_deref().unwrap_or_default(),
+                m.entry.source,
+                m.entry.machine_id.as_deref().unwrap_or_default()
+            ))
+        } else if r.entry.sku.is_some() && m.entry.sku.is_some() && r.entry.sku != m.entry.sku {
+            Some(format!("of another model than {}", m.entry.source))
+        } else if differs(&r.entry.hostname, &m.entry.hostname) {
+            Some(format!(
+                "named after host '{}', while {} is '{}'",
+                r.entry.hostname.as_deref().unwrap_or_default(),
+                m.entry.source,
+                m.entry.hostname.as_deref().unwrap_or_default()
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = mismatch {
+            notes.push(ignored(why));
+            continue;
         }
+        let m = &mut machines[i];
+        if r.entry.status > MachineStatus::Alone {
+            m.entry.reasons.push(format!(
+                "its second round ({}) is not counted: {}",
+                r.entry.source,
+                r.entry.reasons.join("; ")
+            ));
+            continue;
+        }
+        let extra: Vec<Figure> = r
+            .figures
+            .into_iter()
+            .filter(|f| f.family.per_client())
+            .collect();
+        m.entry.figures += extra.len();
+        m.figures.extend(extra);
+        m.addresses.extend(r.addresses);
     }
+    machines.extend(added);
+    notes
 }
 
 fn file_label(source: &str) -> String {
@@ -547,7 +622,9 @@ mod tests {
     }
 
     /// A second round's document joins its host's machine (its per-client figures only), a
-    /// host that had none becomes a machine, and a failed second round is a reason, not a fault.
+    /// failed second round is a reason, not a fault, a host measured only as a client becomes a
+    /// machine of its own second round, and one for a host not in the fleet, or from another
+    /// machine than its host's, is named and ignored.
     #[test]
     fn a_second_rounds_documents_join_their_hosts() {
         use crate::wire::figures::{BANDWIDTH, PEAK_BANDWIDTH};
@@ -559,19 +636,49 @@ mod tests {
         let mut h1_second = machine("run/h1.resolve.json", Some("same"));
         h1_second.figures = vec![fig(&BANDWIDTH, "h4"), fig(&PEAK_BANDWIDTH, "all reads")];
         let h4_second = machine("run/h4.resolve.json", Some("same"));
+        let h9_second = machine("run/h9.resolve.json", Some("same"));
         let mut h2_failed = machine("run/h2.resolve.json", Some("same"));
         h2_failed.raise(MachineStatus::Failed, "network: refused");
         let mut h2 = machine("run/h2.json", Some("same"));
-        h2.figures = vec![fig(&BANDWIDTH, "h1")];
+        h2.figures = vec![fig(&BANDWIDTH, "h1"), fig(&BANDWIDTH, "h3")];
+        h1.entry.machine_id = Some("id-h1".into());
+        let mut impostor = machine("run/h1.resolve.json", Some("same"));
+        impostor.entry.machine_id = Some("id-other".into());
+        let mut h1_as_h3 = machine("run/h3.resolve.json", Some("same"));
+        h1_as_h3.entry.machine_id = Some("id-h1".into());
         let mut ms = vec![h1, h2];
         assign_labels(&mut ms, LabelFrom::File);
-        join_second_round(
+        let notes = join_second_round(
             &mut ms,
-            vec![h1_second, h4_second, h2_failed],
+            vec![
+                h1_second, h4_second, h9_second, h2_failed, impostor, h1_as_h3,
+            ],
             LabelFrom::File,
         );
         let labels: Vec<&str> = ms.iter().map(|m| m.entry.label.as_str()).collect();
-        assert_eq!(labels, ["h1", "h2", "h4"]);
+        assert_eq!(
+            labels,
+            ["h1", "h2", "h4"],
+            "h4: measured in h1's second round"
+        );
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(
+            notes[0]
+                .message
+                .contains("for host 'h9', which is not in the fleet"),
+            "{notes:?}"
+        );
+        assert!(
+            notes[1]
+                .message
+                .contains("from machine id-other, while run/h1.json is machine id-h1")
+        );
+        assert!(
+            notes[2]
+                .message
+                .contains("from machine id-h1, which is run/h1.json's, not 'h3's"),
+            "{notes:?}"
+        );
         let names: Vec<String> = ms[0].figures.iter().map(Figure::name).collect();
         assert_eq!(names, ["network.bandwidth.h2", "network.bandwidth.h4"]);
         assert_eq!(ms[0].entry.figures, 1, "the count of the figures added");

@@ -119,6 +119,19 @@ pub fn summary(r: &FleetReport) -> String {
             );
         }
     }
+    if !r.identity.is_empty() {
+        let _ = writeln!(out, "one machine, one vote:");
+        for n in r.identity.iter().take(ROWS) {
+            let _ = writeln!(out, "  {}", cut(&safe(&n.message), 200));
+        }
+        if r.identity.len() > ROWS {
+            let _ = writeln!(
+                out,
+                "  ... and {} more in the report (identity)",
+                r.identity.len() - ROWS
+            );
+        }
+    }
     out
 }
 

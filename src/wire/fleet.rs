@@ -104,6 +104,38 @@ pub struct FleetReport {
     /// 256 of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matrix: Option<Matrix>,
+    /// Documents counted by the machine that wrote them: copies counted once, several runs of one
+    /// machine merged, identity clashes, second rounds that belong to no host of the fleet.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub identity: Vec<IdentityNote>,
+}
+
+/// What was done to give each machine one vote.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[schemars(deny_unknown_fields)]
+pub struct IdentityNote {
+    /// What it is.
+    pub kind: IdentityKind,
+    /// The files concerned.
+    pub files: Vec<String>,
+    /// One line a person can act on.
+    pub message: String,
+}
+
+/// The kinds of [`IdentityNote`].
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum IdentityKind {
+    /// A copy of a run already read (same machine id, boot and start): counted once.
+    Duplicate,
+    /// Several runs of one machine: one machine, each figure their median.
+    Runs,
+    /// Two documents of different machine ids claim one host name or address: neither is
+    /// trusted for the other's paths.
+    Clash,
+    /// A second round's document that belongs to no host of the fleet, or does not match its
+    /// host's identity: ignored.
+    Ignored,
 }
 
 /// About this comparison.

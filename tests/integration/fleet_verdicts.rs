@@ -9,7 +9,9 @@ use crate::netns::{ADDR_B, NetPair, Side};
 use crate::util::{
     NO_INTERFERENCE_LIMITS, TestCgroup, VM_LIMITS, bin_str, exclusive, json_of, run,
 };
-use health_check::wire::fleet::{DocumentKind, FleetReport, MachineEntry, MachineStatus, Scope};
+use health_check::wire::fleet::{
+    DocumentKind, FleetReport, IdentityKind, MachineEntry, MachineStatus, Scope,
+};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -463,6 +465,59 @@ fn a_machine_that_lost_memory_is_judged_among_its_siblings() {
         .collect();
     assert_eq!(f, [("lost", "machine.mem_total_gib")], "{stderr}");
     assert_eq!(machine(&r, "lost").status, MachineStatus::Fail);
+}
+
+/// One machine, one vote: five copies of the machine that lost memory do not outvote its four
+/// siblings; a document claiming another machine's host name clashes with it (both named, both
+/// warned); a second round for a host outside the fleet is named and ignored.
+#[test]
+fn copies_count_once_and_a_claimed_identity_clashes() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = local_run(&[]);
+    for m in ["m1", "m2", "m3", "m4"] {
+        write(dir.path(), m, &as_machine(&doc, m));
+    }
+    let mut lost = as_machine(&doc, "lost");
+    let kib = lost["health_check"]["machine"]["mem_total_kib"]
+        .as_u64()
+        .unwrap();
+    lost["health_check"]["machine"]["mem_total_kib"] = json!(kib - 600 * 1024);
+    for i in 0..5 {
+        write(dir.path(), &format!("lost-copy{i}"), &lost);
+    }
+    write(dir.path(), "nobody.resolve", &as_machine(&doc, "nobody"));
+    let (_, r, stderr) = compare(&[dir.path().to_str().unwrap()]);
+    assert_eq!(r.machines.len(), 5, "{stderr}");
+    assert_eq!(machine(&r, "lost").status, MachineStatus::Fail, "{stderr}");
+    for m in ["m1", "m2", "m3", "m4"] {
+        assert_eq!(machine(&r, m).status, MachineStatus::Ok, "{m}: {stderr}");
+    }
+    let kinds = |k: IdentityKind| r.identity.iter().filter(|n| n.kind == k).count();
+    assert_eq!(kinds(IdentityKind::Duplicate), 4, "{:#?}", r.identity);
+    assert_eq!(kinds(IdentityKind::Ignored), 1, "{:#?}", r.identity);
+    assert!(stderr.contains("one machine, one vote"), "{stderr}");
+    assert!(stderr.contains("nobody.resolve.json"), "{stderr}");
+
+    // An impostor: another machine's document under m1's host name.
+    let mut impostor = as_machine(&doc, "m1");
+    impostor["health_check"]["machine"]["machine_id"] = json!("f".repeat(32));
+    write(dir.path(), "impostor", &impostor);
+    let (_, r, stderr) = compare(&[dir.path().to_str().unwrap()]);
+    let clash = r
+        .identity
+        .iter()
+        .find(|n| n.kind == IdentityKind::Clash)
+        .unwrap_or_else(|| panic!("no clash: {stderr}"));
+    assert!(
+        clash.files.iter().any(|f| f.ends_with("m1.json"))
+            && clash.files.iter().any(|f| f.ends_with("impostor.json")),
+        "{clash:?}"
+    );
+    for label in ["m1", "impostor"] {
+        let m = machine(&r, label);
+        assert_eq!(m.status, MachineStatus::Warn, "{label}: {stderr}");
+        assert!(m.reasons[0].contains("identity clash"), "{:?}", m.reasons);
+    }
 }
 
 #[test]

@@ -42,6 +42,7 @@ pub fn page(report: &FleetReport, machines: &[Machine]) -> String {
     );
     body.push_str(&findings(report));
     body.push_str(&resolve(report));
+    body.push_str(&identity(report));
     body.push_str(&machines_table(report));
     match &report.matrix {
         Some(m) => body.push_str(&matrix(m)),
@@ -118,6 +119,38 @@ fn resolve(r: &FleetReport) -> String {
         );
     }
     out.push_str("</table>\n");
+    out
+}
+
+/// Copies, runs and identity clashes: which files were merged, dropped or doubted.
+fn identity(r: &FleetReport) -> String {
+    if r.identity.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<h2 id=\"identity\">One machine, one vote</h2>\n<table><tr><th>kind</th><th>files</th>\
+         <th>what it means</th></tr>\n",
+    );
+    // A fleet that copied every document would list them all: the page shows the first, the
+    // report keeps every one.
+    const SHOWN: usize = 200;
+    for n in r.identity.iter().take(SHOWN) {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+            word(&n.kind),
+            escape(&n.files.join(", ")),
+            escape(&n.message)
+        );
+    }
+    out.push_str("</table>\n");
+    if r.identity.len() > SHOWN {
+        let _ = writeln!(
+            out,
+            "<p>... and {} more in the report's <code>identity</code>.</p>",
+            r.identity.len() - SHOWN
+        );
+    }
     out
 }
 

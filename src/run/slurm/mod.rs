@@ -227,7 +227,7 @@ fn carry_out(ctl: &Controller, before: &NodeInfo, decision: Decision, no_act: bo
             ));
         }
     }
-    let acted = match ctl.read() {
+    match ctl.read() {
         Ok(after) => {
             let took = match &reason {
                 Some(r) => after.drained() && after.reason.as_deref() == Some(r.as_str()),
@@ -250,14 +250,13 @@ fn carry_out(ctl: &Controller, before: &NodeInfo, decision: Decision, no_act: bo
             }
         }
         Err(e) => match &failed {
-            Some(f) => return unchanged(format!("{node}: could not {doing}: {f}")),
+            Some(f) => unchanged(format!("{node}: could not {doing}: {f}")),
             None => Acted {
                 line: format!("{node}: asked to {doing}; its state cannot be read back ({e})"),
                 drained_by_us: reason.is_some(),
             },
         },
-    };
-    acted
+    }
 }
 
 /// The streaks and our drain as the state file keeps them. A missing file is a first run; one

@@ -1,0 +1,236 @@
+//! One machine, one vote: documents are counted by the identity of the machine that wrote them,
+//! not by file. Copies of one run (the same machine id, boot and start) count once; several
+//! runs of one machine are that machine's, judged on the median of each figure over its runs;
+//! two documents that claim one host name or address with different machine ids clash, and
+//! neither is trusted for the other's paths (both lose the claim: they are named by file, and
+//! their addresses no longer make them anyone's client). One machine id under two host names is a
+//! cloned image's `/etc/machine-id`: each host keeps its own vote, and both are warned. Every
+//! such case is named in the report (`identity`), so an operator sees which files were merged, dropped or doubted.
+
+use super::machine::Machine;
+use crate::wire::figures::Figure;
+use crate::wire::fleet::{IdentityKind, IdentityNote, MachineStatus};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The machines with one vote each, and what was done to get there.
+pub fn one_vote(machines: Vec<Machine>) -> (Vec<Machine>, Vec<IdentityNote>) {
+    let mut notes = Vec::new();
+    let merged = merge_by_machine_id(machines, &mut notes);
+    let checked = clashes(merged, &mut notes);
+    (checked, notes)
+}
+
+/// A run's identity: boot and start.
+type Run = (Option<String>, Option<u64>);
+
+/// A figure's place among a machine's runs: family, labels and basis.
+type FigureKey = (String, Vec<String>, String);
+
+fn run_of(m: &Machine) -> Run {
+    (m.entry.boot_id.clone(), m.entry.started_unix)
+}
+
+fn merge_by_machine_id(machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) -> Vec<Machine> {
+    let mut out: Vec<Machine> = Vec::new();
+    // (Machine id, host name) -> index in `out`, and the runs it holds (run identity -> file).
+    // The host name is part of the key: two hosts with one machine id are a cloned image's.
+    type Key = (String, Option<String>);
+    let mut by_id: BTreeMap<Key, (usize, Vec<(Run, String)>)> = BTreeMap::new();
+    let mut runs_of: BTreeMap<usize, Vec<Machine>> = BTreeMap::new();
+    for m in machines {
+        let id = m
+            .entry
+            .machine_id
+            .clone()
+            .filter(|_| m.entry.status != MachineStatus::Unreadable);
+        let Some(id) = id else {
+            out.push(m);
+            continue;
+        };
+        let key = (id.clone(), m.entry.hostname.clone());
+        let Some((at, runs)) = by_id.get_mut(&key) else {
+            by_id.insert(key, (out.len(), vec![(run_of(&m), m.entry.source.clone())]));
+            out.push(m);
+            continue;
+        };
+        let run = run_of(&m);
+        if let Some((_, first)) = runs.iter().find(|(r, _)| *r == run) {
+            notes.push(IdentityNote {
+                kind: IdentityKind::Duplicate,
+                files: vec![first.clone(), m.entry.source.clone()],
+                message: format!(
+                    "{} is a copy of the run in {first} (machine {id}, the same boot and start): \
+                     counted once",
+                    m.entry.source
+                ),
+            });
+            continue;
+        }
+        // A failed run has nothing to pool: it stands as its own entry, named by its file.
+        let pools =
+            m.entry.status <= MachineStatus::Fail && out[*at].entry.status <= MachineStatus::Fail;
+        if !pools {
+            out.push(m);
+            continue;
+        }
+        runs.push((run, m.entry.source.clone()));
+        runs_of.entry(*at).or_default().push(m);
+    }
+    // Machine ids seen under several host names.
+    let mut cloned: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for ((id, _), (at, _)) in &by_id {
+        cloned.entry(id.clone()).or_default().push(*at);
+    }
+    cloned.retain(|_, at| at.len() > 1);
+    for (id, at) in cloned {
+        let files: Vec<String> = at.iter().map(|&i| out[i].entry.source.clone()).collect();
+        let names: Vec<String> = at
+            .iter()
+            .filter_map(|&i| out[i].entry.hostname.clone())
+            .collect();
+        let message = format!(
+            "{} share machine id {id} under the host names {}: a cloned image's \
+             /etc/machine-id? Each counts as its own machine; give each its own id \
+             (systemd-machine-id-setup)",
+            files.join(", "),
+            names.join(", ")
+        );
+        for &i in &at {
+            out[i].raise(MachineStatus::Warn, format!("identity clash: {message}"));
+        }
+        notes.push(IdentityNote {
+            kind: IdentityKind::Clash,
+            files,
+            message,
+        });
+    }
+    for (at, others) in runs_of {
+        let first = std::mem::replace(&mut out[at], Machine::measured_only(""));
+        let mut all = vec![first];
+        all.extend(others);
+        let files: Vec<String> = all.iter().map(|m| m.entry.source.clone()).collect();
+        let id = all[0].entry.machine_id.clone().unwrap_or_default();
+        out[at] = median_of_runs(all);
+        notes.push(IdentityNote {
+            kind: IdentityKind::Runs,
+            files: files.clone(),
+            message: format!(
+                "{} runs of machine {id} ({}): one machine, judged on each figure's median over \
+                 its runs",
+                files.len(),
+                files.join(", ")
+            ),
+        });
+    }
+    out
+}
+
+/// One machine of several runs: the latest run's entry, each figure the median of the runs
+/// that measured it alike (same labels and basis).
+fn median_of_runs(mut runs: Vec<Machine>) -> Machine {
+    runs.sort_by_key(|m| m.entry.started_unix);
+    let n = runs.len();
+    let mut values: BTreeMap<FigureKey, (Figure, Vec<f64>)> = BTreeMap::new();
+    for m in &runs {
+        for f in &m.figures {
+            let key = (
+                f.family.name.to_string(),
+                f.labels.clone(),
+                f.basis.to_string(),
+            );
+            values
+                .entry(key)
+                .or_insert_with(|| (f.clone(), Vec::new()))
+                .1
+                .push(f.value);
+        }
+    }
+    let mut latest = runs.pop().expect("one run at least");
+    let sources: Vec<String> = runs.iter().map(|m| m.entry.source.clone()).collect();
+    for m in runs {
+        latest.addresses.extend(m.addresses);
+        for (section, why) in m.interfered {
+            latest.interfered.entry(section).or_insert(why);
+        }
+    }
+    latest.addresses.sort();
+    latest.addresses.dedup();
+    latest.figures = values
+        .into_values()
+        .map(|(mut f, v)| {
+            f.value = crate::stats::median(&v).unwrap_or(f.value);
+            f
+        })
+        .collect();
+    latest.entry.figures = latest.figures.len();
+    latest.entry.reasons.push(format!(
+        "one of {n} runs of this machine (also {}): each figure is the median of its runs",
+        sources.join(", ")
+    ));
+    latest
+}
+
+/// Documents of different machines (by machine id) that claim one host name, or one address a
+/// measurement names as its client: each loses the claim, and is warned. An address no path
+/// names decides nothing (a bridge's or a NAT's, on every host alike), so sharing it is no clash.
+fn clashes(mut machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) -> Vec<Machine> {
+    let clients: BTreeSet<String> = machines
+        .iter()
+        .flat_map(|m| {
+            m.figures
+                .iter()
+                .filter_map(|f| f.client().map(str::to_string))
+        })
+        .collect();
+    let mut clashing: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for i in 0..machines.len() {
+        for j in i + 1..machines.len() {
+            let (a, b) = (&machines[i].entry, &machines[j].entry);
+            let (Some(ida), Some(idb)) = (&a.machine_id, &b.machine_id) else {
+                continue;
+            };
+            if ida == idb {
+                continue;
+            }
+            let name = a.hostname.is_some() && a.hostname == b.hostname;
+            let shared: Vec<&String> = machines[i]
+                .addresses
+                .iter()
+                .filter(|x| clients.contains(*x) && machines[j].addresses.contains(x))
+                .collect();
+            if !name && shared.is_empty() {
+                continue;
+            }
+            let claim = if name {
+                format!("host name {}", a.hostname.as_deref().unwrap_or_default())
+            } else {
+                format!("address {}", shared[0])
+            };
+            let message = format!(
+                "{} and {} both claim {claim}, as machines {ida} and {idb}: neither is trusted \
+                 for the other's paths (both are named by file, and their addresses make them \
+                 no one's client)",
+                a.source, b.source
+            );
+            notes.push(IdentityNote {
+                kind: IdentityKind::Clash,
+                files: vec![a.source.clone(), b.source.clone()],
+                message: message.clone(),
+            });
+            clashing.entry(i).or_default().push(message.clone());
+            clashing.entry(j).or_default().push(message);
+        }
+    }
+    for (i, why) in clashing {
+        let m = &mut machines[i];
+        m.entry.hostname = None;
+        m.addresses.clear();
+        for w in why {
+            m.raise(MachineStatus::Warn, format!("identity clash: {w}"));
+        }
+    }
+    machines
+}
+
+#[cfg(test)]
+mod tests;

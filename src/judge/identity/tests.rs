@@ -1,0 +1,121 @@
+use super::*;
+use crate::wire::figures::{BANDWIDTH, Figure, PEAK_BANDWIDTH};
+
+fn run(source: &str, id: &str, started: u64, host: &str, bw: f64) -> Machine {
+    let mut m = Machine::measured_only("x");
+    m.entry.source = source.into();
+    m.entry.machine_id = Some(id.into());
+    m.entry.boot_id = Some("boot".into());
+    m.entry.started_unix = Some(started);
+    m.entry.hostname = Some(host.into());
+    m.figures = vec![
+        Figure::new(&PEAK_BANDWIDTH, vec!["all reads".into()], bw, "b".into()).unwrap(),
+        Figure::new(&BANDWIDTH, vec!["c1".into()], 10.0, "b".into()).unwrap(),
+    ];
+    m.entry.figures = 2;
+    m
+}
+
+/// Five copies of one run are one machine; three runs of one machine are one, on each figure's
+/// median; a machine of its own id is untouched.
+#[test]
+fn copies_count_once_and_runs_of_one_machine_are_its_median() {
+    let mut ms: Vec<Machine> = (0..5)
+        .map(|i| run(&format!("copy{i}.json"), "m1", 100, "h1", 50.0))
+        .collect();
+    ms.push(run("r1.json", "m2", 100, "h2", 10.0));
+    ms.push(run("r2.json", "m2", 200, "h2", 30.0));
+    ms.push(run("r3.json", "m2", 300, "h2", 20.0));
+    ms.push(run("other.json", "m3", 100, "h3", 40.0));
+    let (ms, notes) = one_vote(ms);
+    assert_eq!(ms.len(), 3);
+    let dups: Vec<&IdentityNote> = notes
+        .iter()
+        .filter(|n| n.kind == IdentityKind::Duplicate)
+        .collect();
+    assert_eq!(dups.len(), 4);
+    assert_eq!(dups[0].files, ["copy0.json", "copy1.json"]);
+    let m2 = ms
+        .iter()
+        .find(|m| m.entry.machine_id.as_deref() == Some("m2"))
+        .unwrap();
+    assert_eq!(m2.entry.source, "r3.json", "the latest run's entry");
+    let peak = m2
+        .figures
+        .iter()
+        .find(|f| f.family.name == PEAK_BANDWIDTH.name)
+        .unwrap();
+    assert_eq!(peak.value, 20.0, "the median of 10, 30 and 20");
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.kind == IdentityKind::Runs && n.files.len() == 3)
+    );
+    assert!(m2.entry.reasons.iter().any(|r| r.contains("one of 3 runs")));
+}
+
+/// Two documents of different machines claiming one host name, or one address: both lose the
+/// claim and are warned, and the report names both files.
+#[test]
+fn documents_claiming_one_identity_clash() {
+    let real = run("h1.json", "m1", 100, "h1", 50.0);
+    let mut impostor = run("evil.json", "m9", 100, "h1", 50.0);
+    impostor.addresses = vec!["10.0.0.1".into()];
+    let mut other = run("h2.json", "m2", 100, "h2", 50.0);
+    other.addresses = vec!["10.0.0.1".into(), "172.17.0.1".into()];
+    // A bridge's address on every host, which no path names: no clash.
+    let mut bystander = run("h3.json", "m3", 100, "h3", 50.0);
+    bystander.addresses = vec!["172.17.0.1".into()];
+    // A server that measured 10.0.0.1 as its client.
+    let mut server = run("s.json", "m4", 100, "s", 50.0);
+    server.figures =
+        vec![Figure::new(&BANDWIDTH, vec!["10.0.0.1".into()], 10.0, "b".into()).unwrap()];
+    let (ms, notes) = one_vote(vec![real, impostor, other, bystander, server]);
+    let clashes: Vec<&IdentityNote> = notes
+        .iter()
+        .filter(|n| n.kind == IdentityKind::Clash)
+        .collect();
+    assert_eq!(clashes.len(), 2, "{notes:?}");
+    assert_eq!(clashes[0].files, ["h1.json", "evil.json"]);
+    assert!(clashes[0].message.contains("both claim host name h1"));
+    assert!(clashes[1].message.contains("both claim address 10.0.0.1"));
+    for m in &ms[..3] {
+        assert_eq!(m.entry.status, MachineStatus::Warn, "{:?}", m.entry);
+        assert!(m.entry.hostname.is_none() && m.addresses.is_empty());
+    }
+    for m in &ms[3..] {
+        assert_eq!(m.entry.status, MachineStatus::Ok, "{:?}", m.entry);
+    }
+}
+
+/// Hosts cloned from one image share /etc/machine-id: they are not one machine's runs (each
+/// keeps its vote), and both are warned; copies of a failed run still count once.
+#[test]
+fn one_machine_id_under_two_names_is_a_cloned_image() {
+    let a = run("a.json", "m1", 100, "h1", 50.0);
+    let b = run("b.json", "m1", 200, "h2", 10.0);
+    let mut failed = run("f.json", "m5", 100, "h5", 1.0);
+    failed.entry.status = MachineStatus::Failed;
+    let mut failed_copy = run("f-copy.json", "m5", 100, "h5", 1.0);
+    failed_copy.entry.status = MachineStatus::Failed;
+    let (ms, notes) = one_vote(vec![a, b, failed, failed_copy]);
+    assert_eq!(ms.len(), 3, "{notes:?}");
+    let clash = notes
+        .iter()
+        .find(|n| n.kind == IdentityKind::Clash)
+        .expect("a clash");
+    assert_eq!(clash.files, ["a.json", "b.json"]);
+    assert!(clash.message.contains("cloned image"), "{}", clash.message);
+    assert!(!notes.iter().any(|n| n.kind == IdentityKind::Runs));
+    assert_eq!(
+        notes
+            .iter()
+            .filter(|n| n.kind == IdentityKind::Duplicate)
+            .count(),
+        1
+    );
+    for m in &ms[..2] {
+        assert_eq!(m.entry.status, MachineStatus::Warn);
+        assert!(m.entry.hostname.is_some(), "each keeps its name");
+    }
+}
