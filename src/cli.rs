@@ -568,7 +568,7 @@ network.bandwidth.HOST, sleepbench.calls_per_second); rules match these names. E
         storage_args: StorageArgs,
     },
     /// Run an nhc.conf's lines on this machine, line by line, and print what each did as JSON
-    /// ({"host", "notes", "lines": [{"line", "text", "outcome", "error", "checks"}]}): what
+    /// ({"host", "notes", "lines": [{"line", "text", "outcome", "error", "checks", "notes"}]}): what
     /// health_check makes of a site's NHC file before it is trusted with a node.
     Nhc {
         /// The nhc.conf.
@@ -577,6 +577,10 @@ network.bandwidth.HOST, sleepbench.calls_per_second); rules match these names. E
         /// Match host masks (and set $HOSTNAME) as this host (default: this machine's name).
         #[arg(long, value_name = "NAME")]
         host: Option<String>,
+        /// Settings as NHC takes them on its command line (`NHC_RM=slurm MARK_OFFLINE=0`):
+        /// they hold before the file's first line, over NHC's defaults; values are literal.
+        #[arg(value_name = "NAME=VALUE")]
+        settings: Vec<String>,
         /// The file holds separate cases, each after a line `#@case ID`: each runs as a file of
         /// its own (for differential runs beside NHC).
         #[arg(long, hide = true)]

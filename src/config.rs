@@ -69,6 +69,8 @@ pub enum Mode {
         host: Option<String>,
         /// Cases separated by `#@case ID` lines, each its own file.
         cases: bool,
+        /// NHC's command-line settings (`NAME=VALUE`), in order.
+        settings: Vec<(String, String)>,
     },
     /// `history`: a machine's recorded runs and trends.
     History {
@@ -526,6 +528,7 @@ impl Config {
             Some(Command::Nhc {
                 file,
                 host,
+                settings,
                 cases,
                 common,
             }) => {
@@ -533,6 +536,7 @@ impl Config {
                     file: file.clone(),
                     host: host.clone(),
                     cases: *cases,
+                    settings: nhc_settings(settings)?,
                 };
                 base(mode, common, &none.0, &none.1, &none.2)
             }
@@ -1145,6 +1149,32 @@ pub fn plan_sections(
         }
     }
     (plan, excluded)
+}
+
+/// NHC's command-line settings, `NAME=VALUE` each, as NHC's own command line takes them: a
+/// shell variable name, then the value as written.
+fn nhc_settings(given: &[String]) -> Result<Vec<(String, String)>, ConfigError> {
+    given
+        .iter()
+        .map(|s| {
+            let (name, value) = s.split_once('=').unwrap_or((s, ""));
+            let valid = name
+                .chars()
+                .next()
+                .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+                && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric());
+            if !valid || !s.contains('=') {
+                return Err(ConfigError::new(
+                    "nhc",
+                    format!(
+                        "'{s}' is no setting: after the file come NAME=VALUE settings, as NHC's \
+                         command line takes them (NHC_RM=slurm)"
+                    ),
+                ));
+            }
+            Ok((name.to_string(), value.to_string()))
+        })
+        .collect()
 }
 
 #[cfg(test)]

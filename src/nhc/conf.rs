@@ -42,6 +42,9 @@ pub struct Conf {
     /// What the operator should hear of: lines for other hosts health_check could not honour,
     /// settings it does not use, patterns that match nothing, a last line NHC never reads.
     pub notes: Vec<String>,
+    /// Settings given as NHC's command line gives them (`NHC_RM=none`): they hold before the
+    /// first line, over NHC's defaults and the environment.
+    pub command_line: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
 /// One line for this host.
@@ -51,6 +54,9 @@ pub struct Line {
     pub number: usize,
     /// The check as NHC evaluates it (blanks collapsed).
     pub text: Vec<u8>,
+    /// The check as NHC holds it in `$CHECK` (trimmed, its blanks as written): what NHC's
+    /// messages about the whole line quote.
+    pub raw: Vec<u8>,
     /// The command, parsed.
     pub command: Command,
     /// What it is.
@@ -192,6 +198,7 @@ impl Conf {
             root_only,
             timeout_secs: None,
             notes: Vec::new(),
+            command_line: Vec::new(),
         };
         let _ = take_problems();
         let mut lines = Lines::new(bytes, SIZE_LIMIT);
@@ -234,6 +241,7 @@ impl Conf {
             conf.lines.push(Line {
                 number,
                 text,
+                raw: crate::nhc::bytes::trim(check).to_vec(),
                 command,
                 kind,
             });

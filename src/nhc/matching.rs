@@ -39,6 +39,38 @@ pub fn take_problems() -> Vec<String> {
     PROBLEMS.with(|p| std::mem::take(&mut *p.borrow_mut()))
 }
 
+/// `text` as `ps` and `df` print it in the C locale NHC runs them in: every byte that is no
+/// printable ASCII as `?` (`hcd?sleep`, `t?ab`). A file written for NHC names processes, users
+/// and mount points so.
+pub fn as_printed(text: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if text.iter().all(|b| (0x20..0x7f).contains(b)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    text.iter()
+        .map(|&b| if (0x20..0x7f).contains(&b) { b } else { b'?' })
+        .collect()
+}
+
+/// [`mcheck`] of a field health_check reads as bytes (a process's command, its user) that NHC
+/// sees as `ps` prints it ([`as_printed`]): a match string written either way matches; a
+/// negated one must miss both.
+pub fn mcheck_printed(pattern: &[u8], text: &[u8]) -> bool {
+    let printed = as_printed(text);
+    if *printed == *text {
+        return mcheck(pattern, text);
+    }
+    if pattern.starts_with(b"!") {
+        mcheck(pattern, text) && mcheck(pattern, &printed)
+    } else {
+        mcheck(pattern, text) || mcheck(pattern, &printed)
+    }
+}
+
+/// Whether `text` (read as bytes) is `name`, spelled as it is or as `ps` prints it.
+pub fn same_printed(text: &[u8], name: &[u8]) -> bool {
+    text == name || *as_printed(text) == *name
+}
+
 /// Whether `text` matches `pattern` as NHC's `mcheck` decides.
 pub fn mcheck(pattern: &[u8], text: &[u8]) -> bool {
     let (negated, pattern) = match pattern.strip_prefix(b"!") {
@@ -54,6 +86,15 @@ pub fn mcheck(pattern: &[u8], text: &[u8]) -> bool {
     }
     if pattern.len() >= 2 && pattern.starts_with(b"{") && pattern.ends_with(b"}") {
         return in_list(&pattern[1..pattern.len() - 1], text) != negated;
+    }
+    if super::extglob::is_extended(pattern) {
+        if let Err(why) = super::extglob::matches(pattern, b"") {
+            note(format!(
+                "'{}' is no pattern health_check matches ({why}): it matches nothing",
+                show(pattern)
+            ));
+            return false;
+        }
     }
     glob_match(pattern, text) != negated
 }

@@ -11,6 +11,7 @@ pub mod bash;
 pub mod bytes;
 pub mod checks;
 pub mod conf;
+pub mod extglob;
 #[cfg(test)]
 mod fuzz_tests;
 pub mod hardware;
@@ -120,6 +121,8 @@ pub struct LineOutcome {
     pub checks: Vec<Check>,
     /// Where NHC's bash would leave the whole run at this line: why (nothing after it ran).
     pub stopped: Option<String>,
+    /// What was wrong with the line's match strings (they matched nothing): for the operator.
+    pub notes: Vec<String>,
 }
 
 /// Variables NHC holds before the first line runs (`nhcmain_init_env`, `nhcmain_finalize_env`
@@ -181,6 +184,11 @@ fn initial_vars(conf: &Conf, m: &dyn Machine) -> BTreeMap<Vec<u8>, Vec<u8>> {
     for name in checks::hw_vars(&NoMachine).keys() {
         vars.insert(name.as_bytes().to_vec(), b"0".to_vec());
     }
+    // NHC evaluates its command line's settings after it set its own and before it fills in
+    // its defaults: they win over both.
+    for (k, v) in &conf.command_line {
+        vars.insert(k.clone(), v.clone());
+    }
     vars
 }
 
@@ -240,7 +248,17 @@ pub fn evaluate(conf: &Conf, m: &dyn Machine) -> Vec<Check> {
                     o.number
                 ),
             });
-            o.checks.into_iter().chain(stopped)
+            // A match string that matched nothing is said where the operator reads the verdict.
+            let said = o.notes.join("; ");
+            o.checks
+                .into_iter()
+                .map(move |mut c| {
+                    if !said.is_empty() {
+                        c.message = format!("{} (health_check: {said})", c.message);
+                    }
+                    c
+                })
+                .chain(stopped)
         })
         .collect()
 }
@@ -252,14 +270,17 @@ impl Run<'_> {
             text: line.text.clone(),
             checks: Vec::new(),
             stopped: None,
+            notes: Vec::new(),
         };
         let name = match &line.kind {
             Kind::Check(c) => CheckId::new("node", c),
             _ => CheckId::new("node", "nhc_conf").on(format!("line {}", line.number)),
         };
         let protected = self.programs();
+        // NHC holds the line in $CHECK while it runs (its messages and the line may use it).
+        self.vars.insert(b"CHECK".to_vec(), line.raw.clone());
         let result = self.execute(line);
-        let _ = matching::take_problems();
+        out.notes = matching::take_problems();
         match result {
             Ok(verdicts) => {
                 for v in verdicts {
@@ -267,6 +288,13 @@ impl Run<'_> {
                 }
             }
             Err(LineError::Stops(why)) => out.stopped = Some(why),
+            Err(LineError::Abandons(why)) => {
+                let failed = verdict::Verdict::fail(
+                    None,
+                    format!("Check {} returned 1 ({why})", show(&line.raw)),
+                );
+                out.checks.push(self.check(&name, line, failed));
+            }
             Err(LineError::Fails(why)) => {
                 let failed = verdict::Verdict::fail(None, why);
                 out.checks.push(self.check(&name, line, failed));
@@ -347,7 +375,7 @@ impl Run<'_> {
         // "Check ... returned 1".
         let failed = |e: expand::ExpandError| match e {
             expand::ExpandError::Fails(why) => {
-                LineError::Fails(format!("Check {} returned 1 ({why})", show(&line.text)))
+                LineError::Fails(format!("Check {} returned 1 ({why})", show(&line.raw)))
             }
             expand::ExpandError::Stops(why) => LineError::Stops(why),
         };

@@ -19,13 +19,17 @@ const DEPTH_LIMIT: usize = 64;
 /// The largest product of repetition counts (`{m,n}`) in one regular expression: each count
 /// copies what it repeats when compiled.
 const REPEAT_LIMIT: u64 = 1 << 16;
-/// How much of a text is matched: NHC sees process arguments through `ps` 1024 columns wide.
+/// How much of a text a regular expression is matched against: the C library's matcher can
+/// take time growing with the square of the length (`(a|aa)*b`: 6 s on 64 KiB).
 pub const TEXT_LIMIT: usize = 64 * 1024;
+/// How much of a text a shell pattern is matched against: matching takes time linear in it
+/// (a line of a file may be long: 70,000 bytes matched `*needle` in NHC's bash).
+pub const GLOB_TEXT_LIMIT: usize = 16 << 20;
 
-/// A text as a C string: bash strings hold no NUL byte (it drops them), so neither does this;
-/// longer texts are cut at [`TEXT_LIMIT`].
-fn c_text(text: &[u8]) -> CString {
-    let text = &text[..text.len().min(TEXT_LIMIT)];
+/// A text as a C string, cut at `limit`: bash strings hold no NUL byte (it drops them), so
+/// neither does this.
+fn c_text(text: &[u8], limit: usize) -> CString {
+    let text = &text[..text.len().min(limit)];
     let kept: Vec<u8> = text.iter().copied().filter(|b| *b != 0).collect();
     CString::new(kept).unwrap_or_default()
 }
@@ -87,7 +91,7 @@ impl Ere {
 
     /// Whether `text` holds a match.
     pub fn is_match(&self, text: &[u8]) -> bool {
-        let c = c_text(text);
+        let c = c_text(text, TEXT_LIMIT);
         // SAFETY: `self.re` was compiled by regcomp and not freed; REG_NOSUB asks for no
         // match positions, so a null array of zero entries is allowed.
         unsafe { libc::regexec(&*self.re, c.as_ptr(), 0, std::ptr::null_mut(), 0) == 0 }
@@ -187,9 +191,22 @@ const FNM_EXTMATCH: libc::c_int = 0;
 
 /// Whether `text` matches the shell pattern `pattern` as bash's `[[ text == pattern ]]` decides
 /// (the whole text; `*` crosses `/`; a backslash quotes the next byte; ksh's extended patterns
-/// on, as `[[ == ]]` has them). A pattern too long to take never matches.
+/// on, as `[[ == ]]` has them, matched by [`super::extglob`]). A pattern too long to take, or an
+/// extended one it does not take, never matches.
 pub fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
+    if super::extglob::is_extended(pattern) {
+        // Matched in linear time: the C library's matcher runs away on these (see extglob).
+        return bounded(pattern).is_ok()
+            && super::extglob::matches(pattern, &text[..text.len().min(GLOB_TEXT_LIMIT)])
+                .unwrap_or(false);
+    }
     fnmatch(pattern, text, FNM_EXTMATCH)
+}
+
+/// Whether `text` matches `pattern` as bash's `${NAME#pattern}` decides: the whole text,
+/// extended patterns off (NHC never turns them on).
+pub fn glob_match_plain(pattern: &[u8], text: &[u8]) -> bool {
+    fnmatch(pattern, text, 0)
 }
 
 /// Whether `pattern` occurs anywhere in `text`, as bash's `${text//pattern}` finds it (extended
@@ -204,12 +221,19 @@ pub fn glob_contains(pattern: &[u8], text: &[u8]) -> bool {
     fnmatch(&anywhere, text, 0)
 }
 
+/// The C library's own answer with extended patterns on, for the tests that hold
+/// [`super::extglob`] to it.
+#[cfg(test)]
+pub fn c_fnmatch_extended(pattern: &[u8], text: &[u8]) -> bool {
+    fnmatch(pattern, text, FNM_EXTMATCH)
+}
+
 fn fnmatch(pattern: &[u8], text: &[u8], flags: libc::c_int) -> bool {
     if bounded(pattern).is_err() {
         return false;
     }
-    let p = c_text(pattern);
-    let t = c_text(text);
+    let p = c_text(pattern, PATTERN_LIMIT);
+    let t = c_text(text, GLOB_TEXT_LIMIT);
     // SAFETY: both are valid C strings for the duration of the call.
     unsafe { libc::fnmatch(p.as_ptr(), t.as_ptr(), flags) == 0 }
 }

@@ -6,7 +6,7 @@
 
 use super::bytes::{show, words};
 use super::checks::getopts;
-use super::matching::mcheck;
+use super::matching::{mcheck_printed, same_printed};
 use super::size::number;
 use super::state::{Machine, Process};
 use super::verdict::{LineError, Settings, Verdict};
@@ -53,7 +53,7 @@ impl Wanted {
 
     /// Whether the line says to leave `p` alone (NHC compares words of its lists).
     fn ignores(&self, p: &Process) -> bool {
-        let has = |list: &[Vec<u8>], v: &[u8]| list.iter().any(|x| x == v);
+        let has = |list: &[Vec<u8>], v: &[u8]| list.iter().any(|x| same_printed(v, x));
         has(&self.ignore_cmd, command(p))
             || has(&self.ignore_uid, p.uid.to_string().as_bytes())
             || has(&self.ignore_user, &p.user)
@@ -165,7 +165,7 @@ pub fn unauth_users(
         .processes()
         .iter()
         .filter(|p| !wanted.ignores(p))
-        .filter(|p| i64::from(p.uid) > max_sys && !allowed.contains(&p.user))
+        .filter(|p| i64::from(p.uid) > max_sys && !allowed.iter().any(|a| same_printed(&p.user, a)))
         .map(|p| {
             format!(
                 "{check}:  {}'s \"{}\" process is unauthorized. (PID {})",
@@ -226,7 +226,7 @@ pub fn userproc_lineage(
             let Some(parent) = by_pid.get(&at) else {
                 return false;
             };
-            if mcheck(&daemon, &parent.args) {
+            if mcheck_printed(&daemon, &parent.args) {
                 return true;
             }
             if at == 1 {
@@ -240,8 +240,8 @@ pub fn userproc_lineage(
     for p in &procs {
         if wanted.ignores(p)
             || i64::from(p.uid) <= max_sys
-            || allowed.contains(&p.user)
-            || mcheck(&daemon, command(p))
+            || allowed.iter().any(|a| same_printed(&p.user, a))
+            || mcheck_printed(&daemon, command(p))
             || descends(p)
         {
             continue;

@@ -2,8 +2,8 @@
 //! base-1024 suffixes (`32gb`, `1k`, `3%` is a share), an inode count has base-1000 suffixes.
 //! NHC multiplies a suffixed value inside `$((...))` and compares with `[[ A -lt B ]]`, both
 //! bash arithmetic: `010g` is octal, `0x10` hexadecimal, `1+1m` is 1025; a value that is no
-//! expression makes a comparison false (bash says so and goes on), but inside `$((...))` it
-//! ends NHC's whole run ([`LineError::Stops`]).
+//! expression makes a comparison false (bash says so and goes on), but inside `$((...))` bash
+//! abandons the line: NHC's `eval` returns 1 ([`LineError::Abandons`]).
 
 use super::bash::Vars;
 use super::bash::arith::{self, ArithError};
@@ -62,12 +62,8 @@ fn multiplied(rest: &[u8], base: u64, power: u32, vars: &Settings) -> Result<i64
     for _ in 0..power {
         expr.extend_from_slice(format!("*{base}").as_bytes());
     }
-    number(&expr, vars).map_err(|e| {
-        LineError::Stops(format!(
-            "{}: {e} (NHC's size parsing stops its run here)",
-            show(&expr)
-        ))
-    })
+    number(&expr, vars)
+        .map_err(|e| LineError::Abandons(format!("{}: {e} (in NHC's size parsing)", show(&expr))))
 }
 
 /// A value as NHC holds it after parsing: the text it prints, and what comparing it gives.
@@ -109,14 +105,16 @@ pub fn parse_size(text: &[u8], vars: &Settings) -> Result<Option<Held>, LineErro
         .strip_suffix(b"b")
         .or_else(|| text.strip_suffix(b"B"))
         .unwrap_or(text);
-    Ok(Some(match t.split_last() {
+    let held = match t.split_last() {
         Some((s, rest)) if s.eq_ignore_ascii_case(&b'k') => Held::of(rest, vars),
         Some((s, rest)) if power_of(*s).is_some() => {
             let power = power_of(*s).unwrap_or(1) - 1;
             Held::computed(multiplied(rest, 1024, power, vars)?)
         }
         _ => Held::of(t, vars),
-    }))
+    };
+    // `k` or `b` alone leaves nothing: NHC's `-n` tests then skip the limit, as for no text.
+    Ok((!held.text.is_empty()).then_some(held))
 }
 
 /// A count as `nhc_common_parse_count` makes it (base 1000, no `b`).
@@ -156,6 +154,29 @@ pub fn show_size(kb: i64) -> String {
 /// A count for people (`1G` inodes), the same way in steps of 1000.
 pub fn show_count(n: i64) -> String {
     show_scaled(n, 1000, &["", "k", "M", "G", "T", "P", "E"])
+}
+
+/// A limit as NHC's `nhc_common_unparse_size` (`sizes`) or `_count` prints it back: scaled down
+/// as [`show_size`] and [`show_count`] do; but where not one step down is taken (below one
+/// unit, negative, or a first step that would cut more than a tenth) NHC keeps the text as it
+/// holds it (`010`, `-1048576`) and appends the first unit (`kB`, nothing).
+pub fn show_held(h: &Held, sizes: bool) -> String {
+    let (base, first) = if sizes { (1024, "kB") } else { (1000, "") };
+    match h.value {
+        Ok(v)
+            if v >= base && {
+                let pct = v % base * 100 / base;
+                pct.min(100 - pct) <= 10
+            } =>
+        {
+            if sizes {
+                show_size(v)
+            } else {
+                show_count(v)
+            }
+        }
+        _ => format!("{}{first}", h.shown()),
+    }
 }
 
 fn show_scaled(value: i64, base: i64, units: &[&str]) -> String {
@@ -198,11 +219,13 @@ mod tests {
         assert_eq!(size("1MB"), Some(1024));
         assert_eq!(size("010g"), Some(8 << 20), "octal, as bash");
         assert_eq!(size("0x10m"), Some(16 << 10));
+        assert_eq!(size("k"), None, "nothing left: no limit");
+        assert_eq!(size("B"), None);
         assert_eq!(size("1+1m"), Some(1025), "pasted into $((...))");
         assert_eq!(size("x"), Some(0), "a name: an unset variable is 0 to bash");
         assert!(matches!(
             parse_size(b"1.5g", &Settings::default()),
-            Err(LineError::Stops(_))
+            Err(LineError::Abandons(_))
         ));
         // Without a multiplying suffix bash compares the text itself: no number, no comparison.
         let held = parse_size(b"1.5", &Settings::default()).unwrap().unwrap();
@@ -230,5 +253,22 @@ mod tests {
         assert_eq!(show_size(1_572_864), "1536MB");
         assert_eq!(show_size(1000), "1000kB");
         assert_eq!(show_count(1_000_000_000), "1G");
+        // Not one step down: the text as held, with the first unit (NHC 1.4.3 by hand).
+        let held = |t: &str| {
+            parse_size(t.as_bytes(), &Settings::default())
+                .unwrap()
+                .unwrap()
+        };
+        assert_eq!(show_held(&held("-1g"), true), "-1048576kB");
+        assert_eq!(show_held(&held("010"), true), "010kB");
+        assert_eq!(show_held(&held("2g"), true), "2GB");
+        let count = |t: &str| {
+            parse_count(t.as_bytes(), &Settings::default())
+                .unwrap()
+                .unwrap()
+        };
+        assert_eq!(show_held(&count("010"), false), "010");
+        assert_eq!(show_held(&count("1500"), false), "1500");
+        assert_eq!(show_held(&count("2k"), false), "2k");
     }
 }

@@ -542,6 +542,37 @@ fn health_check_decides_as_nhc_decided_with_the_files_settings() {
     }
 }
 
+/// An arithmetic error inside a check (`1.5g`, a mode or fudge that is no number) makes bash
+/// abandon the line, not the run: NHC 1.4.3 then says "Check ... returned 1" (under `-a` it
+/// ignores the line), and the next line still runs. Only `${X:?}` ends the run.
+#[test]
+fn an_arithmetic_error_fails_its_line_and_the_run_goes_on() {
+    let m = Fake::default();
+    let text = "* || check_hw_swap_free 1.5g\n\
+                * || check_file_stat -M 7x /etc/passwd\n\
+                * || check_hw_eth no-such-dev0\n\
+                * || X=${UNSET_HC:?gone} check_hw_eth lo\n\
+                * || check_hw_eth no-such-dev1\n";
+    let outcomes = run_conf(text, &m);
+    let said = |i: usize| outcomes[i].checks[0].message.clone();
+    assert!(
+        said(0).starts_with("Check check_hw_swap_free 1.5g returned 1 (1.5*1024*1024: "),
+        "{}",
+        said(0)
+    );
+    assert!(
+        said(1).starts_with("Check check_file_stat -M 7x /etc/passwd returned 1 ("),
+        "{}",
+        said(1)
+    );
+    assert_eq!(
+        said(2),
+        "check_hw_eth:  Ethernet device no-such-dev0 not detected."
+    );
+    assert_eq!(outcomes.len(), 4, "the run ends at ${{X:?}}");
+    assert_eq!(outcomes[3].stopped.as_deref(), Some("UNSET_HC: gone"));
+}
+
 /// A line of the table through the whole path: the file, the document's checks.
 #[test]
 fn a_conf_gives_checks_named_after_nhc_with_its_verdicts() {

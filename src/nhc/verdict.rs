@@ -50,8 +50,11 @@ impl Settings {
 pub enum LineError {
     /// NHC fails the line with this message (its `die`, or "Check ... returned 1").
     Fails(String),
-    /// NHC's bash leaves the whole run here, without a verdict (an arithmetic error inside one
-    /// of its check functions, `${X:?}`): nothing after it runs and nothing is marked.
+    /// Bash abandons the line (an arithmetic error inside one of NHC's check functions): its
+    /// `eval` returns 1, which NHC fails as "Check ... returned 1" (and ignores under `-a`).
+    Abandons(String),
+    /// NHC's bash leaves the whole run here, without a verdict (`${X:?}`): nothing after it
+    /// runs and nothing is marked.
     Stops(String),
 }
 

@@ -121,7 +121,12 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Exit {
         Mode::History { file, filter, html } => {
             return history::show(config, file, filter, html.as_deref());
         }
-        Mode::Nhc { file, host, cases } => return nhc::run(file, host.as_deref(), *cases),
+        Mode::Nhc {
+            file,
+            host,
+            cases,
+            settings,
+        } => return nhc::run(file, host.as_deref(), *cases, settings),
         Mode::Server | Mode::Debug(_) => {}
     }
     if let Some(deadline) = config.deadline {

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 
 /// Runs the file (or each of its cases) and prints the JSON.
-pub fn run(file: &Path, host: Option<&str>, cases: bool) -> Exit {
+pub fn run(file: &Path, host: Option<&str>, cases: bool, settings: &[(String, String)]) -> Exit {
     let host = host.map_or_else(crate::nhc::host_name, str::to_string);
     let machine = crate::nhc::Once::new(&Host);
     let doc = if cases {
@@ -28,7 +28,10 @@ pub fn run(file: &Path, host: Option<&str>, cases: bool) -> Exit {
             .into_iter()
             .map(|(id, text)| {
                 let lines = match Conf::parse(text, file, host.as_bytes(), root_only) {
-                    Ok(conf) => lines(&conf, &machine),
+                    Ok(mut conf) => {
+                        conf.command_line = command_line(settings);
+                        lines(&conf, &machine)
+                    }
                     Err(e) => vec![json!({
                         "line": e.line,
                         "outcome": "config_error",
@@ -41,19 +44,28 @@ pub fn run(file: &Path, host: Option<&str>, cases: bool) -> Exit {
             .collect();
         json!({"host": host, "cases": cases})
     } else {
-        let conf = match Conf::load(file, &host, READ_DEADLINE) {
+        let mut conf = match Conf::load(file, &host, READ_DEADLINE) {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("health_check: error: {e}");
                 return Exit::Usage;
             }
         };
+        conf.command_line = command_line(settings);
         for note in &conf.notes {
             eprintln!("health_check: note: {}: {note}", file.display());
         }
         json!({"host": host, "notes": conf.notes, "lines": lines(&conf, &machine)})
     };
     super::print_pretty(&doc)
+}
+
+/// The settings as bytes.
+fn command_line(settings: &[(String, String)]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    settings
+        .iter()
+        .map(|(k, v)| (k.clone().into_bytes(), v.clone().into_bytes()))
+        .collect()
 }
 
 /// What each line of `conf` did.
@@ -78,6 +90,7 @@ fn lines(conf: &Conf, m: &dyn Machine) -> Vec<Value> {
                 "outcome": if o.stopped.is_some() { "stopped" } else { "ran" },
                 "error": o.stopped,
                 "checks": checks,
+                "notes": o.notes,
             })
         })
         .collect()

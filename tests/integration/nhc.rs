@@ -4,6 +4,7 @@
 
 use crate::util::{Need, bin, needs};
 use serde_json::Value;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
 
@@ -199,8 +200,7 @@ struct Started(Vec<std::process::Child>);
 impl Drop for Started {
     fn drop(&mut self) {
         for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
+            crate::util::end_group(c);
         }
     }
 }
@@ -216,8 +216,10 @@ fn a_users_process_outside_any_job_is_unauthorized_and_rogue() {
     ) {
         return;
     }
+    let _users = crate::util::local_users();
     let as_uid = |uid: &str| {
         let mut c = Command::new("setpriv");
+        c.process_group(0);
         c.args([
             &format!("--reuid={uid}"),
             &format!("--regid={uid}"),
@@ -233,6 +235,7 @@ fn a_users_process_outside_any_job_is_unauthorized_and_rogue() {
     // A job's process: its parent's command line says slurmstepd, as a job step's does.
     started.0.push(
         Command::new("bash")
+            .process_group(0)
             .args([
                 "-c",
                 "exec -a 'slurmstepd: [1.0]' bash -c \

@@ -6,6 +6,7 @@ use crate::util::{Need, bin, needs};
 use serde_json::Value;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -125,6 +126,7 @@ fn processes_and_users_with_any_bytes_are_seen() {
     ) {
         return;
     }
+    let _users = crate::util::local_users();
     let dir = tempfile::tempdir().unwrap();
     let mut name = dir.path().as_os_str().as_bytes().to_vec();
     name.extend_from_slice(b"/ev\xffil");
@@ -135,6 +137,7 @@ fn processes_and_users_with_any_bytes_are_seen() {
     let passwd_file = dir.path().join("passwd");
     std::fs::write(&passwd_file, &passwd).unwrap();
     let mut child = Command::new("setpriv")
+        .process_group(0)
         .args(["--reuid=12346", "--regid=12346", "--clear-groups"])
         .arg(&evil)
         .arg("60")
@@ -161,8 +164,7 @@ fn processes_and_users_with_any_bytes_are_seen() {
         .args(["--mount", "--propagation", "private", "sh", "-c", &script])
         .output()
         .unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
+    crate::util::end_group(&mut child);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     let checks: Vec<(String, String)> = doc["lines"]
@@ -208,6 +210,7 @@ fn a_local_user_swapping_the_file_never_gets_root_to_run_a_command() {
         return;
     }
     use std::os::unix::fs::PermissionsExt;
+    let _users = crate::util::local_users();
     let dir = root_dir("nhc-swap");
     let shared = dir.join("shared");
     std::fs::create_dir(&shared).unwrap();
@@ -224,6 +227,7 @@ fn a_local_user_swapping_the_file_never_gets_root_to_run_a_command() {
         marker = marker.display()
     );
     let mut racer = Command::new("setpriv")
+        .process_group(0)
         .args([
             "--reuid=12345",
             "--regid=12345",
@@ -239,8 +243,7 @@ fn a_local_user_swapping_the_file_never_gets_root_to_run_a_command() {
         let o = bin().arg("nhc").arg(&conf).output().unwrap();
         refused += usize::from(o.status.code() == Some(2));
     }
-    let _ = racer.kill();
-    let _ = racer.wait();
+    crate::util::end_group(&mut racer);
     assert!(!marker.exists(), "root ran the user's command");
     assert!(refused > 0, "the swapped-in file was refused at least once");
 }
@@ -309,4 +312,71 @@ fn files_and_commands_without_end_are_bounded() {
         checks[3].2.contains("TIMEOUT after 18446744073709551615s"),
         "{checks:#?}"
     );
+}
+
+/// A process any user can start, with a long argument, against an extended pattern of the
+/// site's file: the C library's matcher crashed (`*(a)b`) or never returned (`+(a|aa)b`) on a
+/// thousand bytes; the run now ends at once, the patterns judged.
+#[test]
+fn extended_patterns_meet_long_process_arguments_in_linear_time() {
+    let long = "a".repeat(60_000);
+    let mut child = Command::new("bash")
+        .args(["-c", "sleep 60; :", &long])
+        .spawn()
+        .unwrap();
+    let dir = root_dir("nhc_extglob");
+    let conf = dir.join("nhc.conf");
+    std::fs::write(
+        &conf,
+        "* || check_ps_service -f -m '*(a)b' absent-one\n\
+         * || check_ps_service -f -m '+(a|aa)b' absent-two\n\
+         * || check_ps_service -f -m '*+(a)' present\n\
+         * || check_ps_service -f -m '*!(a)*!(b)c' refused\n",
+    )
+    .unwrap();
+    let started = Instant::now();
+    let (code, checks, stderr) = nhc(&conf);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(code, 0, "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20), "{stderr}");
+    let failed: Vec<&str> = checks
+        .iter()
+        .filter(|c| c.1 != "pass")
+        .map(|c| c.2.as_str())
+        .collect();
+    assert_eq!(failed.len(), 3, "{checks:#?}");
+    assert!(failed[0].contains("Service absent-one"), "{failed:?}");
+    assert!(failed[1].contains("Service absent-two"), "{failed:?}");
+    assert!(failed[2].contains("Service refused"), "{failed:?}");
+    let doc = bin().arg("nhc").arg(&conf).output().unwrap();
+    let text = String::from_utf8_lossy(&doc.stdout);
+    assert!(
+        text.contains("only as the whole pattern"),
+        "the refused pattern is said"
+    );
+}
+
+/// NHC's command-line settings (`nhc NHC_RM=none`) are taken the same way, before the file's
+/// first line; something that is no setting is a usage error naming it.
+#[test]
+fn settings_are_given_as_on_nhcs_command_line() {
+    let dir = root_dir("nhc_settings");
+    let conf = dir.join("nhc.conf");
+    std::fs::write(&conf, "* || check_ps_userproc_lineage\n").unwrap();
+    let o = bin()
+        .arg("nhc")
+        .arg(&conf)
+        .arg("NHC_RM=none")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("requires a supported resource manager"),
+        "{text}"
+    );
+    let bad = bin().arg("nhc").arg(&conf).arg("NHC-RM").output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&bad.stderr);
+    assert!(said.contains("'NHC-RM' is no setting"), "{said}");
 }

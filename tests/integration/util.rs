@@ -111,6 +111,31 @@ pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Serialises the tests that start processes as the test users (uids 12345 and 12346): NHC's
+/// user checks judge every process of a non-system user, another test's included.
+pub fn local_users() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Ends a child started as the leader of its own process group (`process_group(0)`) with every
+/// process of its group, and waits until the last is reaped: a grandchild left running, or a
+/// zombie not yet reaped, is still a user's process to the next test of the local users.
+pub fn end_group(child: &mut std::process::Child) {
+    let group = -(child.id() as i32);
+    // SAFETY: kill(2) with a negative pid signals that process group only.
+    unsafe {
+        libc::kill(group, libc::SIGKILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    // SAFETY: signal 0 only asks whether the group still has a member.
+    while unsafe { libc::kill(group, 0) } == 0 && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// Set (to anything but `0` or empty) by CI: a test whose prerequisite is missing fails instead of
 /// skipping, so CI runs every test or says why not.
 pub const REQUIRE_ALL_ENV: &str = "HEALTH_CHECK_TEST_REQUIRE_ALL";

@@ -22,6 +22,7 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import differences
 import facts
 import generator
 import nhc_run
@@ -61,6 +62,7 @@ def cmd_record(args):
         mine = _ours_or_none(binary, cases)
         binary = binary if mine is not None else None
     rows = facts.build(cases, nhc, mine, args.seed)
+    differences.mark(rows)
     facts.write(FACTS, rows)
     _write_reports(rows, nhc_seconds, binary, args.jobs)
     if binary is None:
@@ -80,7 +82,8 @@ def _ours_or_none(binary, cases):
 
 
 def cmd_refresh(args):
-    """Run health_check again on the recorded cases; NHC's outcomes and `expect` are kept."""
+    """Run health_check again on the recorded cases; NHC's outcomes are kept, and each case's
+    `expect` is set again: NHC's, or ours where a documented difference explains it."""
     rows = facts.read(FACTS)
     binary = _binary(args.binary)
     if binary is None:
@@ -89,6 +92,7 @@ def cmd_refresh(args):
         mine = ours.run_cases(binary, [facts.case_of(row) for row in rows])
     for row in rows:
         row["ours"] = mine.get(row["id"])
+    differences.mark(rows)
     facts.write(FACTS, rows)
     _write_reports(rows, None, binary, args.jobs)
     return 0

@@ -72,11 +72,16 @@ def command(nhc_dir, workdir, conf):
         "-t",
         str(TIMEOUT),
         f"INCDIR={nhc_dir / 'scripts'}",
-        "MARK_OFFLINE=0",
-        "NHC_RM=none",
-        "OFFLINE_NODE=:",
-        "ONLINE_NODE=:",
+        *command_settings(),
     ]
+
+
+# The settings NHC gets on its command line (NAME=VALUE); health_check nhc takes them alike.
+COMMAND_SETTINGS = {"MARK_OFFLINE": "0", "NHC_RM": "none", "OFFLINE_NODE": ":", "ONLINE_NODE": ":"}
+
+
+def command_settings():
+    return [f"{k}={v}" for k, v in COMMAND_SETTINGS.items()]
 
 
 def environment(shell):

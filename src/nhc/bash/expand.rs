@@ -51,7 +51,7 @@ pub fn args(words: &[Word], vars: &mut dyn Vars) -> Result<Vec<Vec<u8>>, ExpandE
 }
 
 /// The value `word` expands to as an assignment's value: no braces, no splitting.
-pub fn value(word: &Word, vars: &mut dyn Vars) -> Result<Vec<u8>, ExpandError> {
+pub fn value(word: &[Piece], vars: &mut dyn Vars) -> Result<Vec<u8>, ExpandError> {
     let mut segs = Vec::new();
     for piece in word {
         segments(piece, vars, &mut segs)?;
@@ -132,6 +132,15 @@ fn segments_in(
                         }
                     }
                 }
+                ParamOp::Trim {
+                    suffix,
+                    longest,
+                    pattern,
+                } => {
+                    let v = current.clone().unwrap_or_default();
+                    let pat = pattern_of(pattern, vars)?;
+                    out.push(own(trim(&v, &pat, *suffix, *longest)?));
+                }
                 ParamOp::Required { colon, word } => {
                     if unset(*colon) {
                         let said = value(word, vars)?;
@@ -151,6 +160,65 @@ fn segments_in(
         }
     }
     Ok(())
+}
+
+/// A glob pattern as bash builds it from a word: quoted parts match themselves (their glob
+/// bytes escaped), unquoted text and unquoted expansions are pattern.
+fn pattern_of(word: &Word, vars: &mut dyn Vars) -> Result<Vec<u8>, ExpandError> {
+    let mut out = Vec::new();
+    for piece in word {
+        let quoted = match piece {
+            Piece::Text { quoted, .. }
+            | Piece::Param { quoted, .. }
+            | Piece::Arith { quoted, .. } => *quoted,
+            Piece::Home => true,
+        };
+        let bytes = value(std::slice::from_ref(piece), vars)?;
+        for b in bytes {
+            if quoted
+                && matches!(
+                    b,
+                    b'*' | b'?' | b'[' | b']' | b'\\' | b'(' | b')' | b'|' | b'!' | b'@' | b'+'
+                )
+            {
+                out.push(b'\\');
+            }
+            out.push(b);
+        }
+    }
+    Ok(out)
+}
+
+/// The most bytes a value may hold for `${NAME#pattern}`: every split point is tried against the
+/// pattern, as bash does, so the cost grows with the square of the length.
+const TRIM_LIMIT: usize = 16 << 10;
+
+/// `value` without the shortest (or longest) prefix (or suffix) `pattern` matches.
+fn trim(value: &[u8], pattern: &[u8], suffix: bool, longest: bool) -> Result<Vec<u8>, ExpandError> {
+    if value.len() > TRIM_LIMIT {
+        return Err(ExpandError::Fails(format!(
+            "a value of {} bytes is more than health_check matches a pattern against ({TRIM_LIMIT})",
+            value.len()
+        )));
+    }
+    let n = value.len();
+    let cuts: Box<dyn Iterator<Item = usize>> = match (suffix, longest) {
+        (false, false) => Box::new(0..=n),
+        (false, true) => Box::new((0..=n).rev()),
+        (true, false) => Box::new((0..=n).rev()),
+        (true, true) => Box::new(0..=n),
+    };
+    for at in cuts {
+        let (part, rest) = if suffix {
+            (&value[at..], &value[..at])
+        } else {
+            (&value[..at], &value[at..])
+        };
+        if crate::nhc::posix::glob_match_plain(pattern, part) {
+            return Ok(rest.to_vec());
+        }
+    }
+    Ok(value.to_vec())
 }
 
 /// Splits the segments into fields at `ifs` bytes of splittable segments, as bash does: runs of
@@ -252,6 +320,34 @@ mod tests {
         ];
         for (line, want) in cases {
             assert_eq!(run(line, &mut vars()).unwrap(), *want, "{line}");
+        }
+    }
+
+    /// `${NAME#pattern}` and its kin, as bash 5.2 gave them by hand (NHC's shell options:
+    /// extended patterns off).
+    #[test]
+    fn trims_take_what_bash_takes() {
+        let mut v = vars();
+        for (k, val) in [("H", "n0042.cluster.example"), ("S", "a*b.c"), ("P", "*.")] {
+            v.insert(k.as_bytes().to_vec(), val.as_bytes().to_vec());
+        }
+        let cases: &[(&str, &[&str])] = &[
+            (
+                "c ${H%%.*} ${H%.*} ${H#*.} ${H##*.}",
+                &["n0042", "n0042.cluster", "cluster.example", "example"],
+            ),
+            (
+                "c \"${S#\"a*\"}\" ${S#a\\*} ${S#a*}z ${S#$P} ${S#\"$P\"}q",
+                &["b.c", "b.c", "*b.cz", "c", "a*b.cq"],
+            ),
+            (
+                "c ${X#1} \"${X%2}\" ${UNSET#x}y ${H#} ${H%%*}e",
+                &["2", "1 ", "y", "n0042.cluster.example", "e"],
+            ),
+            ("c ${H#n+([0-9])}", &["n0042.cluster.example"]),
+        ];
+        for (line, want) in cases {
+            assert_eq!(run(line, &mut v).unwrap(), *want, "{line}");
         }
     }
 

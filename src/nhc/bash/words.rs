@@ -72,6 +72,16 @@ pub enum ParamOp {
         /// The word.
         word: Vec<Piece>,
     },
+    /// `${NAME#pat}`, `${NAME##pat}`, `${NAME%pat}`, `${NAME%%pat}`: the value without the
+    /// shortest (longest) prefix (`%`: suffix) the glob pattern matches.
+    Trim {
+        /// `%`: from the end.
+        suffix: bool,
+        /// Doubled: the longest match.
+        longest: bool,
+        /// The pattern (its quoted parts literal).
+        pattern: Vec<Piece>,
+    },
 }
 
 /// A word: its pieces in order.
@@ -598,6 +608,17 @@ impl Lexer<'_> {
             };
             return Ok(Piece::Param { name, op, quoted });
         }
+        if !length && let Some(c @ (b'#' | b'%')) = self.peek(0) {
+            let longest = self.peek(1) == Some(c);
+            self.i += 1 + usize::from(longest);
+            let pattern = self.braced_word(quoted, depth)?;
+            let op = ParamOp::Trim {
+                suffix: c == b'%',
+                longest,
+                pattern,
+            };
+            return Ok(Piece::Param { name, op, quoted });
+        }
         let colon = self.peek(0) == Some(b':');
         let kind = self.peek(usize::from(colon));
         if length || !matches!(kind, Some(b'-' | b'=' | b'+' | b'?')) {
@@ -607,8 +628,8 @@ impl Lexer<'_> {
                 .copied()
                 .collect();
             return Err(format!(
-                "'${{{}}}': health_check reads ${{NAME}}, ${{#NAME}} and ${{NAME:-word}} \
-                 (-, =, +, ?), not this expansion",
+                "'${{{}}}': health_check reads ${{NAME}}, ${{#NAME}}, ${{NAME:-word}} \
+                 (-, =, +, ?) and ${{NAME#pattern}} (#, ##, %, %%), not this expansion",
                 show(&shown)
             ));
         }
@@ -727,7 +748,7 @@ mod tests {
             ("check_a 'x", "not closed"),
             ("check_a \"x", "not closed"),
             ("check_a $((1+2)", "not closed"),
-            ("check_a ${X%y}", "not this expansion"),
+            ("check_a ${X/y/z}", "not this expansion"),
             ("check_a $1", "shell parameter"),
             ("check_a ~bob", "another user's home"),
             ("$CHECK x", "write the check's name out"),

@@ -77,20 +77,12 @@ pub fn test(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
 /// a usage error).
 fn test_as_eval(op: u8, file: &[u8], cx: &Ctx) -> i32 {
     let mut vars = cx.settings.vars().clone();
-    let words = words::parse(file)
+    // Read after a name of our own, as `test -OP` stands before it in NHC's eval: the file's
+    // first word is an argument (expanded, `$x` and all), never a command or an assignment.
+    let line = [&b"test "[..], file].concat();
+    let words = words::parse(&line)
         .ok()
-        .filter(|c| c.assignments.is_empty())
-        .and_then(|c| {
-            let mut all = Vec::new();
-            if let Some(name) = c.name {
-                all.push(vec![words::Piece::Text {
-                    bytes: name,
-                    quoted: true,
-                }]);
-            }
-            all.extend(c.args);
-            expand::args(&all, &mut vars).ok()
-        });
+        .and_then(|c| expand::args(&c.args, &mut vars).ok());
     match words.as_deref() {
         None => 2,
         // `test -e` alone is a non-empty string: true.
@@ -174,10 +166,7 @@ pub fn stat(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
     let num = |text: &[u8]| number(text, cx.settings);
     let ago = |secs: &[u8]| -> Result<i64, LineError> {
         num(secs).map(|s| now.wrapping_sub(s)).map_err(|e| {
-            LineError::Stops(format!(
-                "{}: {e} (NHC's time arithmetic stops its run here)",
-                show(secs)
-            ))
+            LineError::Abandons(format!("{}: {e} (in NHC's time arithmetic)", show(secs)))
         })
     };
     let mut out = Vec::new();
@@ -190,7 +179,8 @@ pub fn stat(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
                     Some(f.clone()),
                     format!("{check}:  stat({shown}) returned 1:  "),
                 ));
-                continue;
+                // NHC dies at the first file that fails: the rest are not looked at.
+                break;
             }
         };
         let mode = format!("0{:o}", md.mode() & 0o7777);
@@ -301,10 +291,7 @@ pub fn stat(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
                 let have = num(mode.as_bytes()).unwrap_or(0);
                 // `$((MODE & WANT))` in NHC's function: no number there ends its run.
                 let bits = num(w).map_err(|e| {
-                    LineError::Stops(format!(
-                        "{}: {e} (NHC's mode arithmetic stops its run here)",
-                        show(w)
-                    ))
+                    LineError::Abandons(format!("{}: {e} (in NHC's mode arithmetic)", show(w)))
                 })?;
                 if have & bits != bits {
                     failure = Some(format!(
@@ -339,7 +326,11 @@ pub fn stat(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
                 }
             }
         }
+        let failed = failure.is_some();
         out.push(Verdict::judged(Some(f.clone()), failure));
+        if failed {
+            break;
+        }
     }
     Ok(out)
 }

@@ -3,9 +3,9 @@
 
 use super::{Ctx, Outcome, Verdict, getopts};
 use crate::nhc::bytes::show;
-use crate::nhc::matching::mcheck;
+use crate::nhc::matching::{as_printed, mcheck};
 use crate::nhc::size::{
-    Held, Limit, lt, parse_count, parse_limit, parse_size, show_count, show_size,
+    Held, Limit, lt, parse_count, parse_limit, parse_size, show_held, show_size,
 };
 use crate::nhc::state::{Mount, Space};
 use std::ffi::OsStr;
@@ -26,6 +26,24 @@ fn same_point(m: &Mount, asked: &[u8]) -> bool {
     escaped && nhc_spelling(&m.point) == asked
 }
 
+/// Whether a field of the mount table (its source, type or options) matches `pat` as written
+/// for NHC, which reads the field with the kernel's escapes mangled (`hcd\040src` as
+/// `hcd040src`): either spelling matches, and a negated match string must miss both.
+fn field_matches(pat: &[u8], field: &[u8]) -> bool {
+    let escaped = field
+        .iter()
+        .any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\\'));
+    if !escaped {
+        return mcheck(pat, field);
+    }
+    let mangled = nhc_spelling(field);
+    if pat.starts_with(b"!") {
+        mcheck(pat, field) && mcheck(pat, &mangled)
+    } else {
+        mcheck(pat, field) || mcheck(pat, &mangled)
+    }
+}
+
 /// A mount point as NHC holds it: the kernel's octal escape with its backslash dropped.
 fn nhc_spelling(point: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -42,13 +60,14 @@ fn nhc_spelling(point: &[u8]) -> Vec<u8> {
 }
 
 /// `check_fs_mount`: each mount point mounted (the table's last entry for it), from a source,
-/// of a type and with options matching the match strings. `-r`, `-e`, `-E` and the creation of
-/// a missing directory are said, never done.
+/// of a type and with options matching the match strings, up to the first that fails (NHC
+/// dies there). `-r`, `-e`, `-E` and the creation of a missing directory are said, never done.
 pub fn mount(args: &[Vec<u8>], mode: Option<&[u8]>, cx: &Ctx) -> Outcome {
     let check = "check_fs_mount";
     let mut points: Vec<Vec<u8>> = Vec::new();
     let (mut sources, mut types, mut opts) = (Vec::new(), Vec::new(), Vec::new());
     let (mut non_fatal, mut acts) = (false, Vec::new());
+    let mut autofs: Vec<Vec<u8>> = Vec::new();
     let old_form = args.first().is_some_and(|a| a.starts_with(b"/"));
     if let Some(mode) = mode {
         if !old_form {
@@ -65,12 +84,15 @@ pub fn mount(args: &[Vec<u8>], mode: Option<&[u8]>, cx: &Ctx) -> Outcome {
             None => opts.extend(given(3)),
         }
     } else {
-        let (given, at) = getopts(check, args, "0rE:F:O:e:f:o:s:t:")?;
+        // NHC's check_fs_mount names the whole line ($CHECK) in its option errors.
+        let line = cx.settings.get("CHECK").map_or(check.into(), show);
+        let (given, at) = getopts(&line, args, "0rE:F:O:e:f:o:s:t:")?;
         for (opt, value) in given {
             match opt {
                 b'0' => non_fatal = true,
                 b'r' => acts.push("remount it".to_string()),
-                b'f' | b'F' => points.push(value.to_vec()),
+                b'f' => points.push(value.to_vec()),
+                b'F' => autofs.push(value.to_vec()),
                 b's' => sources.push(value.to_vec()),
                 b't' => types.push(value.to_vec()),
                 b'o' => opts.push(value.to_vec()),
@@ -78,8 +100,9 @@ pub fn mount(args: &[Vec<u8>], mode: Option<&[u8]>, cx: &Ctx) -> Outcome {
                 _ => {}
             }
         }
-        // NHC takes operands up to the first empty one.
+        // NHC takes operands up to the first empty one, and looks at `-F`'s after the rest.
         points.extend(args[at..].iter().take_while(|a| !a.is_empty()).cloned());
+        points.append(&mut autofs);
     }
     let mounts = cx.m.mounts();
     let mut out = Vec::new();
@@ -101,19 +124,23 @@ pub fn mount(args: &[Vec<u8>], mode: Option<&[u8]>, cx: &Ctx) -> Outcome {
                 non_fatal,
                 &acts,
             ));
-            continue;
+            if non_fatal {
+                continue;
+            }
+            // NHC dies at the first mount point that fails: the rest are not looked at.
+            break;
         };
         let should = |pat: &[u8]| match pat.strip_prefix(b"!") {
             Some(p) => format!("should NOT match {}", show(p)),
             None => format!("should match {}", show(pat)),
         };
-        let wrong = if let Some(s) = sources.iter().find(|s| !mcheck(s, &mt.source)) {
+        let wrong = if let Some(s) = sources.iter().find(|s| !field_matches(s, &mt.source)) {
             Some(format!(
                 "{check}:  {shown} mounted from {} ({})",
                 show(&mt.source),
                 should(s)
             ))
-        } else if let Some(t) = types.iter().find(|t| !mcheck(t, &mt.fstype)) {
+        } else if let Some(t) = types.iter().find(|t| !field_matches(t, &mt.fstype)) {
             Some(format!(
                 "{check}:  {shown} has incorrect type {} ({})",
                 show(&mt.fstype),
@@ -121,13 +148,17 @@ pub fn mount(args: &[Vec<u8>], mode: Option<&[u8]>, cx: &Ctx) -> Outcome {
             ))
         } else {
             opts.iter()
-                .find(|o| !mcheck(o, &mt.options))
+                .find(|o| !field_matches(o, &mt.options))
                 .map(|o| format!("{check}:  {shown} mount options incorrect ({})", should(o)))
         };
+        let stops = wrong.is_some() && !non_fatal;
         out.push(match wrong {
             Some(msg) => fatal(&p, msg, non_fatal, &acts),
             None => Verdict::pass(Some(p)),
         });
+        if stops {
+            break;
+        }
     }
     Ok(out)
 }
@@ -157,11 +188,14 @@ fn fatal(subject: &[u8], message: String, non_fatal: bool, acts: &[String]) -> V
     }
 }
 
-/// The mounted file system at `point`, or `None` where NHC's df would not list it (NHC then
-/// passes silently).
+/// The mounted file system at `point` (named as the kernel, NHC's `read` or `df` spell it), or
+/// `None` where none is mounted there (NHC then passes silently).
 fn space_at(point: &[u8], cx: &Ctx) -> Option<Space> {
     let mounts = cx.m.mounts();
-    let mt = mounts.iter().rev().find(|x| same_point(x, point))?;
+    let mt = mounts
+        .iter()
+        .rev()
+        .find(|x| same_point(x, point) || *as_printed(&x.point) == *point)?;
     cx.m.space(&mt.point)
 }
 
@@ -203,11 +237,7 @@ pub fn space(check: &str, args: &[Vec<u8>], cx: &Ctx) -> Outcome {
     // NHC writes a measured size with its unit but a measured inode count as the plain number,
     // and a limit back as it parsed it (`50k`, `32GB`).
     let amount = |n: i64| if inodes { n.to_string() } else { show_size(n) };
-    let limit_of = |h: &Held| match h.value {
-        Ok(v) if inodes => show_count(v),
-        Ok(v) => show_size(v),
-        Err(_) => h.shown(),
-    };
+    let limit_of = |h: &Held| show_held(h, !inodes);
     let message = match (check, &lim) {
         ("check_fs_free", Limit::Percent(min)) if lt(&Ok(100 - pct), &min.value) => Some(format!(
             "{check}:  {p} has only {}% free ({}), minimum is {limit}",
@@ -283,10 +313,7 @@ pub fn size(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
     }
     let have = Ok(s.size_kb as i64);
     let p = show(&point);
-    let shown = |h: &Held| match h.value {
-        Ok(v) => show_size(v),
-        Err(_) => h.shown(),
-    };
+    let shown = |h: &Held| show_held(h, true);
     let message = if let Some(min) = min.as_ref().filter(|m| lt(&have, &m.value)) {
         Some(format!(
             "{check}:  {p} size {} less than minimum of {}",
@@ -320,10 +347,7 @@ pub fn inodes(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
     }
     let have = Ok(s.inodes as i64);
     let p = show(&point);
-    let shown = |h: &Held| match h.value {
-        Ok(v) => show_count(v),
-        Err(_) => h.shown(),
-    };
+    let shown = |h: &Held| show_held(h, false);
     let message = if let Some(min) = min.as_ref().filter(|m| lt(&have, &m.value)) {
         Some(format!(
             "{check}:  {p} inodes {} less than minimum of {}",

@@ -61,10 +61,7 @@ pub fn mem(check: &str, args: &[Vec<u8>], cx: &Ctx) -> Result<Verdict, LineError
     let fudge: i64 = if let Some(pct) = fudge_text.strip_suffix(b"%") {
         // `$((FUDGE*TOTAL/100))` inside NHC's function: an error there ends its run.
         let p = number(pct, cx.settings).map_err(|e| {
-            LineError::Stops(format!(
-                "{}: {e} (NHC's fudge factor stops its run here)",
-                show(pct)
-            ))
+            LineError::Abandons(format!("{}: {e} (in NHC's fudge factor)", show(pct)))
         })?;
         p.wrapping_mul(total).checked_div(100).unwrap_or(0)
     } else {
@@ -74,9 +71,7 @@ pub fn mem(check: &str, args: &[Vec<u8>], cx: &Ctx) -> Result<Verdict, LineError
             Some(h) => {
                 let shown = h.shown();
                 h.value.map_err(|e| {
-                    LineError::Stops(format!(
-                        "{shown}: {e} (NHC's fudge factor stops its run here)"
-                    ))
+                    LineError::Abandons(format!("{shown}: {e} (in NHC's fudge factor)"))
                 })?
             }
         }

@@ -5,7 +5,7 @@
 
 use super::{Ctx, LineError, Verdict, getopts};
 use crate::nhc::bytes::{show, words};
-use crate::nhc::matching::mcheck;
+use crate::nhc::matching::{as_printed, mcheck_printed, same_printed};
 use crate::nhc::posix::glob_contains;
 use crate::nhc::size::number;
 
@@ -24,12 +24,12 @@ pub fn daemon(check: &str, args: &[Vec<u8>], cx: &Ctx) -> Result<Verdict, LineEr
     }
     let blacklist = check == "check_ps_blacklist";
     let running = cx.m.processes().iter().any(|p| {
-        glob_contains(&pattern, &p.args)
+        (glob_contains(&pattern, &p.args) || glob_contains(&pattern, &as_printed(&p.args)))
             && owner.is_none_or(|o| {
                 if blacklist {
-                    mcheck(o, &p.user)
+                    mcheck_printed(o, &p.user)
                 } else {
-                    p.user == o
+                    same_printed(&p.user, o)
                 }
             })
     });
@@ -100,7 +100,7 @@ pub fn service(args: &[Vec<u8>], cx: &Ctx) -> Result<Verdict, LineError> {
         } else {
             words(&p.args).next().unwrap_or(b"")
         };
-        mcheck(&matcher, text) && user.as_ref().is_none_or(|u| mcheck(u, &p.user))
+        mcheck_printed(&matcher, text) && user.as_ref().is_none_or(|u| mcheck_printed(u, &p.user))
     });
     let owned_by = user
         .as_ref()
