@@ -89,11 +89,12 @@ fn merge_by_machine_id(machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) ->
             .filter_map(|&i| out[i].entry.hostname.clone())
             .collect();
         let message = format!(
-            "{} share machine id {id} under the host names {}: a cloned image's \
+            "{} share machine id {id} under {} host names ({}): a cloned image's \
              /etc/machine-id? Each counts as its own machine; give each its own id \
              (systemd-machine-id-setup)",
-            files.join(", "),
-            names.join(", ")
+            some_of(&files),
+            names.len(),
+            some_of(&names)
         );
         for &i in &at {
             out[i].raise(MachineStatus::Warn, format!("identity clash: {message}"));
@@ -118,7 +119,7 @@ fn merge_by_machine_id(machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) ->
                 "{} runs of machine {id} ({}): one machine, judged on each figure's median over \
                  its runs",
                 files.len(),
-                files.join(", ")
+                some_of(&files)
             ),
         });
     }
@@ -165,7 +166,7 @@ fn median_of_runs(mut runs: Vec<Machine>) -> Machine {
     latest.entry.figures = latest.figures.len();
     latest.entry.reasons.push(format!(
         "one of {n} runs of this machine (also {}): each figure is the median of its runs",
-        sources.join(", ")
+        some_of(&sources)
     ));
     latest
 }
@@ -173,6 +174,7 @@ fn median_of_runs(mut runs: Vec<Machine>) -> Machine {
 /// Documents of different machines (by machine id) that claim one host name, or one address a
 /// measurement names as its client: each loses the claim, and is warned. An address no path
 /// names decides nothing (a bridge's or a NAT's, on every host alike), so sharing it is no clash.
+/// Claims are gathered in maps, so the work grows with the fleet, not with its square.
 fn clashes(mut machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) -> Vec<Machine> {
     let clients: BTreeSet<String> = machines
         .iter()
@@ -182,44 +184,46 @@ fn clashes(mut machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) -> Vec<Mac
                 .filter_map(|f| f.client().map(str::to_string))
         })
         .collect();
-    let mut clashing: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    for i in 0..machines.len() {
-        for j in i + 1..machines.len() {
-            let (a, b) = (&machines[i].entry, &machines[j].entry);
-            let (Some(ida), Some(idb)) = (&a.machine_id, &b.machine_id) else {
-                continue;
-            };
-            if ida == idb {
-                continue;
-            }
-            let name = a.hostname.is_some() && a.hostname == b.hostname;
-            let shared: Vec<&String> = machines[i]
-                .addresses
-                .iter()
-                .filter(|x| clients.contains(*x) && machines[j].addresses.contains(x))
-                .collect();
-            if !name && shared.is_empty() {
-                continue;
-            }
-            let claim = if name {
-                format!("host name {}", a.hostname.as_deref().unwrap_or_default())
-            } else {
-                format!("address {}", shared[0])
-            };
-            let message = format!(
-                "{} and {} both claim {claim}, as machines {ida} and {idb}: neither is trusted \
-                 for the other's paths (both are named by file, and their addresses make them \
-                 no one's client)",
-                a.source, b.source
-            );
-            notes.push(IdentityNote {
-                kind: IdentityKind::Clash,
-                files: vec![a.source.clone(), b.source.clone()],
-                message: message.clone(),
-            });
-            clashing.entry(i).or_default().push(message.clone());
-            clashing.entry(j).or_default().push(message);
+    // Claim -> the machines (index) making it; only documents that say their machine id count.
+    let mut claims: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, m) in machines.iter().enumerate() {
+        if m.entry.machine_id.is_none() {
+            continue;
         }
+        if let Some(h) = &m.entry.hostname {
+            claims.entry(format!("host name {h}")).or_default().push(i);
+        }
+        for a in m.addresses.iter().filter(|a| clients.contains(*a)) {
+            claims.entry(format!("address {a}")).or_default().push(i);
+        }
+    }
+    let mut clashing: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for (claim, who) in claims {
+        let ids: BTreeSet<&str> = who
+            .iter()
+            .filter_map(|&i| machines[i].entry.machine_id.as_deref())
+            .collect();
+        if ids.len() < 2 {
+            continue;
+        }
+        let files: Vec<String> = who
+            .iter()
+            .map(|&i| machines[i].entry.source.clone())
+            .collect();
+        let message = format!(
+            "{} claim {claim} as {} machines: none is trusted for the others' paths (each is \
+             named by file, and their addresses make them no one's client)",
+            some_of(&files),
+            ids.len()
+        );
+        for &i in &who {
+            clashing.entry(i).or_default().push(message.clone());
+        }
+        notes.push(IdentityNote {
+            kind: IdentityKind::Clash,
+            files,
+            message,
+        });
     }
     for (i, why) in clashing {
         let m = &mut machines[i];
@@ -230,6 +234,19 @@ fn clashes(mut machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) -> Vec<Mac
         }
     }
     machines
+}
+
+/// Files for a sentence: all of a few, the first of many (the report lists every one).
+fn some_of(files: &[String]) -> String {
+    const SHOWN: usize = 4;
+    if files.len() <= SHOWN {
+        return files.join(" and ");
+    }
+    format!(
+        "{} and {} more",
+        files[..SHOWN].join(", "),
+        files.len() - SHOWN
+    )
 }
 
 #[cfg(test)]

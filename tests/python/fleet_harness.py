@@ -14,6 +14,7 @@ reap). Traffic stays on this machine. Needs root, iproute2, openssh-server and o
 ansible-core (ansible-playbook beside this Python, or on PATH).
 """
 
+import hashlib
 import json
 import os
 import pathlib
@@ -32,8 +33,10 @@ SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 # Runs sshd as its child and reaps every orphan below it (PR_SET_CHILD_SUBREAPER), like an init.
 # On SIGTERM it kills everything below it, waits for it and exits.
 REAPER = r"""
-import ctypes, os, signal, sys, time
+import ctypes, os, signal, socket, sys, time
 ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+if os.environ.get("HC_HOSTNAME"):  # in a UTS namespace of its own: the host's name
+    socket.sethostname(os.environ.pop("HC_HOSTNAME"))
 child = os.fork()
 if child == 0:
     os.execv(sys.argv[1], sys.argv[1:])
@@ -203,6 +206,12 @@ class Fleet:
         run(["ip", "link", "set", self.bridge, "up"])
         for h in self.hosts:
             run(["ip", "netns", "add", h.ns])
+            # Each host is a machine of its own, as a fleet's are: `ip netns exec` binds
+            # /etc/netns/NS/machine-id over /etc/machine-id, and sshd runs in a UTS namespace
+            # named after the host (compare counts one vote per machine id and host name).
+            etc = pathlib.Path("/etc/netns") / h.ns
+            etc.mkdir(parents=True, exist_ok=True)
+            (etc / "machine-id").write_text(hashlib.md5(f"hc-fleet-{h.name}".encode()).hexdigest() + "\n")
             run(["ip", "link", "add", h.veth, "type", "veth", "peer", "name", "eth0", "netns", h.ns])
             run(["ip", "link", "set", h.veth, "master", self.bridge])
             run(["ip", "link", "set", h.veth, "up"])
@@ -225,6 +234,7 @@ class Fleet:
                 except (ProcessLookupError, ValueError):
                     pass
             run(["ip", "netns", "del", h.ns], check=False)
+            shutil.rmtree(pathlib.Path("/etc/netns") / h.ns, ignore_errors=True)
             run(["ip", "link", "del", h.veth], check=False)  # gone with the namespace normally
         if self._made_bridge:
             run(["ip", "link", "del", self.bridge], check=False)
@@ -243,7 +253,23 @@ class Fleet:
         config.write_text(SSHD_CONFIG.format(address=h.address, work=self.work, name=h.name))
         with open(self.work / f"sshd-{h.name}.log", "ab") as log:
             h.reaper = subprocess.Popen(
-                ["ip", "netns", "exec", h.ns, sys.executable, "-c", REAPER, SSHD, "-D", "-e", "-f", str(config)],
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    h.ns,
+                    "unshare",
+                    "--uts",
+                    sys.executable,
+                    "-c",
+                    REAPER,
+                    SSHD,
+                    "-D",
+                    "-e",
+                    "-f",
+                    str(config),
+                ],
+                env={**os.environ, "HC_HOSTNAME": h.name},
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,

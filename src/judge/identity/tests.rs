@@ -76,9 +76,16 @@ fn documents_claiming_one_identity_clash() {
         .filter(|n| n.kind == IdentityKind::Clash)
         .collect();
     assert_eq!(clashes.len(), 2, "{notes:?}");
-    assert_eq!(clashes[0].files, ["h1.json", "evil.json"]);
-    assert!(clashes[0].message.contains("both claim host name h1"));
-    assert!(clashes[1].message.contains("both claim address 10.0.0.1"));
+    let by_name = clashes
+        .iter()
+        .find(|n| n.message.contains("claim host name h1 as 2 machines"))
+        .expect("the host name's clash");
+    assert_eq!(by_name.files, ["h1.json", "evil.json"]);
+    let by_address = clashes
+        .iter()
+        .find(|n| n.message.contains("claim address 10.0.0.1 as 2 machines"))
+        .expect("the address's clash");
+    assert_eq!(by_address.files, ["evil.json", "h2.json"]);
     for m in &ms[..3] {
         assert_eq!(m.entry.status, MachineStatus::Warn, "{:?}", m.entry);
         assert!(m.entry.hostname.is_none() && m.addresses.is_empty());
@@ -118,4 +125,20 @@ fn one_machine_id_under_two_names_is_a_cloned_image() {
         assert_eq!(m.entry.status, MachineStatus::Warn);
         assert!(m.entry.hostname.is_some(), "each keeps its name");
     }
+}
+
+/// A fleet cloned from one image: 5,000 hosts with one machine id make one note whose text stays
+/// short (the report's `files` lists them all), each host warned once, in linear work.
+#[test]
+fn a_cloned_fleet_is_one_short_note() {
+    let ms: Vec<Machine> = (0..5000)
+        .map(|i| run(&format!("h{i}.json"), "same", 100 + i, &format!("h{i}"), 50.0))
+        .collect();
+    let (ms, notes) = one_vote(ms);
+    assert_eq!(ms.len(), 5000);
+    assert_eq!(notes.len(), 1, "{:?}", &notes[..notes.len().min(3)]);
+    assert_eq!(notes[0].files.len(), 5000);
+    assert!(notes[0].message.len() < 400, "{}", notes[0].message);
+    assert!(notes[0].message.contains("and 4996 more"));
+    assert!(ms.iter().all(|m| m.entry.reasons.len() == 1));
 }
