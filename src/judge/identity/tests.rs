@@ -132,7 +132,15 @@ fn one_machine_id_under_two_names_is_a_cloned_image() {
 #[test]
 fn a_cloned_fleet_is_one_short_note() {
     let ms: Vec<Machine> = (0..5000)
-        .map(|i| run(&format!("h{i}.json"), "same", 100 + i, &format!("h{i}"), 50.0))
+        .map(|i| {
+            run(
+                &format!("h{i}.json"),
+                "same",
+                100 + i,
+                &format!("h{i}"),
+                50.0,
+            )
+        })
         .collect();
     let (ms, notes) = one_vote(ms);
     assert_eq!(ms.len(), 5000);
