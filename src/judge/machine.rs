@@ -15,6 +15,7 @@ use crate::wire::identity::MachineIdentity;
 use crate::wire::read::{Content, EnvelopeMachine, Loaded};
 use std::collections::{BTreeMap, HashMap};
 
+pub mod identity;
 /// How machines are named in the report (`--label-from`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LabelFrom {
@@ -272,7 +273,7 @@ pub fn machines_from(
         .into_iter()
         .map(|l| machine_from(l, keep_documents, t))
         .partition(|m| m.entry.source.ends_with(SECOND_ROUND));
-    let (mut machines, mut notes) = super::identity::one_vote(machines);
+    let (mut machines, mut notes) = identity::one_vote(machines);
     assign_labels(&mut machines, labels);
     notes.extend(join_second_round(&mut machines, second, labels));
     (machines, notes)

@@ -15,7 +15,6 @@ pub mod compare;
 pub mod drift;
 pub mod fleet;
 pub mod health;
-pub mod identity;
 pub mod limits;
 pub mod machine;
 pub mod noise;

@@ -14,10 +14,8 @@ pub mod conf;
 pub mod extglob;
 #[cfg(test)]
 mod fuzz_tests;
-pub mod hardware;
 pub mod matching;
 pub mod posix;
-pub mod processes;
 pub mod size;
 pub mod state;
 #[cfg(test)]

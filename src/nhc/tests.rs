@@ -706,7 +706,7 @@ fn a_missing_gpu_tool_or_a_silent_slurm_skips_and_says_why() {
 /// dmidecode's nesting flattened as NHC flattens it: each line under its headings.
 #[test]
 fn dmi_lines_carry_their_headings() {
-    let t = super::hardware::parse_dmi(DMI.as_bytes());
+    let t = super::checks::hardware::parse_dmi(DMI.as_bytes());
     assert_eq!(t.len(), 4);
     assert_eq!(t[0].type_name, b"BIOS Information");
     let lines: Vec<String> = t[0]

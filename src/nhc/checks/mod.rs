@@ -7,7 +7,9 @@
 mod cmd;
 mod file;
 mod fs;
+pub mod hardware;
 mod hw;
+pub mod processes;
 mod ps;
 
 use super::state::Machine;
@@ -136,7 +138,6 @@ pub fn run(check: &str, args: &[Vec<u8>], m: &dyn Machine) -> Outcome {
 
 /// Runs one check line on `m` with the variables in force.
 pub fn run_with(check: &str, args: &[Vec<u8>], m: &dyn Machine, settings: &Settings) -> Outcome {
-    use super::{hardware, processes};
     let cx = Ctx { m, settings };
     let one = |v: Result<Verdict, LineError>| v.map(|v| vec![v]);
     match check {

@@ -7,7 +7,7 @@
 //! cloned image's `/etc/machine-id`: each host keeps its own vote, and both are warned. Every
 //! such case is named in the report (`identity`), so an operator sees which files were merged, dropped or doubted.
 
-use super::machine::Machine;
+use super::Machine;
 use crate::wire::figures::Figure;
 use crate::wire::fleet::{IdentityKind, IdentityNote, MachineStatus};
 use std::collections::{BTreeMap, BTreeSet};

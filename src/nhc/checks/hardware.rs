@@ -4,12 +4,12 @@
 //! shell, with a deadline and a bound on what it prints; which tool runs comes from the file's
 //! settings (`MCELOG=`, `NVIDIA_HEALTHMON=`), split on blanks as NHC's unquoted `$MCELOG` is.
 
-use super::bytes::{show, words};
-use super::checks::getopts;
-use super::matching::mcheck;
-use super::size::{lt, number};
-use super::state::{COMMAND_PATH, Machine, find_command};
-use super::verdict::{LineError, Settings, Verdict};
+use super::getopts;
+use crate::nhc::bytes::{show, words};
+use crate::nhc::matching::mcheck;
+use crate::nhc::size::{lt, number};
+use crate::nhc::state::{COMMAND_PATH, Machine, find_command};
+use crate::nhc::verdict::{LineError, Settings, Verdict};
 use std::time::Duration;
 
 /// How long a hardware tool may take (NHC's whole run has 30 s by default).

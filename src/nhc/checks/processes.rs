@@ -4,12 +4,12 @@
 //! (uid up to `MAX_SYS_UID`) and `NHC_AUTH_USERS` (`root nobody`) are always allowed.
 //! NHC's `kill` action is said, never done: health_check does not act on the node.
 
-use super::bytes::{show, words};
-use super::checks::getopts;
-use super::matching::{mcheck_printed, same_printed};
-use super::size::number;
-use super::state::{Machine, Process};
-use super::verdict::{LineError, Settings, Verdict};
+use super::getopts;
+use crate::nhc::bytes::{show, words};
+use crate::nhc::matching::{mcheck_printed, same_printed};
+use crate::nhc::size::number;
+use crate::nhc::state::{Machine, Process};
+use crate::nhc::verdict::{LineError, Settings, Verdict};
 use std::collections::BTreeMap;
 
 /// What a line asks: processes to leave alone, and what to do about the others.
@@ -121,7 +121,9 @@ fn auth_users(settings: &Settings) -> Vec<Vec<u8>> {
 fn resource_manager(settings: &Settings) -> Vec<u8> {
     match settings.get("NHC_RM") {
         Some(rm) => rm.to_vec(),
-        None if super::state::find_command(b"scontrol", super::state::COMMAND_PATH).is_some() => {
+        None if crate::nhc::state::find_command(b"scontrol", crate::nhc::state::COMMAND_PATH)
+            .is_some() =>
+        {
             b"slurm".to_vec()
         }
         None => Vec::new(),
