@@ -327,7 +327,13 @@ fn join_second_round(
             // A host the first round measured as a client, without a document of its own: its
             // second round is its document (its model, its own tests), unless it is the
             // document of a machine the fleet already has.
-            let measured = clients.contains(host.as_str());
+            // Named as the first round named it: by file, host name or address.
+            let measured = clients.contains(host.as_str())
+                || r.entry
+                    .hostname
+                    .as_ref()
+                    .is_some_and(|h| clients.contains(h))
+                || r.addresses.iter().any(|a| clients.contains(a));
             let twin = machines
                 .iter()
                 .find(|m| m.entry.machine_id.is_some() && m.entry.machine_id == r.entry.machine_id);
@@ -641,26 +647,34 @@ mod tests {
         let mut h2_failed = machine("run/h2.resolve.json", Some("same"));
         h2_failed.raise(MachineStatus::Failed, "network: refused");
         let mut h2 = machine("run/h2.json", Some("same"));
-        h2.figures = vec![fig(&BANDWIDTH, "h1"), fig(&BANDWIDTH, "h3")];
+        h2.figures = vec![
+            fig(&BANDWIDTH, "h1"),
+            fig(&BANDWIDTH, "h3"),
+            fig(&BANDWIDTH, "10.0.0.5"),
+        ];
         h1.entry.machine_id = Some("id-h1".into());
         let mut impostor = machine("run/h1.resolve.json", Some("same"));
         impostor.entry.machine_id = Some("id-other".into());
         let mut h1_as_h3 = machine("run/h3.resolve.json", Some("same"));
         h1_as_h3.entry.machine_id = Some("id-h1".into());
+        // A client the first round named by its address only (DCPerf's star): its second round
+        // is its document.
+        let mut h5_second = machine("run/h5.resolve.json", Some("h5"));
+        h5_second.addresses = vec!["10.0.0.5".into()];
         let mut ms = vec![h1, h2];
         assign_labels(&mut ms, LabelFrom::File);
         let notes = join_second_round(
             &mut ms,
             vec![
-                h1_second, h4_second, h9_second, h2_failed, impostor, h1_as_h3,
+                h1_second, h4_second, h9_second, h2_failed, impostor, h1_as_h3, h5_second,
             ],
             LabelFrom::File,
         );
         let labels: Vec<&str> = ms.iter().map(|m| m.entry.label.as_str()).collect();
         assert_eq!(
             labels,
-            ["h1", "h2", "h4"],
-            "h4: measured in h1's second round"
+            ["h1", "h2", "h4", "h5"],
+            "h4: measured in h1's second round; h5: by its address"
         );
         assert_eq!(notes.len(), 3, "{notes:?}");
         assert!(

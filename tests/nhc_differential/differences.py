@@ -56,7 +56,7 @@ def _without_abandoned(ours):
 
 
 def _agrees(row, ours):
-    if report.load_dependent(row):
+    if report.machine_dependent(row):
         return True
     return report.verdict_agrees(row["nhc"], ours) and (not row["portable"] or report.messages_agree(row["nhc"], ours))
 

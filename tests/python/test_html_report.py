@@ -135,6 +135,16 @@ def test_a_partial_document_says_what_it_lacks(binary, browser, tmp_path):
 QUIET_ENOUGH = ["--threshold", "interference.other_cpu_pct=100", "--threshold", "interference.steal_pct=100"]
 
 
+def as_machine(path, name):
+    """The document at `path` as a machine of its own: its host name and machine id."""
+    doc = json.loads(path.read_text())
+    doc["health_check"]["machine"]["hostname"] = name
+    doc["health_check"]["machine"]["machine_id"] = name.encode().hex().rjust(32, "0")[:32]
+    if isinstance(doc.get("system"), dict):
+        doc["system"]["hostname"] = name
+    path.write_text(json.dumps(doc))
+
+
 def test_a_fleet_page_from_real_runs(binary, browser, tmp_path):
     runs = tmp_path / "runs"
     runs.mkdir()
@@ -161,11 +171,15 @@ def test_a_fleet_page_from_real_runs(binary, browser, tmp_path):
             capture_output=True,
             check=True,
         )
+    # Each run stands for a sibling machine (runs of one machine would be one machine's).
+    for i in range(3):
+        as_machine(runs / f"run-{i}.json", f"run-{i}")
     # A machine that is clearly worse, and a file that is not a document.
     slow = json.loads((runs / "run-0.json").read_text())
     for mix in slow["memory"]["peak_bandwidth_mb_s"]:
         slow["memory"]["peak_bandwidth_mb_s"][mix] /= 4
     (runs / "slow.json").write_text(json.dumps(slow))
+    as_machine(runs / "slow.json", "slow")
     (runs / "broken.json").write_text("{")
     # Bandwidth on this VM swings by up to 40 % between runs, so a 10 % tolerance could flag a
     # real run as well; the page, not the rule, is under test: only the 4x drop is flagged.
