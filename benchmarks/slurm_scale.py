@@ -8,7 +8,8 @@ health_check at any sample and at the end against the cap, how the others ended,
 time.
 
 Usage: benchmarks/slurm_scale.py [--nodes 10000] [--failing 1000] [--cap-pct 1]
-Needs a release build (cargo build --release --locked), flock and awk."""
+Needs the tests' release build (cargo build --release --locked --example health_check_with_faults), flock
+and awk."""
 
 import argparse
 import collections
@@ -19,7 +20,9 @@ import tempfile
 import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-BINARY = REPO / "target/release/health_check"
+# The tests' build, whose runs fail on purpose (HEALTH_CHECK_INJECT_PANIC): the shipped binary
+# ignores the variable. `cargo build --release --example health_check_with_faults` builds it.
+BINARY = REPO / "target/release/examples/health_check_with_faults"
 STANDIN = REPO / "tests/slurm_standin"
 
 

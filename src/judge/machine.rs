@@ -260,7 +260,7 @@ fn entry(source: String, kind: DocumentKind) -> MachineEntry {
     }
 }
 
-/// Turns read files into machines, one vote each ([`super::identity`]), labelled, and says
+/// Turns read files into machines, one vote each ([`identity`]), labelled, and says
 /// what was merged, dropped or doubted. `keep_documents` keeps our documents (for the HTML
 /// report); `t` holds the interference limits.
 pub fn machines_from(

@@ -3,7 +3,9 @@
 //! and a check failed, 130/143 interrupted).
 
 pub mod driver;
+pub mod entry;
 pub mod exit;
+pub mod faults;
 pub mod history;
 pub mod nhc;
 pub mod pidfile;

@@ -397,8 +397,8 @@ fn a_fleet_slow_all_together_is_one_group_finding_and_no_machine_fails() {
 fn a_follower_whose_run_failed_stays_failed() {
     let dir = tempfile::tempdir().unwrap();
     let ok = local_run(&[]);
-    // The follower's own run: its sleep section fails (a panic injected, debug builds only).
-    let out = crate::util::bin()
+    // The follower's own run: its sleep section fails (a panic injected by the tests' build).
+    let out = crate::util::faulty_bin()
         .args([
             "-r",
             "server",

@@ -5,7 +5,7 @@
 //! hangs with a grandchild) are made at will. The real cluster's tests are in
 //! tests/python/test_slurm.py.
 
-use crate::util::{NO_INTERFERENCE_LIMITS, bin_path};
+use crate::util::{NO_INTERFERENCE_LIMITS, bin_path, faulty_bin_path};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -116,11 +116,16 @@ impl Controller {
     /// `health_check slurm` for node `n1`, its state in a private directory, the nanosleep
     /// benchmark alone made to fail or pass, draining at the first failing run.
     fn command(&self, failing: bool, extra: &[&str]) -> Command {
+        self.command_of(&bin_path(), failing, extra)
+    }
+
+    /// [`Self::command`] run by `binary` (the tests' build with fault injection).
+    fn command_of(&self, binary: &std::path::Path, failing: bool, extra: &[&str]) -> Command {
         let state = self.dir.path().join("state");
         let _ = std::fs::create_dir(&state);
         std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
         let rate = if failing { "1e12" } else { "1" };
-        let mut cmd = Command::new(bin_path());
+        let mut cmd = Command::new(binary);
         cmd.args(["slurm", "--node", "n1", "--scontrol"])
             .arg(self.path("scontrol"))
             .arg("--sinfo")
@@ -418,7 +423,7 @@ fn a_run_stuck_past_its_deadline_counts_as_failing_and_drains() {
     );
     let started = Instant::now();
     let r = Ran::of(
-        c.command(false, &["--deadline", "1"])
+        c.command_of(&faulty_bin_path(), false, &["--deadline", "1"])
             .env("HEALTH_CHECK_INJECT_HANG", "sleep")
             .output()
             .unwrap(),

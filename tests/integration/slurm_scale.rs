@@ -7,7 +7,7 @@
 //! is left. benchmarks/slurm_scale.py runs 1,000 at once (docs/performance.md); here 100, in a few
 //! seconds.
 
-use crate::util::{Need, bin_path, needs};
+use crate::util::{Need, faulty_bin_path, needs};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -107,7 +107,7 @@ fn storm_with(dir: &Path, states: &Path, failing: usize, more: &[&str]) -> Vec<S
     let runs: Vec<_> = (1..=failing)
         .map(|i| {
             let node = format!("n{i:05}");
-            Command::new(bin_path())
+            Command::new(faulty_bin_path())
                 .args(["slurm", "--node", &node, "--scontrol"])
                 .arg(dir.join("scontrol"))
                 .arg("--sinfo")

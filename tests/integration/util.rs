@@ -18,6 +18,30 @@ pub fn bin_path() -> PathBuf {
     assert_cmd::cargo::cargo_bin("health_check")
 }
 
+/// Path of the tests' build with fault injection (`examples/health_check_with_faults.rs`): the
+/// binary's body plus `HEALTH_CHECK_INJECT_PANIC`/`_HANG`. Built beside the binary by the
+/// suite's `cargo test ... --example health_check_with_faults`.
+pub fn faulty_bin_path() -> PathBuf {
+    let path = bin_path()
+        .parent()
+        .expect("the binary's directory")
+        .join("examples/health_check_with_faults");
+    assert!(
+        path.is_file(),
+        "{} is not built: run the tests with `--example health_check_with_faults` (scripts/test.sh does)",
+        path.display()
+    );
+    path
+}
+
+/// [`bin`] for the build with fault injection.
+pub fn faulty_bin() -> Command {
+    let mut cmd = Command::new(faulty_bin_path());
+    cmd.env_remove("HEALTH_CHECK_OPTS")
+        .env_remove("HEALTH_CHECK_HISTORY");
+    cmd
+}
+
 /// A finished run.
 pub struct Run {
     pub code: i32,

@@ -1,7 +1,7 @@
 //! Verdicts and robustness end to end: thresholds from the command line, the rule list, system
 //! findings, a panic confined to its section, and sections a Ctrl-C never reached.
 
-use crate::util::{assert_valid, bin, bin_path, exclusive, run};
+use crate::util::{assert_valid, bin, bin_path, exclusive, faulty_bin, run};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -137,7 +137,7 @@ fn a_system_run_judges_the_machines_setup() {
 
 #[test]
 fn a_panic_in_one_section_is_recorded_and_the_others_run() {
-    let out = bin()
+    let out = faulty_bin()
         .env("HEALTH_CHECK_INJECT_PANIC", "sleep")
         .args([
             "-r",
@@ -176,6 +176,23 @@ fn a_panic_in_one_section_is_recorded_and_the_others_run() {
             .unwrap()
             .starts_with("skipped")
     );
+}
+
+/// The injection variables are the tests' build's alone: the shipped binary, given both, measures
+/// the section they name as it would without them.
+#[test]
+fn the_shipped_binary_ignores_the_fault_injection_variables() {
+    let out = bin()
+        .env("HEALTH_CHECK_INJECT_PANIC", "sleep")
+        .env("HEALTH_CHECK_INJECT_HANG", "sleep")
+        .args(["-r", "server", "-c", "", "--only", "sleep"])
+        .args(["--sleep-time", "0.2", "--deadline", "30"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["health_check"]["sections"]["sleep"], "ok", "{doc}");
+    assert!(doc["sleepbench"]["calls per second"].is_number(), "{doc}");
 }
 
 #[test]
@@ -341,7 +358,7 @@ fn a_run_stops_itself_at_its_deadline_and_names_the_section_that_overran() {
         "what it measured is kept"
     );
     let started = std::time::Instant::now();
-    let out = bin()
+    let out = faulty_bin()
         .env("HEALTH_CHECK_INJECT_HANG", "sleep")
         .args(["sleep", "--deadline", "1"])
         .output()

@@ -15,7 +15,7 @@
 //! or older than [`LIVE`], counts for nothing. Anything that cannot be read, written or waited
 //! for in time means no drain (fail closed), and [`CapError`] says which.
 
-use super::node::{PartNode, Partition};
+use super::node::{ControllerError, PartNode, Partition};
 use std::time::{Duration, Instant};
 
 /// How long a mark counts: a run of health_check never lasts this long (slurmd kills its
@@ -126,7 +126,7 @@ pub enum CapError {
     /// The partitions or the marks cannot be read or written (a controller that does not
     /// answer, an answer that cannot be read): the state is unknown, so nothing is drained.
     #[error("the cap cannot be read: {0}: not draining (fail closed)")]
-    Unknown(String),
+    Unknown(ControllerError),
     /// Other nodes were still choosing their tickets when the wait ran out.
     #[error("{0} other node(s) still choosing to drain after {1:?}: not draining this run")]
     Busy(usize, Duration),
@@ -136,9 +136,9 @@ pub enum CapError {
 /// written.
 pub trait Marks {
     /// The partition's nodes (one `sinfo` call).
-    fn partition(&self, name: &str) -> Result<Partition, String>;
+    fn partition(&self, name: &str) -> Result<Partition, ControllerError>;
     /// Sets `node`'s comment.
-    fn set_comment(&self, node: &str, comment: &str) -> Result<(), String>;
+    fn set_comment(&self, node: &str, comment: &str) -> Result<(), ControllerError>;
     /// Now, Unix seconds.
     fn now(&self) -> u64;
 }
@@ -289,7 +289,7 @@ fn take_turn(
 }
 
 /// Clears this node's mark (an administrator's comment kept); `Err` says why it could not be.
-pub fn release(slurm: &dyn Marks, me: &str, partitions: &[String]) -> Result<(), String> {
+pub fn release(slurm: &dyn Marks, me: &str, partitions: &[String]) -> Result<(), ControllerError> {
     let views: Vec<Partition> = partitions
         .iter()
         .map(|p| slurm.partition(p))

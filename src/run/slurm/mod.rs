@@ -39,8 +39,8 @@ pub use decide::{
     for_our_drain, reason,
 };
 pub use node::{
-    NodeInfo, PartNode, Partition, REASON_PREFIX, SINFO_FIELDS, check_node_name, parse_node,
-    parse_partition,
+    ControllerError, NodeInfo, PartNode, Partition, REASON_PREFIX, SINFO_FIELDS, check_node_name,
+    parse_node, parse_partition,
 };
 
 use super::{Exit, driver};
@@ -89,29 +89,27 @@ struct Controller<'a> {
 
 impl Controller<'_> {
     /// What a command printed (bytes read as text, an odd byte as U+FFFD), or why not.
-    fn call(&self, program: &Path, args: &[&str]) -> Result<String, String> {
+    fn call(&self, program: &Path, args: &[&str]) -> Result<String, ControllerError> {
         match command::run(program, args, self.cfg.timeout) {
             Ok(out) if out.success() => Ok(out.stdout_text()),
-            Ok(out) => Err(format!(
-                "'{} {}' failed (exit {}): {}",
-                program.display(),
-                args.join(" "),
-                out.code.unwrap_or(-1),
-                out.stderr_text()
-            )),
-            Err(e @ CommandError::Timeout { .. }) => Err(format!("{e} (is slurmctld up?)")),
-            Err(e) => Err(e.to_string()),
+            Ok(out) => Err(ControllerError::Refused {
+                command: format!("{} {}", program.display(), args.join(" ")),
+                code: out.code.unwrap_or(-1),
+                stderr: out.stderr_text(),
+            }),
+            Err(e @ CommandError::Timeout { .. }) => Err(ControllerError::Timeout(e.to_string())),
+            Err(e) => Err(ControllerError::NotRun(e.to_string())),
         }
     }
 
     /// The node as Slurm has it now.
-    fn read(&self) -> Result<NodeInfo, String> {
+    fn read(&self) -> Result<NodeInfo, ControllerError> {
         let text = self.call(&self.cfg.scontrol, &["show", "node", self.node])?;
         parse_node(&text, self.node)
     }
 
     /// `scontrol update NodeName=<node> <settings>`.
-    fn update(&self, settings: &[&str]) -> Result<(), String> {
+    fn update(&self, settings: &[&str]) -> Result<(), ControllerError> {
         let name = format!("NodeName={}", self.node);
         let mut args = vec!["update", name.as_str()];
         args.extend_from_slice(settings);
@@ -119,7 +117,7 @@ impl Controller<'_> {
     }
 
     /// A partition's nodes as sinfo lists them now (one call).
-    fn partition(&self, name: &str) -> Result<Partition, String> {
+    fn partition(&self, name: &str) -> Result<Partition, ControllerError> {
         let text = self.call(
             &self.cfg.sinfo,
             &["-h", "-N", "-p", name, "-O", SINFO_FIELDS],
@@ -129,11 +127,11 @@ impl Controller<'_> {
 }
 
 impl cap::Marks for Controller<'_> {
-    fn partition(&self, name: &str) -> Result<Partition, String> {
+    fn partition(&self, name: &str) -> Result<Partition, ControllerError> {
         Controller::partition(self, name)
     }
 
-    fn set_comment(&self, node: &str, comment: &str) -> Result<(), String> {
+    fn set_comment(&self, node: &str, comment: &str) -> Result<(), ControllerError> {
         let name = format!("NodeName={node}");
         let comment = format!("Comment={comment}");
         self.call(
@@ -452,7 +450,7 @@ pub fn run(config: &Config, cfg: &SlurmConfig, options_from_env: Option<String>)
     let ctl = Controller { cfg, node: &node };
     let slurmd_says = std::env::var("SLURM_NODE_IS_HEALTHY").ok();
     let before = check_node_name(&node)
-        .and_then(|()| ctl.read())
+        .and_then(|()| ctl.read().map_err(|e| e.to_string()))
         .and_then(|i| i.agrees_with_slurmd(slurmd_says.as_deref()).map(|()| i));
     if let Err(e) = &before {
         log(&format!(

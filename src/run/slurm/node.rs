@@ -2,6 +2,31 @@
 //! An answer that cannot be read is an error ("state unknown"), never an empty state: a node
 //! read as undrained when it is drained, or a partition read as empty, would steer an action.
 
+/// Why Slurm's word on a node or a partition could not be had. Callers tell the causes apart: an
+/// update that timed out may still have been served (the node is read back), one refused was not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ControllerError {
+    /// No answer within `--slurm-timeout` (slurmctld down or too busy).
+    #[error("{0} (is slurmctld up?)")]
+    Timeout(String),
+    /// The command answered no: its exit status and what it said on stderr.
+    #[error("'{command}' failed (exit {code}): {stderr}")]
+    Refused {
+        /// The command line.
+        command: String,
+        /// Its exit status (-1: killed by a signal).
+        code: i32,
+        /// Its stderr.
+        stderr: String,
+    },
+    /// The command could not be started (not installed, not executable).
+    #[error("{0}")]
+    NotRun(String),
+    /// An answer that cannot be read as what was asked.
+    #[error("{0}")]
+    Unreadable(String),
+}
+
 /// The prefix of every drain reason of ours; a reason that starts otherwise is somebody else's.
 pub const REASON_PREFIX: &str = "health_check:";
 
@@ -103,7 +128,7 @@ impl NodeInfo {
 
 /// Parses `scontrol show node NAME` (one `Key=Value` per word, `Reason=` to the end of its
 /// line); `Err` when the answer is not about `name` or says no state.
-pub fn parse_node(text: &str, name: &str) -> Result<NodeInfo, String> {
+pub fn parse_node(text: &str, name: &str) -> Result<NodeInfo, ControllerError> {
     let mut info = NodeInfo::default();
     let (mut named, mut state, mut partitions) = (None, None, None);
     for line in text.lines() {
@@ -145,11 +170,13 @@ pub fn parse_node(text: &str, name: &str) -> Result<NodeInfo, String> {
             info.name = n;
             Ok(info)
         }
-        Some(n) if n != name => Err(format!("scontrol answered about node '{n}', not '{name}'")),
-        _ => Err(format!(
+        Some(n) if n != name => Err(ControllerError::Unreadable(format!(
+            "scontrol answered about node '{n}', not '{name}'"
+        ))),
+        _ => Err(ControllerError::Unreadable(format!(
             "scontrol's answer for '{name}' holds no NodeName= and State= ({} bytes)",
             text.len()
-        )),
+        ))),
     }
 }
 
@@ -241,17 +268,21 @@ impl Partition {
 
 /// Parses sinfo's node list of `partition`; `Err` when it is empty, a line cannot be read, or
 /// this node (`me`) is not in it: the share drained cannot be known, so nothing is drained.
-pub fn parse_partition(text: &str, partition: &str, me: &str) -> Result<Partition, String> {
+pub fn parse_partition(
+    text: &str,
+    partition: &str,
+    me: &str,
+) -> Result<Partition, ControllerError> {
     let mut nodes: std::collections::BTreeMap<String, PartNode> = Default::default();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let mut parts = line.splitn(4, SINFO_SEPARATOR);
         let (Some(node), Some(state), Some(comment), Some(reason)) =
             (parts.next(), parts.next(), parts.next(), parts.next())
         else {
-            return Err(format!(
+            return Err(ControllerError::Unreadable(format!(
                 "sinfo's line for partition '{partition}' cannot be read: '{}'",
                 crate::render::text::terminal_safe(line)
-            ));
+            )));
         };
         let unset = |v: &str| {
             let v = v.trim();
@@ -273,12 +304,14 @@ pub fn parse_partition(text: &str, partition: &str, me: &str) -> Result<Partitio
         );
     }
     if nodes.is_empty() {
-        return Err(format!("sinfo listed no node in partition '{partition}'"));
+        return Err(ControllerError::Unreadable(format!(
+            "sinfo listed no node in partition '{partition}'"
+        )));
     }
     if !nodes.contains_key(me) {
-        return Err(format!(
+        return Err(ControllerError::Unreadable(format!(
             "sinfo's list of partition '{partition}' does not hold this node ('{me}')"
-        ));
+        )));
     }
     Ok(Partition {
         name: partition.to_string(),

@@ -64,17 +64,19 @@ impl Fake {
 }
 
 impl Marks for Fake {
-    fn partition(&self, name: &str) -> Result<Partition, String> {
+    fn partition(&self, name: &str) -> Result<Partition, ControllerError> {
         Fake::pause();
         if self.fail_reads {
-            return Err("'sinfo' did not answer within 10 s".into());
+            return Err(ControllerError::Timeout(
+                "'sinfo' did not answer within 10 s".into(),
+            ));
         }
         Ok(Partition {
             name: name.into(),
             nodes: self.nodes.lock().unwrap().values().cloned().collect(),
         })
     }
-    fn set_comment(&self, node: &str, comment: &str) -> Result<(), String> {
+    fn set_comment(&self, node: &str, comment: &str) -> Result<(), ControllerError> {
         Fake::pause();
         self.nodes.lock().unwrap().get_mut(node).unwrap().comment = comment.into();
         Ok(())
@@ -188,8 +190,12 @@ fn a_full_partition_a_dead_mark_and_a_silent_controller() {
     let mut fake = Fake::new(4);
     fake.fail_reads = true;
     let e = claim(&fake, "n00", &["debug".into()], 50.0, CHOOSING_WAIT).unwrap_err();
-    assert!(matches!(e, CapError::Unknown(_)), "{e}");
+    assert!(
+        matches!(e, CapError::Unknown(ControllerError::Timeout(_))),
+        "a silent controller is not a full partition: {e:?}"
+    );
     assert!(e.to_string().contains("fail closed"), "{e}");
+    assert!(e.to_string().contains("is slurmctld up?"), "{e}");
 }
 
 #[test]
