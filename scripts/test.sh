@@ -92,9 +92,9 @@ bg_wait() { # NAME: wait for it; print its output; fail the suite with it
 # interference limits. So: the release build beside the package installation (mostly downloads);
 # then the Rust tests, which measure, alone; then pytest beside every other build (lints, macOS,
 # the shipped features, docs, aarch64); last, the aarch64 tests under qemu-user.
-step "rustup target add aarch64-unknown-linux-gnu x86_64-apple-darwin; cargo fmt --check"
+step "rustup target add aarch64-unknown-linux-gnu x86_64-apple-darwin; cargo fmt --all --check"
 rustup target add aarch64-unknown-linux-gnu x86_64-apple-darwin >/dev/null 2>&1
-cargo fmt --check
+cargo fmt --all --check
 
 # The library's unit tests (the judge, the parsers, the kernels' own checks: logic that runs in
 # seconds) with our crate unoptimised: optimised, they cost as much again as the library to
@@ -102,14 +102,21 @@ cargo fmt --check
 # binary and the tests that run it, optimised as shipped (the tests' crates turn on a few more
 # features of shared dependencies, hence the check of the shipped set below). Only our crate is
 # built twice: the dependencies are the release build's own.
-UNIT_TESTS=(cargo test --release --locked --lib --config 'profile.release.package.health-check.opt-level=0')
+# Every crate of the workspace (the floors, docs/architecture.md), each unoptimised for its tests.
+OUR_CRATES=(health-check health-check-base health-check-measure)
+unoptimised() { # PROFILE: --config arguments building our crates at opt-level 0
+  local c
+  for c in "${OUR_CRATES[@]}"; do printf '%s\n' --config "profile.$1.package.$c.opt-level=0"; done
+}
+mapfile -t RELEASE_UNOPTIMISED < <(unoptimised release)
+mapfile -t DEV_UNOPTIMISED < <(unoptimised dev)
+UNIT_TESTS=(cargo test --release --locked --workspace --lib "${RELEASE_UNOPTIMISED[@]}")
 RUN_TESTS=(cargo test --release --locked --bins --test '*')
 # The tests' build with fault injection (examples/health_check_with_faults.rs): an example, so it
 # links against the library the tests already built (examples turn on the dev-dependencies'
 # features too) and never ships.
 FAULTY_BUILD=(cargo build --release --locked --example health_check_with_faults)
 release_build() {
-  "${UNIT_TESTS[@]}" --no-run
   "${RUN_TESTS[@]}" --no-run
   "${FAULTY_BUILD[@]}"
 }
@@ -123,41 +130,48 @@ else
   bg_wait "release build"
 fi
 
-# Each test's time (libtest's --report-time; RUSTC_BOOTSTRAP lets the stable test harness take
-# it, and changes nothing already built), and the slowest 20 after each step.
+# Each test's time (libtest's --report-time) and the slowest 20 after each step. The stable test
+# harness takes the flag under RUSTC_BOOTSTRAP, given to the test processes alone through a
+# runner: set for cargo itself, it would build our crates again.
+HOST_TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
+TIMED=(env "CARGO_TARGET_$(printf '%s' "$HOST_TRIPLE" | tr 'a-z-' 'A-Z_')_RUNNER=env RUSTC_BOOTSTRAP=1")
 TIMES=(-- -Z unstable-options --report-time)
 slowest_rust() { # LOG: the 20 slowest tests in it
   printf '\nslowest 20 tests:\n' >&2
   sed -nE 's/^test (.*) \.\.\. [a-zA-Z]+ <([0-9.]+)s>$/\2s \1/p' "$1" | sort -rn | head -20 >&2 || true
 }
-step "cargo test --release --lib (our crate unoptimised)"
-RUSTC_BOOTSTRAP=1 "${UNIT_TESTS[@]}" "${TIMES[@]}" 2>&1 | tee "$LOGS/unit-tests.log"
-slowest_rust "$LOGS/unit-tests.log"
 step "cargo test --release --bins --test '*'"
-RUSTC_BOOTSTRAP=1 "${RUN_TESTS[@]}" "${TIMES[@]}" 2>&1 | tee "$LOGS/run-tests.log"
+"${TIMED[@]}" "${RUN_TESTS[@]}" "${TIMES[@]}" 2>&1 | tee "$LOGS/run-tests.log"
 slowest_rust "$LOGS/run-tests.log"
 
 # Our crate unoptimised for aarch64: it builds in a quarter of the time and its tests still take
 # seconds under qemu.
-AARCH64_TESTS=(cargo test --locked --lib --target aarch64-unknown-linux-gnu
-  --config 'profile.dev.package.health-check.opt-level=0')
+AARCH64_TESTS=(cargo test --locked --workspace --lib --target aarch64-unknown-linux-gnu
+  "${DEV_UNOPTIMISED[@]}")
 export CARGO_PROFILE_DEV_DEBUG=0 \
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
-CHECKS="clippy; macOS; shipped features; docs; ruff; shellcheck; ansible-lint; aarch64 build"
+CHECKS="unit tests; clippy; macOS; shipped features; docs; ruff; shellcheck; ansible-lint; aarch64 unit tests"
 checks_and_cross_builds() {
   # At the lowest priority: they take the CPU time pytest's tests leave idle, and give way
   # whenever a test wants it (its deadlines and links' figures stay those of a quiet machine).
   renice -n 19 -p "$BASHPID" >/dev/null
-  step "cargo clippy --all-targets"
-  cargo clippy --all-targets --locked -- -D warnings
+  # The unit tests (the judge, the parsers, the kernels' own checks: logic that runs in seconds)
+  # assert no speed: they run here, off the critical path.
+  step "cargo test --release --workspace --lib (our crates unoptimised)"
+  "${TIMED[@]}" "${UNIT_TESTS[@]}" "${TIMES[@]}" >"$LOGS/unit-tests.log" 2>&1 \
+    || { cat "$LOGS/unit-tests.log"; return 1; }
+  grep -E '^test result|FAILED|panicked' "$LOGS/unit-tests.log" || true
+  slowest_rust "$LOGS/unit-tests.log"
+  step "cargo clippy --workspace --all-targets"
+  cargo clippy --workspace --all-targets --locked -- -D warnings
   # The macOS build compiles and reports the Linux-only parts unsupported.
   step "cargo check --target x86_64-apple-darwin"
-  cargo check --locked --target x86_64-apple-darwin
+  cargo check --locked --workspace --target x86_64-apple-darwin
   step "cargo check --lib --bins (the shipped features)"
   cargo check --locked --lib --bins
   step "cargo doc"
-  RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items --locked --quiet
+  RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --document-private-items --locked --quiet
   step "ruff check and ruff format --check: benchpress tests benchmarks ansible"
   "$VENV/bin/ruff" check benchpress tests benchmarks ansible
   "$VENV/bin/ruff" format --check benchpress tests benchmarks ansible
@@ -166,8 +180,8 @@ checks_and_cross_builds() {
   shellcheck --shell=sh deploy/slurm/health_check.default
   step "ansible-lint --profile production (ansible/)"
   (cd ansible && PATH="$VENV/bin:$PATH" ansible-lint --offline --profile production)
-  step "cargo test --lib --no-run on aarch64"
-  "${AARCH64_TESTS[@]}" --no-run
+  step "cargo test --lib on aarch64 (qemu-user)"
+  "${AARCH64_TESTS[@]}"
 }
 bg_start "$CHECKS" checks_and_cross_builds
 # Two pytest processes. The modules whose verdicts rest on figures measured now (the Ansible
@@ -198,6 +212,4 @@ bg_wait "pytest (what runs wrote)"
 rm -rf "$PYTEST_TMP"
 bg_wait "$CHECKS"
 
-step "cargo test --lib on aarch64 (qemu-user)"
-"${AARCH64_TESTS[@]}"
 step "all tests passed"

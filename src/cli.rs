@@ -9,11 +9,11 @@
 //! mistaken for options or executed.
 
 use crate::judge::machine::LabelFrom;
-use crate::net::ping::MethodChoice;
 use crate::profile;
 use crate::render::export::Format;
 use crate::wire::document::{Profile, Section};
 mod values;
+pub use values::PingMethodArg;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
@@ -255,7 +255,7 @@ pub struct NetArgs {
     pub no_reverse: bool,
     /// How to ping: ICMP echo when permitted, else TCP connect time (auto); or force one.
     #[arg(long, value_enum, default_value = "auto")]
-    pub ping_method: MethodChoice,
+    pub ping_method: PingMethodArg,
 }
 
 /// Memory-section knobs.

@@ -70,22 +70,44 @@ impl ValueEnum for LabelFrom {
     }
 }
 
-impl ValueEnum for MethodChoice {
+/// `--ping-method`: the command line's own copy of [`MethodChoice`] (clap's trait can only be
+/// implemented in this crate for a type of this crate; the measuring crate knows nothing of clap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PingMethodArg {
+    /// [`MethodChoice::Auto`].
+    Auto,
+    /// [`MethodChoice::Icmp`].
+    Icmp,
+    /// [`MethodChoice::Tcp`].
+    Tcp,
+}
+
+impl From<PingMethodArg> for MethodChoice {
+    fn from(arg: PingMethodArg) -> MethodChoice {
+        match arg {
+            PingMethodArg::Auto => MethodChoice::Auto,
+            PingMethodArg::Icmp => MethodChoice::Icmp,
+            PingMethodArg::Tcp => MethodChoice::Tcp,
+        }
+    }
+}
+
+impl ValueEnum for PingMethodArg {
     fn value_variants<'a>() -> &'a [Self] {
-        &[MethodChoice::Auto, MethodChoice::Icmp, MethodChoice::Tcp]
+        &[PingMethodArg::Auto, PingMethodArg::Icmp, PingMethodArg::Tcp]
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
         let (name, help) = match self {
-            MethodChoice::Auto => (
+            PingMethodArg::Auto => (
                 "auto",
                 "ICMP echo (datagram socket, else raw socket), falling back to TCP connect",
             ),
-            MethodChoice::Icmp => (
+            PingMethodArg::Icmp => (
                 "icmp",
                 "ICMP echo only; an error when no ICMP socket can be opened",
             ),
-            MethodChoice::Tcp => (
+            PingMethodArg::Tcp => (
                 "tcp",
                 "TCP connect time to the client's port (for paths that drop ICMP)",
             ),
@@ -148,7 +170,7 @@ mod tests {
         );
         assert_eq!(
             names(
-                MethodChoice::value_variants()
+                PingMethodArg::value_variants()
                     .iter()
                     .map(|f| f.to_possible_value())
                     .collect()

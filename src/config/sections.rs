@@ -149,7 +149,7 @@ pub(super) fn network_config(
             interval,
             linger: interval.max(Duration::from_secs(1)),
             tcp_port: port,
-            method: net.ping_method,
+            method: net.ping_method.into(),
         }),
         bandwidth: Some(BandwidthConfig {
             streams,

@@ -32,13 +32,41 @@ fn layer_of(module: &str) -> Option<usize> {
     LAYERS.iter().position(|(_, mods)| mods.contains(&module))
 }
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+/// The source roots: the root package's `src/` and each floor crate's (`crates/*/src`). A module
+/// keeps its name in whichever crate it lives (the crates above re-export the floors below).
+fn roots() -> Vec<PathBuf> {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut roots = vec![top.join("src")];
+    let mut crates: Vec<PathBuf> = std::fs::read_dir(top.join("crates"))
+        .map(|d| d.map(|e| e.unwrap().path().join("src")).collect())
+        .unwrap_or_default();
+    crates.sort();
+    roots.extend(crates.into_iter().filter(|p| p.is_dir()));
+    roots
+}
+
+/// `file` relative to its source root.
+fn relative(file: &Path) -> &Path {
+    for root in roots() {
+        if let Ok(rel) = file.strip_prefix(&root) {
+            return rel;
+        }
+    }
+    file
+}
+
+/// Every Rust file of every source root.
+fn all_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for root in roots() {
+        rust_files(&root, &mut files);
+    }
+    files
 }
 
 /// The top-level module a file belongs to (`src/judge/checks/mod.rs` -> `judge`).
 fn module_of(file: &Path) -> Option<String> {
-    let rel = file.strip_prefix(src()).ok()?;
+    let rel = relative(file);
     let first = rel.components().next()?.as_os_str().to_string_lossy();
     let name = first.strip_suffix(".rs").unwrap_or(&first).to_string();
     (!matches!(name.as_str(), "lib" | "main")).then_some(name)
@@ -151,7 +179,7 @@ fn imports(text: &str) -> BTreeMap<String, usize> {
 
 /// The module a file is, as a path (`src/judge/checks/mod.rs` -> `judge::checks`).
 fn module_path(file: &Path) -> Vec<String> {
-    let rel = file.strip_prefix(src()).unwrap();
+    let rel = relative(file);
     let mut parts: Vec<String> = rel
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
@@ -190,8 +218,7 @@ fn resolve(path: &[String], own: &[String]) -> Vec<String> {
 /// The modules (files) of `src/` that import each other, directly or around a loop, within one
 /// top-level module: siblings only (a module and its own submodules are one unit by nature).
 fn cycles_within_modules() -> Vec<Vec<String>> {
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
+    let files = all_files();
     let modules: BTreeMap<Vec<String>, PathBuf> =
         files.iter().map(|f| (module_path(f), f.clone())).collect();
     let mut edges: BTreeMap<Vec<String>, std::collections::BTreeSet<Vec<String>>> = BTreeMap::new();
@@ -290,8 +317,7 @@ fn grouped_and_relative_imports_are_read() {
 
 #[test]
 fn every_import_points_down_the_layers() {
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
+    let files = all_files();
     let mut wrong = Vec::new();
     let mut unknown = Vec::new();
     for file in &files {
@@ -311,7 +337,7 @@ fn every_import_points_down_the_layers() {
                 Some(to_layer) if to_layer < from_layer => {}
                 Some(to_layer) => wrong.push(format!(
                     "{}:{line}: {from} ({}) imports {to} ({})",
-                    file.strip_prefix(src()).unwrap().display(),
+                    file.display(),
                     LAYERS[from_layer].0,
                     LAYERS[to_layer].0
                 )),
@@ -366,8 +392,7 @@ fn the_documented_layers_are_these() {
 /// flag's sake.
 #[test]
 fn clap_is_named_only_by_the_command_line() {
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
+    let files = all_files();
     let outside: Vec<String> = files
         .iter()
         .filter(|f| module_of(f).as_deref() != Some("cli"))
@@ -378,4 +403,70 @@ fn clap_is_named_only_by_the_command_line() {
         .map(|f| f.display().to_string())
         .collect();
     assert!(outside.is_empty(), "clap named outside cli: {outside:?}");
+}
+
+/// The workspace's crates, lowest floor first: each may depend only on those before it.
+const CRATES: &[&str] = &["health-check-base", "health-check-measure", "health-check"];
+
+/// The crates of ours a manifest names under `[dependencies]` or `[dev-dependencies]`.
+fn our_dependencies(manifest: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_deps = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_deps = line.ends_with("dependencies]");
+            continue;
+        }
+        let name = line.split(['=', '.', ' ']).next().unwrap_or_default();
+        if in_deps && CRATES.contains(&name) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_floor_crates_depend_only_on_floors_below() {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut manifests = vec![top.join("Cargo.toml")];
+    for entry in std::fs::read_dir(top.join("crates")).unwrap() {
+        manifests.push(entry.unwrap().path().join("Cargo.toml"));
+    }
+    let mut seen = Vec::new();
+    for path in manifests {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = text
+            .lines()
+            .skip_while(|l| l.trim() != "[package]")
+            .find_map(|l| l.trim().strip_prefix("name = "))
+            .map(|n| n.trim_matches('"').to_string())
+            .unwrap_or_else(|| panic!("{} names no package", path.display()));
+        let floor = CRATES
+            .iter()
+            .position(|c| *c == name)
+            .unwrap_or_else(|| panic!("crate {name} is missing from CRATES (and the docs' table)"));
+        for dep in our_dependencies(&text) {
+            let below = CRATES.iter().position(|c| *c == dep).unwrap();
+            assert!(
+                below < floor,
+                "{name} depends on {dep}, a floor not below it"
+            );
+        }
+        seen.push(name);
+    }
+    seen.sort();
+    let mut all: Vec<String> = CRATES.iter().map(|c| c.to_string()).collect();
+    all.sort();
+    assert_eq!(seen, all, "every crate of CRATES is in the workspace");
+}
+
+#[test]
+fn our_dependencies_reads_the_manifest_forms() {
+    let manifest = "[package]\nname = \"x\"\n[dependencies]\nhealth-check-base.workspace = true\n\
+                    libc = \"1\"\n[dev-dependencies]\nhealth-check = { path = \"..\" }\n\
+                    [lints]\nhealth-check-measure = 1\n";
+    assert_eq!(
+        our_dependencies(manifest),
+        ["health-check-base", "health-check"]
+    );
 }

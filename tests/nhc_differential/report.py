@@ -142,7 +142,9 @@ def _explained(rows):
     found = Counter(
         r.get("why")
         for r in rows
-        if r["ours"] is not None and _kind(r) not in (None, "messages differ (not portable)") and not machine_dependent(r)
+        if r["ours"] is not None
+        and _kind(r) not in (None, "messages differ (not portable)")
+        and not machine_dependent(r)
     )
     out = ["", "Disagreements by documented difference (docs/nhc.md; none: a fault to fix):"]
     for rule in differences.RULES:

@@ -494,7 +494,6 @@ pub use imp::{
 /// For the library's own tests: a prerequisite this machine lacks. One line on the terminal
 /// (past the harness's capture) and the test returns, unless `HEALTH_CHECK_TEST_REQUIRE_ALL` is
 /// set (CI), where it fails instead: CI runs every test or says why not.
-#[cfg(test)]
 pub fn skip_or_fail(test: &str, why: &str) {
     use std::io::Write;
     let strict =

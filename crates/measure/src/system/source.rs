@@ -2,7 +2,7 @@
 //! tree that tests fill with fixtures (a 384-CPU, two-socket machine among them). The collectors
 //! take `&dyn Source`, so everything above the file reads runs unchanged on fakes.
 
-#[cfg(test)]
+#[cfg(any(test, feature = "fakes"))]
 use std::collections::BTreeMap;
 
 /// A read-only view of the files the system section looks at, addressed by absolute path.
@@ -58,13 +58,13 @@ impl Source for HostFs {
 
 /// An in-memory file tree for tests: a map from absolute path to text. Directories exist
 /// implicitly.
-#[cfg(test)]
+#[cfg(any(test, feature = "fakes"))]
 #[derive(Debug, Default, Clone)]
 pub struct FakeFs {
     files: BTreeMap<String, String>,
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "fakes"))]
 impl FakeFs {
     /// An empty tree.
     pub fn new() -> Self {
@@ -78,7 +78,7 @@ impl FakeFs {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "fakes"))]
 impl Source for FakeFs {
     fn read(&self, path: &str) -> Option<String> {
         self.files.get(path).cloned()
