@@ -140,14 +140,49 @@ slowest_rust() { # LOG: the 20 slowest tests in it
   printf '\nslowest 20 tests:\n' >&2
   sed -nE 's/^test (.*) \.\.\. [a-zA-Z]+ <([0-9.]+)s>$/\2s \1/p' "$1" | sort -rn | head -20 >&2 || true
 }
-step "cargo test --release --bins --test '*'"
-"${TIMED[@]}" "${RUN_TESTS[@]}" "${TIMES[@]}" 2>&1 | tee "$LOGS/run-tests.log"
-slowest_rust "$LOGS/run-tests.log"
+# Output goes to the terminal through tee in a process substitution: a pipe into tee would wait
+# for every process still holding the test's stdout, and a test's leftover child held it 24 s.
+timed_tests() { # LOG COMMAND...: run a test command, timed, its output also in LOG
+  local log=$1
+  shift
+  "${TIMED[@]}" "$@" "${TIMES[@]}" > >(tee "$log") 2>&1
+  sleep 1 # tee's last lines
+  slowest_rust "$log"
+}
+# The tests that hold figures to their references (the accuracy tests, the degraded fleet): alone.
+step "cargo test --release --test accuracy --test fleet_degraded (alone)"
+timed_tests "$LOGS/reference-tests.log" cargo test --release --locked --test accuracy --test fleet_degraded
 
-# Our crate unoptimised for aarch64: it builds in a quarter of the time and its tests still take
-# seconds under qemu.
-AARCH64_TESTS=(cargo test --locked --workspace --lib --target aarch64-unknown-linux-gnu
-  "${DEV_UNOPTIMISED[@]}")
+# The integration tests assert what runs do (their figures judged with the interference limits
+# lifted where they measure); pytest's modules that assert what runs wrote (the benchpress
+# contract, the install role, the NHC replay, the parser, the exports) run beside them, at the
+# lowest priority, in the CPU time they leave idle. Each pytest process has a temporary directory
+# of its own.
+PYTEST_MEASURING=(tests/python/test_fleet_ansible.py tests/python/test_html_report.py
+  tests/python/test_slurm.py tests/python/test_slurm_cap.py tests/python/test_deploy.py)
+PYTEST_OTHERS=(tests/python/test_contract.py tests/python/test_install_role.py
+  tests/python/test_nhc_differential.py tests/python/test_parser.py tests/python/test_exports.py)
+for f in tests/python/test_*.py; do
+  [[ " ${PYTEST_MEASURING[*]} ${PYTEST_OTHERS[*]} " == *" $f "* ]] \
+    || { echo "FAILED: $f is in neither pytest group (scripts/test.sh)" >&2; exit 1; }
+done
+PYTEST=(env HEALTH_CHECK_BIN="$PWD/target/release/health_check" "$PY" -m pytest -q -rs --durations=20)
+PYTEST_TMP=$(mktemp -d /tmp/hc-pytest.XXXXXX)
+pytest_others() {
+  renice -n 19 -p "$BASHPID" >/dev/null
+  "${PYTEST[@]}" --basetemp "$PYTEST_TMP/others" "${PYTEST_OTHERS[@]}"
+}
+bg_start "pytest (what runs wrote)" pytest_others
+step "cargo test --release --bins --test integration (beside: pytest's other modules at low priority)"
+timed_tests "$LOGS/integration-tests.log" cargo test --release --locked --bins --test integration
+bg_wait "pytest (what runs wrote)"
+
+# The floors with architecture code (the memory kernels, the OS calls: crates/measure and
+# crates/base) unoptimised for aarch64: their tests take seconds under qemu. The root package has
+# no architecture code (tests/integration/layers.rs holds it to that), so neither it nor its
+# dependencies (the bundled SQLite's C among them) are built for aarch64: that was 170 s here.
+AARCH64_TESTS=(cargo test --locked --lib --target aarch64-unknown-linux-gnu
+  -p health-check-base -p health-check-measure "${DEV_UNOPTIMISED[@]}")
 export CARGO_PROFILE_DEV_DEBUG=0 \
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
@@ -184,31 +219,11 @@ checks_and_cross_builds() {
   "${AARCH64_TESTS[@]}"
 }
 bg_start "$CHECKS" checks_and_cross_builds
-# Two pytest processes. The modules whose verdicts rest on figures measured now (the Ansible
-# fleet's shaped links, the fleet page's runs, Slurm's health checks and intervals, the
-# interference test) run one test at a time, alone at normal priority: two workers made the fleet
-# page's runs inconclusive. The others (the benchpress contract, the install role, the NHC replay,
-# the parser, the exports) assert what a run wrote or did, not how fast: they run beside, at the
-# lowest priority like the builds, in the CPU time the first leave idle. Each has a temporary
-# directory of its own.
-PYTEST_MEASURING=(tests/python/test_fleet_ansible.py tests/python/test_html_report.py
-  tests/python/test_slurm.py tests/python/test_slurm_cap.py tests/python/test_deploy.py)
-PYTEST_OTHERS=(tests/python/test_contract.py tests/python/test_install_role.py
-  tests/python/test_nhc_differential.py tests/python/test_parser.py tests/python/test_exports.py)
-for f in tests/python/test_*.py; do
-  [[ " ${PYTEST_MEASURING[*]} ${PYTEST_OTHERS[*]} " == *" $f "* ]] \
-    || { echo "FAILED: $f is in neither pytest group (scripts/test.sh)" >&2; exit 1; }
-done
-PYTEST=(env HEALTH_CHECK_BIN="$PWD/target/release/health_check" "$PY" -m pytest -q -rs --durations=20)
-PYTEST_TMP=$(mktemp -d /tmp/hc-pytest.XXXXXX)
-pytest_others() {
-  renice -n 19 -p "$BASHPID" >/dev/null
-  "${PYTEST[@]}" --basetemp "$PYTEST_TMP/others" "${PYTEST_OTHERS[@]}"
-}
-bg_start "pytest (what runs wrote)" pytest_others
-step "pytest: the measuring modules (beside: the others at low priority; $CHECKS)"
+# pytest's modules whose verdicts rest on figures measured now (the Ansible fleet's shaped links,
+# the fleet page's runs, Slurm's health checks and intervals, the interference test), one test at
+# a time, at normal priority: two workers made the fleet page's runs inconclusive.
+step "pytest: the measuring modules (beside: $CHECKS)"
 "${PYTEST[@]}" --basetemp "$PYTEST_TMP/measuring" "${PYTEST_MEASURING[@]}"
-bg_wait "pytest (what runs wrote)"
 rm -rf "$PYTEST_TMP"
 bg_wait "$CHECKS"
 

@@ -41,6 +41,8 @@ pub struct Thresholds {
     pub steal_pct: f64,
     /// system: timer slack above this warns, ns.
     pub timer_slack_ns: f64,
+    /// system: a clock error the time daemon estimates above this warns, ms.
+    pub clock_error_ms: f64,
     /// storage: p99.9 latency above this multiple of the median warns.
     pub storage_tail_ratio: f64,
     /// Steal time in a section's window above this makes its figures inconclusive, %.
@@ -92,6 +94,7 @@ impl Default for Thresholds {
             numa_ratio_memory_only: f64::NAN,
             steal_pct: f64::NAN,
             timer_slack_ns: f64::NAN,
+            clock_error_ms: f64::NAN,
             storage_tail_ratio: f64::NAN,
             interference_steal_pct: f64::NAN,
             interference_other_cpu_pct: f64::NAN,
@@ -254,6 +257,14 @@ pub const LIMITS: &[Limit] = &[
         unit: "ns",
         meaning: "timer slack above this (the kernel default) warns",
         field: |t| &mut t.timer_slack_ns,
+    },
+    Limit {
+        name: "system.clock_error_ms",
+        default: 100.0,
+        unit: "ms",
+        meaning: "the clock's error its NTP or PTP daemon estimates above this warns (an \
+                  unsynchronised clock warns whatever the figure)",
+        field: |t| &mut t.clock_error_ms,
     },
     Limit {
         name: "interference.steal_pct",

@@ -81,6 +81,9 @@ pub struct SystemPart {
     pub numa_balancing: Option<bool>,
     /// This process's timer slack in ns: nanosleep wakes up at most this late (default 50000).
     pub timer_slack_ns: Option<u64>,
+    /// The clock's discipline as the kernel keeps it; absent where the kernel cannot say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<Clock>,
     /// Kernel command line.
     pub kernel_cmdline: Option<String>,
     /// The IOMMU: whether one translates DMA, and how.
@@ -160,7 +163,7 @@ pub struct NicLink {
     pub addresses: Vec<String>,
 }
 
-/// A PCIe link below its capability.
+/// A PCIe link below what its path allows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct PcieLink {
@@ -168,12 +171,43 @@ pub struct PcieLink {
     pub device: String,
     /// Lanes in use.
     pub current_width: Option<u32>,
-    /// Lanes the device and slot allow.
+    /// Lanes the device allows.
     pub max_width: Option<u32>,
     /// Speed in use, GT/s.
     pub current_speed_gts: Option<f64>,
-    /// Speed the device and slot allow, GT/s.
+    /// Speed the device allows, GT/s.
     pub max_speed_gts: Option<f64>,
+    /// Lanes it can train at: the least of the device's and every port's on its path to the root
+    /// port (absent in documents of older versions, which compared with the device alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_width: Option<u32>,
+    /// Speed it can train at, GT/s, the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_speed_gts: Option<f64>,
+    /// The port on its path that sets the expectation below the device's own, if one does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<String>,
+}
+
+impl PcieLink {
+    /// Lanes lost: narrower than its path allows (a device of an older document: than itself).
+    pub fn narrower(&self) -> bool {
+        let expected = self.expected_width.or(self.max_width);
+        matches!((self.current_width, expected), (Some(c), Some(e)) if c < e)
+    }
+}
+
+/// The system clock's discipline, from `adjtimex(2)` (what `timedatectl` and `chronyc tracking`
+/// read): whether an NTP or PTP daemon holds it synchronised, and the error it estimates.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Clock {
+    /// Whether the kernel holds the clock synchronised (`STA_UNSYNC` clear, not `TIME_ERROR`).
+    pub synchronised: bool,
+    /// The daemon's estimated error, ms.
+    pub estimated_error_ms: f64,
+    /// The largest error the kernel allows it, ms (it grows while nobody disciplines the clock).
+    pub max_error_ms: f64,
 }
 
 /// Thermal-throttle event counts.
@@ -289,6 +323,9 @@ impl From<&devices::PcieLink> for PcieLink {
             max_width: l.max_width,
             current_speed_gts: l.current_speed_gts,
             max_speed_gts: l.max_speed_gts,
+            expected_width: l.expected_width,
+            expected_speed_gts: l.expected_speed_gts,
+            limited_by: l.limited_by.clone(),
         }
     }
 }
@@ -369,6 +406,11 @@ impl From<&SystemInfo> for SystemPart {
             }),
             numa_balancing: s.numa_balancing,
             timer_slack_ns: s.timer_slack_ns,
+            clock: s.clock.map(|c| Clock {
+                synchronised: c.synchronised,
+                estimated_error_ms: c.estimated_error_us as f64 / 1000.0,
+                max_error_ms: c.max_error_us as f64 / 1000.0,
+            }),
             kernel_cmdline: s.kernel_cmdline.clone(),
             iommu: s.iommu.as_ref().map(Iommu::from),
             dram: s.dram.as_ref().map(DramInfo::from),

@@ -470,3 +470,25 @@ fn our_dependencies_reads_the_manifest_forms() {
         ["health-check-base", "health-check"]
     );
 }
+
+/// Code that differs by architecture (the memory kernels' assembly, their dispatch) lives in the
+/// floor crates, whose unit tests CI runs for aarch64 under qemu; the root package has none, so
+/// its logic is the same on every architecture and is tested on the build machine's.
+#[test]
+fn architecture_code_lives_in_the_floor_crates() {
+    let mut files = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let arch: Vec<String> = files
+        .iter()
+        .filter(|f| std::fs::read_to_string(f).unwrap().contains("target_arch"))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(
+        arch.is_empty(),
+        "architecture code outside crates/ (move it to a floor crate, or test the root package on \
+         aarch64 in scripts/test.sh): {arch:?}"
+    );
+}

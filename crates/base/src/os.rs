@@ -70,6 +70,24 @@ pub fn available_cpus() -> usize {
     )
 }
 
+/// What the kernel says of its clock discipline (`adjtimex(2)` read with no change asked).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClockState {
+    /// The kernel holds the clock synchronised: `STA_UNSYNC` clear and the call not
+    /// `TIME_ERROR` (an NTP or PTP daemon disciplines it).
+    pub synchronised: bool,
+    /// The daemon's estimated error, microseconds.
+    pub estimated_error_us: i64,
+    /// The largest error the kernel allows it, microseconds (grows while nobody disciplines it).
+    pub max_error_us: i64,
+}
+
+/// The clock's discipline, or `None` where the kernel cannot say (outside Linux, or the call
+/// refused).
+pub fn clock_state() -> Option<ClockState> {
+    imp::clock_state()
+}
+
 #[cfg(target_os = "linux")]
 mod imp {
     use super::STOP_SIGNAL;
@@ -295,10 +313,33 @@ mod imp {
             bus: text(&info.bus_info),
         })
     }
+
+    /// `adjtimex` with no mode bits: reads, changes nothing, needs no privilege.
+    pub fn clock_state() -> Option<super::ClockState> {
+        // SAFETY: an all-zero timex is a valid argument (modes 0: read only).
+        let mut tx: libc::timex = unsafe { std::mem::zeroed() };
+        // SAFETY: `tx` is a live, writable timex for the call's duration.
+        let state = unsafe { libc::adjtimex(&mut tx) };
+        if state < 0 {
+            return None;
+        }
+        // `c_long` is `i64` here and `i32` on 32-bit targets: the conversion is for those.
+        #[allow(clippy::useless_conversion)]
+        Some(super::ClockState {
+            synchronised: state != libc::TIME_ERROR && tx.status & libc::STA_UNSYNC == 0,
+            estimated_error_us: i64::from(tx.esterror),
+            max_error_us: i64::from(tx.maxerror),
+        })
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
 mod imp {
+    /// The clock's discipline is read on Linux only.
+    pub fn clock_state() -> Option<super::ClockState> {
+        None
+    }
+
     /// Signals are handled on Linux only; elsewhere Ctrl-C ends the process at once.
     pub fn install_stop_handlers() -> std::io::Result<()> {
         Ok(())

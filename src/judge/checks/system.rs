@@ -1,7 +1,8 @@
 //! System sanity, after the storage-tuning guide's debugging list: PCIe links trained below their
 //! capability, a frequency governor other than performance, thermal throttling during the run,
-//! THP off, swap in use, automatic NUMA balancing on a NUMA machine, steal time during the run and
-//! a raised timer slack. Each message says what to do about it.
+//! THP off, swap in use, automatic NUMA balancing on a NUMA machine, steal time during the run,
+//! a raised timer slack and a clock no daemon keeps synchronised. Each message says what to do
+//! about it.
 
 use super::{Thresholds, check};
 use crate::wire::document::{Check, CheckId, Status};
@@ -26,6 +27,7 @@ pub fn all(s: &SystemPart, t: &Thresholds) -> Vec<Check> {
         numa_balancing(s),
         steal(s, t),
         timer_slack(s, t),
+        clock(s, t),
         iommu(s),
     ]
 }
@@ -72,38 +74,50 @@ pub fn iommu(s: &SystemPart) -> Check {
     }
 }
 
-/// PCIe devices whose link runs narrower or slower than the device and slot allow.
+/// PCIe devices whose link runs narrower than the device and every port on its path to the root
+/// port allow. A link only slower than that is named but not counted: an idle device lowers its
+/// speed to save power, and sysfs cannot say whether it is busy.
 pub fn pcie_links(s: &SystemPart) -> Check {
     let name = CheckId::new("system", "pcie_links");
-    if s.pcie_links_degraded.is_empty() {
+    let shown = |l: &crate::wire::system::PcieLink| {
+        let w = |v: Option<u32>| v.map_or("?".into(), |v| format!("x{v}"));
+        let g = |v: Option<f64>| v.map_or("?".into(), |v| format!("{v} GT/s"));
+        let by = l
+            .limited_by
+            .as_ref()
+            .map_or(String::new(), |p| format!(" (as port {p} allows)"));
+        format!(
+            "{} at {} {} of {} {}{by}",
+            l.device,
+            w(l.current_width),
+            g(l.current_speed_gts),
+            w(l.expected_width.or(l.max_width)),
+            g(l.expected_speed_gts.or(l.max_speed_gts)),
+        )
+    };
+    let (narrow, slow): (Vec<_>, Vec<_>) = s.pcie_links_degraded.iter().partition(|l| l.narrower());
+    let resting = if slow.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; slower than their path allows, likely resting to save power (not counted): {}",
+            slow.iter().map(|l| shown(l)).collect::<Vec<_>>().join("; ")
+        )
+    };
+    if narrow.is_empty() {
         return pass(
             &name,
-            "every PCIe link runs at its full width and speed".into(),
+            format!("every PCIe link runs at the full width its path allows{resting}"),
         );
     }
-    let list: Vec<String> = s
-        .pcie_links_degraded
-        .iter()
-        .map(|l| {
-            let w = |v: Option<u32>| v.map_or("?".into(), |v| format!("x{v}"));
-            let g = |v: Option<f64>| v.map_or("?".into(), |v| format!("{v} GT/s"));
-            format!(
-                "{} at {} {} of {} {}",
-                l.device,
-                w(l.current_width),
-                g(l.current_speed_gts),
-                w(l.max_width),
-                g(l.max_speed_gts)
-            )
-        })
-        .collect();
+    let list: Vec<String> = narrow.iter().map(|l| shown(l)).collect();
     finding(
         &name,
         Status::Warn,
         Some(list.len() as f64),
         format!(
-            "{} PCIe link(s) below their capability: {}; idle devices may downshift to save power, \
-         otherwise reseat the card, check the slot's lane and bifurcation settings and the riser",
+            "{} PCIe link(s) narrower than the device and its slot allow: {}; reseat the card, check \
+             the slot's lane and bifurcation settings and the riser{resting}",
             list.len(),
             list.join("; ")
         ),
@@ -276,6 +290,63 @@ pub fn timer_slack(s: &SystemPart, t: &Thresholds) -> Check {
     }
 }
 
+/// The system clock: synchronised by a time daemon, within the error it estimates. A clock
+/// nobody disciplines drifts (seconds a day), and logs, leases and distributed traces across
+/// machines stop lining up; node-problem-detector's users ask for this check.
+pub fn clock(s: &SystemPart, t: &Thresholds) -> Check {
+    let name = CheckId::new("system", "clock");
+    let limit = t.clock_error_ms;
+    let Some(c) = s.clock else {
+        return check(
+            &name,
+            Status::Skip,
+            None,
+            limit,
+            "the kernel cannot say whether the clock is synchronised (adjtimex is read on Linux \
+             only)"
+                .into(),
+        );
+    };
+    let error = c.estimated_error_ms;
+    if !c.synchronised {
+        return check(
+            &name,
+            Status::Warn,
+            Some(error),
+            limit,
+            format!(
+                "the clock is not synchronised (the kernel's error bound has grown to {} ms): no \
+                 NTP or PTP daemon disciplines it; start chronyd, ntpd or ptp4l and phc2sys, and \
+                 check that it reaches its servers",
+                crate::units::number(c.max_error_ms)
+            ),
+        );
+    }
+    if error > limit {
+        return check(
+            &name,
+            Status::Warn,
+            Some(error),
+            limit,
+            format!(
+                "the clock is synchronised but its daemon estimates an error of {} ms, above \
+                 {limit} ms: look at its servers' reach and delay (chronyc tracking, ntpq -p)",
+                crate::units::number(error)
+            ),
+        );
+    }
+    check(
+        &name,
+        Status::Pass,
+        Some(error),
+        limit,
+        format!(
+            "the clock is synchronised, estimated error {} ms",
+            crate::units::number(error)
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,19 +395,80 @@ mod tests {
     }
 
     #[test]
+    fn the_clock_passes_synchronised_and_warns_unsynchronised_or_far_off() {
+        use crate::wire::system::Clock;
+        let t = Thresholds::default();
+        let mut s = fake_system();
+        let at = |synchronised, estimated_error_ms| Clock {
+            synchronised,
+            estimated_error_ms,
+            max_error_ms: 16_000.0,
+        };
+        assert_eq!(
+            status(&clock(&s, &t)),
+            Status::Skip,
+            "a kernel that cannot say"
+        );
+        s.clock = Some(at(true, 0.5));
+        assert_eq!(status(&clock(&s, &t)), Status::Pass);
+        s.clock = Some(at(true, 250.0));
+        let far = clock(&s, &t);
+        assert_eq!(status(&far), Status::Warn);
+        assert!(far.message.contains("error of 250"), "{}", far.message);
+        s.clock = Some(at(false, 0.0));
+        let loose = clock(&s, &t);
+        assert_eq!(status(&loose), Status::Warn);
+        assert!(
+            loose.message.contains("not synchronised"),
+            "{}",
+            loose.message
+        );
+        assert!(loose.message.contains("16000 ms"), "{}", loose.message);
+    }
+
+    #[test]
     fn each_finding_triggers_on_its_own() {
         let t = Thresholds::default();
         let mut s = fake_system();
         s.pcie_links_degraded = vec![];
         assert_eq!(pcie_links(&s).status, Status::Pass);
-        s.pcie_links_degraded = vec![PcieLink {
+        let link = PcieLink {
             device: "x".into(),
             current_width: Some(4),
             max_width: Some(16),
             current_speed_gts: None,
             max_speed_gts: None,
-        }];
+            expected_width: None,
+            expected_speed_gts: None,
+            limited_by: None,
+        };
+        s.pcie_links_degraded = vec![link.clone()];
         assert!(pcie_links(&s).message.contains("x at x4 ? of x16 ?"));
+        assert_eq!(pcie_links(&s).status, Status::Warn);
+        // x8 is all a x8 slot gives a x16 card: no finding.
+        s.pcie_links_degraded = vec![PcieLink {
+            current_width: Some(8),
+            expected_width: Some(8),
+            limited_by: Some("0000:00:02.0".into()),
+            ..link.clone()
+        }];
+        assert_eq!(pcie_links(&s).status, Status::Pass);
+        // Slower alone: named, not counted (an idle device rests at a lower speed).
+        s.pcie_links_degraded = vec![PcieLink {
+            current_width: Some(16),
+            current_speed_gts: Some(2.5),
+            max_speed_gts: Some(16.0),
+            expected_width: Some(16),
+            expected_speed_gts: Some(16.0),
+            ..link
+        }];
+        let resting = pcie_links(&s);
+        assert_eq!(resting.status, Status::Pass);
+        assert!(
+            resting.message.contains("x at x16 2.5 GT/s of x16 16 GT/s"),
+            "{}",
+            resting.message
+        );
         s.governor = Some("powersave".into());
         assert_eq!(governor(&s).status, Status::Warn);
         s.governor = None;

@@ -237,6 +237,17 @@ fn case(limit: &str) -> Case {
             1_000_000.0,
             Status::Warn,
         ),
+        "system.clock_error_ms" => c(
+            "system.clock",
+            |v| {
+                v["system"]["clock"] =
+                    json!({"synchronised": true, "estimated_error_ms": 1.0, "max_error_ms": 2.0});
+            },
+            |v, x| v["system"]["clock"]["estimated_error_ms"] = json!(x),
+            1.0,
+            500.0,
+            Status::Warn,
+        ),
         "storage.tail_ratio" => c(
             "storage.read_tail_latency",
             none,

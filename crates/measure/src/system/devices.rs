@@ -47,51 +47,123 @@ pub fn read_nic_links(src: &dyn Source) -> Vec<NicLink> {
         .collect()
 }
 
-/// A PCIe device whose link trained narrower or slower than it can run.
+/// A PCIe device whose link trained narrower or slower than its path allows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PcieLink {
     /// PCI address (domain:bus:device.function).
     pub device: String,
     /// Current link width (lanes).
     pub current_width: Option<u32>,
-    /// Maximum link width (lanes).
+    /// Maximum link width (lanes) of the device itself.
     pub max_width: Option<u32>,
     /// Current link speed, GT/s.
     pub current_speed_gts: Option<f64>,
-    /// Maximum link speed, GT/s.
+    /// Maximum link speed of the device itself, GT/s.
     pub max_speed_gts: Option<f64>,
+    /// The width it can train at: the least of its own and every port's on its path to the root
+    /// port (a x16 card in a x8 slot runs x8 by design).
+    pub expected_width: Option<u32>,
+    /// The speed it can train at, GT/s, the same way (a Gen5 card in a Gen4 slot runs Gen4).
+    pub expected_speed_gts: Option<f64>,
+    /// The port on its path that sets the expectation below the device's own, if one does.
+    pub limited_by: Option<String>,
 }
 
 impl PcieLink {
-    /// Whether the link runs below its capability in width or speed.
+    /// Whether the link runs narrower than its path allows: lanes lost (a card not seated, a
+    /// bad riser, bifurcation), whatever the device is doing.
+    pub fn narrower(&self) -> bool {
+        matches!((self.current_width, self.expected_width), (Some(c), Some(e)) if c < e)
+    }
+
+    /// Whether the link runs slower than its path allows. An idle device may lower its speed to
+    /// save power, so this alone is not a fault.
+    pub fn slower(&self) -> bool {
+        matches!((self.current_speed_gts, self.expected_speed_gts), (Some(c), Some(e)) if c < e)
+    }
+
+    /// Whether the link runs below what its path allows in width or speed.
     pub fn degraded(&self) -> bool {
-        let below =
-            |cur: Option<f64>, max: Option<f64>| matches!((cur, max), (Some(c), Some(m)) if c < m);
-        below(
-            self.current_width.map(f64::from),
-            self.max_width.map(f64::from),
-        ) || below(self.current_speed_gts, self.max_speed_gts)
+        self.narrower() || self.slower()
     }
 }
 
-/// PCIe devices whose current link is below the maximum. Idle devices may downshift speed to save
-/// power, so this is a finding to look at, not proof of a fault.
+/// Whether a sysfs path component names a PCI function (`0000:3a:00.0`).
+fn is_pci_address(name: &str) -> bool {
+    let b = name.as_bytes();
+    let hex = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_hexdigit);
+    b.len() == 12
+        && hex(0..4)
+        && b[4] == b':'
+        && hex(5..7)
+        && b[7] == b':'
+        && hex(8..10)
+        && b[10] == b'.'
+        && (b'0'..=b'7').contains(&b[11])
+}
+
+/// The PCI functions above `device` on its way to the root complex (its switch ports and root
+/// port), nearest first, from the device tree path its sysfs link points into.
+fn upstream_ports(src: &dyn Source, base: &str, device: &str) -> Vec<String> {
+    let Some(real) = src.resolve(&format!("{base}/{device}")) else {
+        return Vec::new();
+    };
+    let mut path: Vec<&str> = real.split('/').filter(|c| is_pci_address(c)).collect();
+    if path.last() == Some(&device) {
+        path.pop();
+    }
+    path.into_iter().rev().map(str::to_string).collect()
+}
+
+/// PCIe devices whose current link is below what the device and every port on its path to the
+/// root port allow (the link files of each, in sysfs). Idle devices may downshift speed to save
+/// power, so a slower link alone is a finding to look at, not proof of a fault.
 pub fn read_degraded_pcie_links(src: &dyn Source) -> Vec<PcieLink> {
     let base = "/sys/bus/pci/devices";
+    let width = |dev: &str, f: &str| {
+        src.read(&format!("{base}/{dev}/{f}"))
+            .and_then(|t| t.trim().parse::<u32>().ok())
+            .filter(|&w| w > 0)
+    };
+    let speed = |dev: &str, f: &str| {
+        src.read(&format!("{base}/{dev}/{f}"))
+            .and_then(|t| parse_pcie_speed(&t))
+    };
     src.list(base)
         .into_iter()
         .filter_map(|device| {
-            let read = |f: &str| src.read(&format!("{base}/{device}/{f}"));
-            let width = |f: &str| {
-                read(f)
-                    .and_then(|t| t.trim().parse::<u32>().ok())
-                    .filter(|&w| w > 0)
-            };
+            let (max_width, max_speed_gts) = (
+                width(&device, "max_link_width"),
+                speed(&device, "max_link_speed"),
+            );
+            let (mut expected_width, mut expected_speed_gts) = (max_width, max_speed_gts);
+            let mut limited_by = None;
+            for port in upstream_ports(src, base, &device) {
+                let (w, s) = (
+                    width(&port, "max_link_width"),
+                    speed(&port, "max_link_speed"),
+                );
+                if let (Some(w), Some(e)) = (w, expected_width) {
+                    if w < e {
+                        expected_width = Some(w);
+                        limited_by = Some(port.clone());
+                    }
+                }
+                if let (Some(s), Some(e)) = (s, expected_speed_gts) {
+                    if s < e {
+                        expected_speed_gts = Some(s);
+                        limited_by = Some(port.clone());
+                    }
+                }
+            }
             let link = PcieLink {
-                current_width: width("current_link_width"),
-                max_width: width("max_link_width"),
-                current_speed_gts: read("current_link_speed").and_then(|t| parse_pcie_speed(&t)),
-                max_speed_gts: read("max_link_speed").and_then(|t| parse_pcie_speed(&t)),
+                current_width: width(&device, "current_link_width"),
+                max_width,
+                current_speed_gts: speed(&device, "current_link_speed"),
+                max_speed_gts,
+                expected_width,
+                expected_speed_gts,
+                limited_by,
                 device,
             };
             link.degraded().then_some(link)
@@ -278,6 +350,89 @@ mod tests {
         assert_eq!(names, ["0000:41:00.0", "0000:c2:00.0"]);
         assert_eq!(links[0].current_width, Some(8));
         assert_eq!(links[1].current_speed_gts, Some(8.0));
+    }
+
+    /// A PCIe function in a fake sysfs: its link files, and `/sys/bus/pci/devices/<it>` linked
+    /// into the device tree below `path` (the ports above it, root port first).
+    fn pci(fs: &mut FakeFs, path: &[&str], now: (u32, &str), max: (u32, &str)) {
+        let device = path[path.len() - 1];
+        let bus = format!("/sys/bus/pci/devices/{device}");
+        let tree = format!("/sys/devices/pci0000:00/{}", path.join("/"));
+        fs.link(bus.clone(), tree)
+            .insert(format!("{bus}/current_link_width"), format!("{}\n", now.0))
+            .insert(
+                format!("{bus}/current_link_speed"),
+                format!("{} PCIe\n", now.1),
+            )
+            .insert(format!("{bus}/max_link_width"), format!("{}\n", max.0))
+            .insert(format!("{bus}/max_link_speed"), format!("{} PCIe\n", max.1));
+    }
+
+    #[test]
+    fn a_link_is_expected_at_the_least_its_path_to_the_root_port_allows() {
+        let (root, up, down) = ("0000:00:01.0", "0000:01:00.0", "0000:02:00.0");
+        let mut fs = FakeFs::new();
+        // A Gen4 x16 root port, a Gen5 switch under it, and cards under the switch.
+        pci(&mut fs, &[root], (16, "16.0 GT/s"), (16, "16.0 GT/s"));
+        pci(&mut fs, &[root, up], (16, "16.0 GT/s"), (16, "32.0 GT/s"));
+        pci(
+            &mut fs,
+            &[root, up, down],
+            (16, "16.0 GT/s"),
+            (16, "32.0 GT/s"),
+        );
+        // A Gen5 card running Gen4 below the Gen4 root port: as fast as its path allows.
+        pci(
+            &mut fs,
+            &[root, up, down, "0000:03:00.0"],
+            (16, "16.0 GT/s"),
+            (16, "32.0 GT/s"),
+        );
+        // A x16 card trained x8 under x16 ports: lanes lost.
+        pci(
+            &mut fs,
+            &[root, up, down, "0000:04:00.0"],
+            (8, "16.0 GT/s"),
+            (16, "16.0 GT/s"),
+        );
+        // A x16 card in a x8 slot, at x8: by design.
+        pci(
+            &mut fs,
+            &["0000:00:02.0"],
+            (8, "16.0 GT/s"),
+            (8, "16.0 GT/s"),
+        );
+        pci(
+            &mut fs,
+            &["0000:00:02.0", "0000:05:00.0"],
+            (8, "16.0 GT/s"),
+            (16, "16.0 GT/s"),
+        );
+        // An idle Gen4 card resting at Gen1 behind Gen4 ports: slower, not narrower.
+        pci(
+            &mut fs,
+            &[root, up, down, "0000:06:00.0"],
+            (16, "2.5 GT/s"),
+            (16, "16.0 GT/s"),
+        );
+        let links = read_degraded_pcie_links(&fs);
+        let names: Vec<&str> = links.iter().map(|l| l.device.as_str()).collect();
+        assert_eq!(names, ["0000:04:00.0", "0000:06:00.0"], "{links:#?}");
+        assert!(links[0].narrower() && !links[0].slower());
+        assert_eq!(links[0].expected_width, Some(16));
+        assert!(links[1].slower() && !links[1].narrower());
+        assert_eq!(links[1].expected_speed_gts, Some(16.0));
+        // The switch's ports themselves run at what their link to the root port allows.
+        assert!(!names.contains(&up) && !names.contains(&down));
+    }
+
+    #[test]
+    fn pci_addresses_are_told_from_other_path_components() {
+        assert!(is_pci_address("0000:3a:00.0"));
+        assert!(!is_pci_address("10000:00:01.7"));
+        assert!(!is_pci_address("pci0000:00"));
+        assert!(!is_pci_address("0000:3a:00.8"));
+        assert!(!is_pci_address("0000:3g:00.0"));
     }
 
     #[test]

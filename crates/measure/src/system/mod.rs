@@ -89,6 +89,8 @@ pub struct SystemInfo {
     pub numa_balancing: Option<bool>,
     /// This process's timer slack in ns: nanosleep wakes up at most this late (default 50000).
     pub timer_slack_ns: Option<u64>,
+    /// The clock's discipline as the kernel keeps it (`adjtimex`); `None` where it cannot say.
+    pub clock: Option<crate::os::ClockState>,
     /// Kernel command line.
     pub kernel_cmdline: Option<String>,
     /// The DIMMs and their theoretical peak, from dmidecode (root).
@@ -228,6 +230,8 @@ pub fn collect(src: &dyn Source, usable_cpus: Option<usize>) -> SystemInfo {
             .and_then(|t| t.parse::<u32>().ok())
             .map(|v| v != 0),
         timer_slack_ns: read_trim("/proc/self/timerslack_ns").and_then(|t| t.parse().ok()),
+        // Not a file: the host's reader asks the kernel (a fake machine has no clock).
+        clock: None,
         iommu: devices::read_iommu(src, read_trim("/proc/cmdline").as_deref()),
         kernel_cmdline: read_trim("/proc/cmdline"),
         dram: None,
@@ -248,6 +252,7 @@ pub fn collect(src: &dyn Source, usable_cpus: Option<usize>) -> SystemInfo {
 /// Collects the section from the running host.
 pub fn collect_host() -> SystemInfo {
     let mut s = collect(&source::HostFs, Some(crate::os::available_cpus()));
+    s.clock = crate::os::clock_state();
     devices::fill_addresses(&mut s.nic_links);
     s.fingerprint = fingerprint::collect_host(&s);
     s

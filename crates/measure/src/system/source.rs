@@ -11,6 +11,9 @@ pub trait Source {
     fn read(&self, path: &str) -> Option<String>;
     /// The names of the entries directly inside `dir` (not full paths), sorted; empty if none.
     fn list(&self, dir: &str) -> Vec<String>;
+    /// Where `path` really is, its symbolic links followed (`/sys/bus/pci/devices/X` is a link
+    /// into the device tree, whose path names every bridge above the device); `None` if missing.
+    fn resolve(&self, path: &str) -> Option<String>;
 }
 
 /// The running host's files.
@@ -54,6 +57,12 @@ impl Source for HostFs {
         names.sort();
         names
     }
+
+    fn resolve(&self, path: &str) -> Option<String> {
+        std::fs::canonicalize(path)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+    }
 }
 
 /// An in-memory file tree for tests: a map from absolute path to text. Directories exist
@@ -62,6 +71,7 @@ impl Source for HostFs {
 #[derive(Debug, Default, Clone)]
 pub struct FakeFs {
     files: BTreeMap<String, String>,
+    links: BTreeMap<String, String>,
 }
 
 #[cfg(any(test, feature = "fakes"))]
@@ -74,6 +84,12 @@ impl FakeFs {
     /// Adds (or replaces) one file.
     pub fn insert(&mut self, path: impl Into<String>, text: impl Into<String>) -> &mut Self {
         self.files.insert(path.into(), text.into());
+        self
+    }
+
+    /// Makes `path` a symbolic link to `target` (one level, as sysfs's are).
+    pub fn link(&mut self, path: impl Into<String>, target: impl Into<String>) -> &mut Self {
+        self.links.insert(path.into(), target.into());
         self
     }
 }
@@ -94,6 +110,19 @@ impl Source for FakeFs {
             .collect();
         names.dedup();
         names
+    }
+
+    fn resolve(&self, path: &str) -> Option<String> {
+        self.links.get(path).cloned().or_else(|| {
+            let dir = format!("{path}/");
+            let exists = self.files.contains_key(path)
+                || self
+                    .files
+                    .range(dir.clone()..)
+                    .next()
+                    .is_some_and(|(p, _)| p.starts_with(&dir));
+            exists.then(|| path.to_string())
+        })
     }
 }
 
