@@ -119,6 +119,11 @@ FAULTY_BUILD=(cargo build --release --locked --example health_check_with_faults)
 release_build() {
   "${RUN_TESTS[@]}" --no-run
   "${FAULTY_BUILD[@]}"
+  # The integration tests' executable, run without cargo below: a cargo command holds the build
+  # directory's lock while its tests run, and the checks' builds beside them need it.
+  "${RUN_TESTS[@]}" --no-run --message-format=json 2>/dev/null \
+    | sed -n 's/.*"executable":"\([^"]*\/integration-[0-9a-f]*\)".*/\1/p' >"$LOGS/integration-executable"
+  [ -s "$LOGS/integration-executable" ]
 }
 if [ -n "${SKIP_INSTALL:-}" ]; then
   step "release build"
@@ -152,30 +157,6 @@ timed_tests() { # LOG COMMAND...: run a test command, timed, its output also in 
 # The tests that hold figures to their references (the accuracy tests, the degraded fleet): alone.
 step "cargo test --release --test accuracy --test fleet_degraded (alone)"
 timed_tests "$LOGS/reference-tests.log" cargo test --release --locked --test accuracy --test fleet_degraded
-
-# The integration tests assert what runs do (their figures judged with the interference limits
-# lifted where they measure); pytest's modules that assert what runs wrote (the benchpress
-# contract, the install role, the NHC replay, the parser, the exports) run beside them, at the
-# lowest priority, in the CPU time they leave idle. Each pytest process has a temporary directory
-# of its own.
-PYTEST_MEASURING=(tests/python/test_fleet_ansible.py tests/python/test_html_report.py
-  tests/python/test_slurm.py tests/python/test_slurm_cap.py tests/python/test_deploy.py)
-PYTEST_OTHERS=(tests/python/test_contract.py tests/python/test_install_role.py
-  tests/python/test_nhc_differential.py tests/python/test_parser.py tests/python/test_exports.py)
-for f in tests/python/test_*.py; do
-  [[ " ${PYTEST_MEASURING[*]} ${PYTEST_OTHERS[*]} " == *" $f "* ]] \
-    || { echo "FAILED: $f is in neither pytest group (scripts/test.sh)" >&2; exit 1; }
-done
-PYTEST=(env HEALTH_CHECK_BIN="$PWD/target/release/health_check" "$PY" -m pytest -q -rs --durations=20)
-PYTEST_TMP=$(mktemp -d /tmp/hc-pytest.XXXXXX)
-pytest_others() {
-  renice -n 19 -p "$BASHPID" >/dev/null
-  "${PYTEST[@]}" --basetemp "$PYTEST_TMP/others" "${PYTEST_OTHERS[@]}"
-}
-bg_start "pytest (what runs wrote)" pytest_others
-step "cargo test --release --bins --test integration (beside: pytest's other modules at low priority)"
-timed_tests "$LOGS/integration-tests.log" cargo test --release --locked --bins --test integration
-bg_wait "pytest (what runs wrote)"
 
 # The floors with architecture code (the memory kernels, the OS calls: crates/measure and
 # crates/base) unoptimised for aarch64: their tests take seconds under qemu. The root package has
@@ -218,12 +199,46 @@ checks_and_cross_builds() {
   step "cargo test --lib on aarch64 (qemu-user)"
   "${AARCH64_TESTS[@]}"
 }
+# The integration tests assert what runs do (their figures judged with the interference limits
+# lifted where they measure); pytest's modules that assert what runs wrote (the benchpress
+# contract, the install role, the NHC replay, the parser, the exports) run beside them, at the
+# lowest priority, in the CPU time they leave idle. Each pytest process has a temporary directory
+# of its own.
+PYTEST_FLEET=(tests/python/test_fleet_ansible.py tests/python/test_html_report.py)
+PYTEST_SLURM=(tests/python/test_slurm.py tests/python/test_slurm_cap.py tests/python/test_deploy.py)
+PYTEST_OTHERS=(tests/python/test_contract.py tests/python/test_install_role.py
+  tests/python/test_nhc_differential.py tests/python/test_parser.py tests/python/test_exports.py)
+for f in tests/python/test_*.py; do
+  [[ " ${PYTEST_FLEET[*]} ${PYTEST_SLURM[*]} ${PYTEST_OTHERS[*]} " == *" $f "* ]] \
+    || { echo "FAILED: $f is in neither pytest group (scripts/test.sh)" >&2; exit 1; }
+done
+PYTEST=(env HEALTH_CHECK_BIN="$PWD/target/release/health_check" "$PY" -m pytest -q -rs --durations=20)
+PYTEST_TMP=$(mktemp -d /tmp/hc-pytest.XXXXXX)
+pytest_others() {
+  renice -n 19 -p "$BASHPID" >/dev/null
+  "${PYTEST[@]}" --basetemp "$PYTEST_TMP/others" "${PYTEST_OTHERS[@]}"
+}
 bg_start "$CHECKS" checks_and_cross_builds
-# pytest's modules whose verdicts rest on figures measured now (the Ansible fleet's shaped links,
-# the fleet page's runs, Slurm's health checks and intervals, the interference test), one test at
-# a time, at normal priority: two workers made the fleet page's runs inconclusive.
-step "pytest: the measuring modules (beside: $CHECKS)"
-"${PYTEST[@]}" --basetemp "$PYTEST_TMP/measuring" "${PYTEST_MEASURING[@]}"
+bg_start "pytest (what runs wrote)" pytest_others
+step "the integration tests (beside, at low priority: pytest's other modules; $CHECKS)"
+# As cargo runs them: from the package's directory, the harness's flags after the test name.
+env RUSTC_BOOTSTRAP=1 "$(cat "$LOGS/integration-executable")" -Z unstable-options --report-time \
+  > >(tee "$LOGS/integration-tests.log") 2>&1
+sleep 1
+slowest_rust "$LOGS/integration-tests.log"
+bg_wait "pytest (what runs wrote)"
+
+# pytest's modules whose verdicts rest on figures measured now, at normal priority: the Ansible
+# fleet's shaped links and the fleet page's runs (a bandwidth rule of 50 % on them) one test at a
+# time; beside them Slurm's (its health checks lift the interference limits, and its busy node
+# wants the load) and the deployment's (its interference test brings its own burner).
+pytest_slurm() {
+  "${PYTEST[@]}" --basetemp "$PYTEST_TMP/slurm" "${PYTEST_SLURM[@]}"
+}
+bg_start "pytest (Slurm, deployment)" pytest_slurm
+step "pytest: the Ansible fleet and the fleet page (beside: Slurm's and the deployment's; what is left of $CHECKS)"
+"${PYTEST[@]}" --basetemp "$PYTEST_TMP/fleet" "${PYTEST_FLEET[@]}"
+bg_wait "pytest (Slurm, deployment)"
 rm -rf "$PYTEST_TMP"
 bg_wait "$CHECKS"
 

@@ -8,10 +8,11 @@ use super::reference::Reference;
 use super::rules::{Rule, Rules};
 use crate::units::round_to;
 pub use crate::wire::baseline::{Baseline, Expected, FORMAT, SkuBaseline};
+use crate::wire::document::Section;
 use crate::wire::document::{Check, CheckId, Status};
 use crate::wire::figures::{Figure, basis_difference, family_of_key};
 use crate::wire::fleet::{MachineStatus, Sku};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// A baseline file that cannot be used.
@@ -24,12 +25,60 @@ pub struct BaselineError {
     pub message: String,
 }
 
+/// A figure a model's machines measured that its baseline does not hold, or holds from fewer of
+/// them than measured it, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotLearned {
+    /// The model, as people read it.
+    pub sku: String,
+    /// The figure (per-client figures pooled, named without the client).
+    pub figure: String,
+    /// Why: measured under interference, or measured otherwise by some machines.
+    pub why: String,
+    /// Whether the baseline holds nothing of it for the model (else it was learned from the
+    /// machines that measured it the common way).
+    pub missing: bool,
+}
+
+/// What `baseline` learned, and what it could not.
+#[derive(Debug, Clone)]
+pub struct Learned {
+    /// The baseline.
+    pub baseline: Baseline,
+    /// The figures left out, or learned from only some of the machines that measured them.
+    pub not_learned: Vec<NotLearned>,
+}
+
+impl Learned {
+    /// Whether the baseline holds at least one figure measured by a section (not only what the
+    /// machines have, such as their CPU count): a baseline of inventory alone judges nothing a
+    /// health check is for.
+    pub fn learned_a_measurement(&self) -> bool {
+        self.baseline.skus.iter().any(|s| {
+            s.figures
+                .keys()
+                .any(|k| family_of_key(k).is_some_and(|f| f.section != Section::System))
+        })
+    }
+}
+
 impl Baseline {
     /// Learns a baseline from machines grouped by model (`groups` from
     /// [`super::compare::group`]): per figure the rules judge, the median and MAD of the figures
     /// measured the way most machines measured them, and without interference. Machines whose
     /// run failed or cannot be read teach nothing.
     pub fn learn(machines: &[Machine], groups: &[(Sku, Vec<usize>)], rules: &Rules) -> Baseline {
+        Self::learn_saying_what_not(machines, groups, rules).baseline
+    }
+
+    /// [`Baseline::learn`], and the figures it could not learn (or learned from only some
+    /// machines), each with the reason.
+    pub fn learn_saying_what_not(
+        machines: &[Machine],
+        groups: &[(Sku, Vec<usize>)],
+        rules: &Rules,
+    ) -> Learned {
+        let mut not_learned = Vec::new();
         let mut skus = Vec::new();
         for (sku, members) in groups {
             let mut by_key: BTreeMap<String, BTreeMap<&str, Vec<Sample>>> = BTreeMap::new();
@@ -55,17 +104,66 @@ impl Baseline {
                         });
                 }
             }
+            let sku_label = sku.label();
             let figures = by_key
                 .into_iter()
                 .filter_map(|(key, bases)| {
                     let family = family_of_key(&key)?;
+                    let measured_by = |samples: &[Sample]| {
+                        samples.iter().map(|s| s.who).collect::<BTreeSet<_>>().len()
+                    };
+                    let all: usize = bases.values().map(|s| measured_by(s)).sum();
+                    let mut gap = |why: String, missing: bool| {
+                        not_learned.push(NotLearned {
+                            sku: sku_label.clone(),
+                            figure: key.clone(),
+                            why,
+                            missing,
+                        });
+                    };
                     // The way most machines measured it, counting those the baseline learns from.
-                    let (basis, (r, count)) = bases
-                        .into_iter()
+                    let learned = bases
+                        .iter()
                         .filter_map(|(basis, samples)| {
-                            Some((basis, Population::BASELINE.reference_counted(&samples)?))
+                            Some((*basis, Population::BASELINE.reference_counted(samples)?))
                         })
-                        .max_by_key(|(_, (r, _))| r.machines)?;
+                        .max_by_key(|(_, (r, _))| r.machines);
+                    let Some((basis, (r, count))) = learned else {
+                        gap(
+                            format!(
+                                "measured under interference on all {all} machine(s) that \
+                                 measured it: a baseline learns from quiet runs only"
+                            ),
+                            true,
+                        );
+                        return None;
+                    };
+                    let otherwise: Vec<String> = bases
+                        .iter()
+                        .filter(|(b, _)| **b != basis)
+                        .map(|(b, s)| format!("{} as {b}", measured_by(s)))
+                        .collect();
+                    if !otherwise.is_empty() {
+                        gap(
+                            format!(
+                                "learned from the {} machine(s) that measured it as {basis}; \
+                                 measured otherwise by {} (not comparable)",
+                                r.machines,
+                                otherwise.join(", ")
+                            ),
+                            false,
+                        );
+                    } else if r.machines < measured_by(&bases[basis]) {
+                        gap(
+                            format!(
+                                "learned from {} of the {} machine(s) that measured it: the \
+                                 others' runs were under interference",
+                                r.machines,
+                                measured_by(&bases[basis])
+                            ),
+                            false,
+                        );
+                    }
                     Some((
                         key,
                         Expected {
@@ -86,7 +184,7 @@ impl Baseline {
                 figures,
             });
         }
-        Baseline {
+        let baseline = Baseline {
             health_check_baseline: FORMAT,
             version: env!("CARGO_PKG_VERSION").to_string(),
             created_unix: std::time::SystemTime::now()
@@ -94,6 +192,10 @@ impl Baseline {
                 .map_or(0, |d| d.as_secs()),
             rules: rules.specs(),
             skus,
+        };
+        Learned {
+            baseline,
+            not_learned,
         }
     }
 

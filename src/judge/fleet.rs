@@ -2,7 +2,7 @@
 //! expectations learned from a fleet) and the fleet report they write. The binary measures one
 //! machine; fan-out over a fleet is Ansible's (`ansible/`), and these readers gather the results.
 
-use super::baseline::{self, Baseline};
+use super::baseline::{self, Baseline, Learned};
 use super::checks::Thresholds;
 use super::machine::{self, ClientCheck, LabelFrom, Machine};
 use super::rules::Rules;
@@ -412,10 +412,11 @@ pub fn anything_failed(report: &FleetReport) -> bool {
 }
 
 /// `health_check baseline`: learns per-model expectations and writes them as YAML.
-pub fn learn(reader: &ReaderConfig) -> Result<(Baseline, Vec<Machine>), ReadError> {
+pub fn learn(reader: &ReaderConfig) -> Result<(Learned, Vec<Machine>), ReadError> {
     let (mut machines, _) = read_machines(reader, false)?;
     let groups = compare::group(&mut machines);
-    Ok((Baseline::learn(&machines, &groups, &reader.rules), machines))
+    let learned = Baseline::learn_saying_what_not(&machines, &groups, &reader.rules);
+    Ok((learned, machines))
 }
 
 #[cfg(test)]

@@ -203,7 +203,8 @@ fn add_baseline_checks(
     doc.checks.extend(judged);
 }
 
-/// `health_check baseline`: written, not written, or an input that cannot be read (usage).
+/// `health_check baseline`: written, not written, or an input that cannot be read or that teaches
+/// no measured figure (usage). Every figure it could not learn is named with the reason.
 pub fn baseline(config: &Config, reader: &ReaderConfig) -> Exit {
     let (learned, machines) = match judge::fleet::learn(reader) {
         Ok(r) => r,
@@ -227,6 +228,27 @@ pub fn baseline(config: &Config, reader: &ReaderConfig) -> Exit {
         );
         return Exit::NotWritten;
     }
+    let safe = crate::render::text::terminal_safe;
+    for gap in &learned.not_learned {
+        eprintln!(
+            "health_check: note: {} on model {}: {}{}",
+            safe(&gap.figure),
+            safe(&gap.sku),
+            if gap.missing { "not learned: " } else { "" },
+            safe(&gap.why)
+        );
+    }
+    if !learned.learned_a_measurement() {
+        let left = learned.not_learned.iter().filter(|g| g.missing).count();
+        eprintln!(
+            "health_check: error: the baseline would hold no measured figure (only what the \
+             machines have): {left} measured figure(s) could not be learned (above); run the \
+             machines again when nothing else loads them, or with their sections, and learn \
+             from those runs; nothing written"
+        );
+        return Exit::Usage;
+    }
+    let learned = learned.baseline;
     let text = match serde_yaml::to_string(&learned) {
         Ok(t) => format!(
             "# health_check baseline: per-SKU medians learned from {used} machine(s); judge runs with\n\

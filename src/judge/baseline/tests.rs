@@ -83,6 +83,61 @@ fn a_baseline_learns_only_from_healthy_quiet_runs_measured_alike() {
     assert_eq!((e.unit.as_str(), e.direction), ("MiB/s", Direction::Higher));
 }
 
+/// What a baseline leaves out is said, with the reason; and runs that were all measured under
+/// interference teach no measured figure at all, which `baseline` refuses to write.
+#[test]
+fn a_baseline_names_what_it_could_not_learn_and_whether_it_learned_a_measurement() {
+    use crate::judge::compare::tests::machine;
+    use crate::wire::document::Section;
+    let peak = |v: f64| vec![fig(&PEAK_BANDWIDTH, &["all reads"], v)];
+    let mut machines: Vec<Machine> = [30_000.0, 30_500.0, 29_500.0]
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| machine(&format!("m{i}"), peak(v)))
+        .collect();
+    let mut busy = machine("busy", peak(2.0));
+    busy.interfered
+        .insert(Section::Memory, "30 % of the CPU stolen".into());
+    let quick = machine(
+        "quick",
+        vec![fig_as(
+            &PEAK_BANDWIDTH,
+            &["all reads"],
+            3.0,
+            "profile=quick".into(),
+        )],
+    );
+    machines.extend([busy, quick]);
+    let groups = vec![(sku(), (0..machines.len()).collect())];
+    let learned = Baseline::learn_saying_what_not(&machines, &groups, &Rules::builtin());
+    assert!(learned.learned_a_measurement());
+    let [gap] = learned.not_learned.as_slice() else {
+        panic!("{:?}", learned.not_learned);
+    };
+    assert_eq!(gap.figure, "memory.peak_bandwidth.all reads");
+    assert!(!gap.missing, "learned from the quiet standard runs");
+    assert!(
+        gap.why.contains("measured otherwise by 1 as profile=quick"),
+        "{}",
+        gap.why
+    );
+    // Every run under interference: nothing measured is learned, and each figure says why.
+    for m in &mut machines {
+        m.interfered.insert(Section::Memory, "busy".into());
+    }
+    let learned = Baseline::learn_saying_what_not(&machines, &groups, &Rules::builtin());
+    assert!(!learned.learned_a_measurement());
+    assert!(learned.baseline.skus[0].figures.is_empty());
+    let missing: Vec<&NotLearned> = learned.not_learned.iter().filter(|g| g.missing).collect();
+    assert_eq!(missing.len(), 1, "{:?}", learned.not_learned);
+    assert!(
+        missing[0]
+            .why
+            .contains("under interference on all 5 machine(s)"),
+        "{missing:?}"
+    );
+}
+
 #[test]
 fn fifteen_percent_less_memory_bandwidth_fails_and_names_everything() {
     let rules = Rules::builtin();
