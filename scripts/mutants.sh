@@ -7,7 +7,7 @@
 # two CPUs). Results: docs/testing.md.
 #
 # Usage: scripts/mutants.sh                 every file below
-#        scripts/mutants.sh src/judge/reference.rs ...   only these files
+#        scripts/mutants.sh crates/app/src/judge/reference.rs ...   only these files
 #        MUTANTS_JOBS=2 scripts/mutants.sh   parallel builds (each needs its own copy of target/)
 #        MUTANTS_OUTPUT=target/mutants-2 scripts/mutants.sh ...   keep an earlier run's results
 #        MUTANTS_AGAIN="target/mutants-1 target/mutants-2" scripts/mutants.sh ...
@@ -25,24 +25,24 @@ cargo mutants --version >&2
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
   files=(
-    src/judge/reference.rs
-    src/judge/noise.rs
-    src/judge/past.rs
-    src/judge/drift.rs
-    src/judge/health.rs
-    src/judge/compare.rs
-    src/judge/blame.rs
-    src/judge/baseline.rs
-    src/judge/checks/mod.rs
-    src/judge/checks/errors.rs
-    src/judge/checks/sleep.rs
-    src/judge/checks/network.rs
-    src/judge/checks/system.rs
-    src/judge/checks/memory.rs
-    src/judge/checks/storage.rs
-    src/judge/rules.rs
-    src/wire/figures.rs
-    src/wire/counters.rs
+    crates/app/src/judge/reference.rs
+    crates/app/src/judge/noise.rs
+    crates/app/src/judge/past.rs
+    crates/app/src/judge/drift.rs
+    crates/app/src/judge/health.rs
+    crates/app/src/judge/compare.rs
+    crates/app/src/judge/blame.rs
+    crates/app/src/judge/baseline.rs
+    crates/app/src/judge/checks/mod.rs
+    crates/app/src/judge/checks/errors.rs
+    crates/app/src/judge/checks/sleep.rs
+    crates/app/src/judge/checks/network.rs
+    crates/app/src/judge/checks/system.rs
+    crates/app/src/judge/checks/memory.rs
+    crates/app/src/judge/checks/storage.rs
+    crates/app/src/judge/rules.rs
+    crates/app/src/wire/figures.rs
+    crates/app/src/wire/counters.rs
   )
 fi
 args=()

@@ -103,7 +103,7 @@ cargo fmt --all --check
 # features of shared dependencies, hence the check of the shipped set below). Only our crate is
 # built twice: the dependencies are the release build's own.
 # Every crate of the workspace (the floors, docs/architecture.md), each unoptimised for its tests.
-OUR_CRATES=(health-check health-check-base health-check-measure)
+OUR_CRATES=(health-check health-check-base health-check-measure health-check-app)
 unoptimised() { # PROFILE: --config arguments building our crates at opt-level 0
   local c
   for c in "${OUR_CRATES[@]}"; do printf '%s\n' --config "profile.$1.package.$c.opt-level=0"; done
@@ -159,8 +159,8 @@ step "cargo test --release --test accuracy --test fleet_degraded (alone)"
 timed_tests "$LOGS/reference-tests.log" cargo test --release --locked --test accuracy --test fleet_degraded
 
 # The floors with architecture code (the memory kernels, the OS calls: crates/measure and
-# crates/base) unoptimised for aarch64: their tests take seconds under qemu. The root package has
-# no architecture code (tests/integration/layers.rs holds it to that), so neither it nor its
+# crates/base) unoptimised for aarch64: their tests take seconds under qemu. crates/app has no
+# architecture code (tests/integration/layers.rs holds it to that), so neither it nor its
 # dependencies (the bundled SQLite's C among them) are built for aarch64: that was 170 s here.
 AARCH64_TESTS=(cargo test --locked --lib --target aarch64-unknown-linux-gnu
   -p health-check-base -p health-check-measure "${DEV_UNOPTIMISED[@]}")
@@ -201,13 +201,14 @@ checks_and_cross_builds() {
 }
 # The integration tests assert what runs do (their figures judged with the interference limits
 # lifted where they measure); pytest's modules that assert what runs wrote (the benchpress
-# contract, the install role, the NHC replay, the parser, the exports) run beside them, at the
-# lowest priority, in the CPU time they leave idle. Each pytest process has a temporary directory
+# contract, the NHC replay, the parser, the exports) run beside them, at the lowest priority, in
+# the CPU time they leave idle. Each pytest process has a temporary directory
 # of its own.
 PYTEST_FLEET=(tests/python/test_fleet_ansible.py tests/python/test_html_report.py)
-PYTEST_SLURM=(tests/python/test_slurm.py tests/python/test_slurm_cap.py tests/python/test_deploy.py)
-PYTEST_OTHERS=(tests/python/test_contract.py tests/python/test_install_role.py
-  tests/python/test_nhc_differential.py tests/python/test_parser.py tests/python/test_exports.py)
+PYTEST_SLURM=(tests/python/test_slurm.py tests/python/test_slurm_cap.py tests/python/test_deploy.py
+  tests/python/test_install_role.py)
+PYTEST_OTHERS=(tests/python/test_contract.py tests/python/test_nhc_differential.py
+  tests/python/test_parser.py tests/python/test_exports.py)
 for f in tests/python/test_*.py; do
   [[ " ${PYTEST_FLEET[*]} ${PYTEST_SLURM[*]} ${PYTEST_OTHERS[*]} " == *" $f "* ]] \
     || { echo "FAILED: $f is in neither pytest group (scripts/test.sh)" >&2; exit 1; }
@@ -231,14 +232,15 @@ bg_wait "pytest (what runs wrote)"
 # pytest's modules whose verdicts rest on figures measured now, at normal priority: the Ansible
 # fleet's shaped links and the fleet page's runs (a bandwidth rule of 50 % on them) one test at a
 # time; beside them Slurm's (its health checks lift the interference limits, and its busy node
-# wants the load) and the deployment's (its interference test brings its own burner).
+# wants the load), the deployment's (its interference test brings its own burner) and the install
+# role's (an Ansible run on a host of its own that measures nothing).
 pytest_slurm() {
   "${PYTEST[@]}" --basetemp "$PYTEST_TMP/slurm" "${PYTEST_SLURM[@]}"
 }
-bg_start "pytest (Slurm, deployment)" pytest_slurm
-step "pytest: the Ansible fleet and the fleet page (beside: Slurm's and the deployment's; what is left of $CHECKS)"
+bg_start "pytest (Slurm, deployment, install)" pytest_slurm
+step "pytest: the Ansible fleet and the fleet page (beside: Slurm's, the deployment's, the install role's; what is left of $CHECKS)"
 "${PYTEST[@]}" --basetemp "$PYTEST_TMP/fleet" "${PYTEST_FLEET[@]}"
-bg_wait "pytest (Slurm, deployment)"
+bg_wait "pytest (Slurm, deployment, install)"
 rm -rf "$PYTEST_TMP"
 bg_wait "$CHECKS"
 

@@ -5,27 +5,9 @@
 //! protocol), the cost of sleeping and waking threads, and optionally storage. It prints one JSON
 //! document on stdout (the benchpress `metrics` object, `docs/contract.md`) and a summary on stderr.
 //!
-//! The crate is a library so that integration tests can call the parsers and the protocol code
-//! directly; `main.rs` only parses the command line and calls [`run::run`].
+//! The code lives in the workspace's crates, one per floor (docs/architecture.md, "Layers"):
+//! `crates/base`, `crates/measure` and `crates/app`. This package is the binary (`main.rs`), its
+//! tests, benchmarks and the tests' fault-injection build; its library re-exports every floor
+//! under the module names the tests use (`health_check::wire`, `health_check::memory`, ...).
 
-// Layers, each importing only from those above it in this list (docs/architecture.md). The two
-// lowest are crates of their own (crates/base, crates/measure), so the compiler holds them to it;
-// tests/integration/layers.rs holds the rest, and the rooms inside each crate.
-// Leaves, and the measurement (the machine, then the sections), under the names the code uses.
-pub use health_check_base::{command, error, os, rng, stats, trust, units};
-pub use health_check_measure::{memory, net, sched, storage, system};
-// Wire: the document and the fleet report, as written and as read back.
-pub mod nhc;
-pub mod wire;
-// History: a machine's past runs in SQLite, read and written as wire types.
-pub mod history;
-// Judge: every verdict.
-pub mod judge;
-// Render: JSON, the human summaries, HTML, JUnit, Prometheus, the envelope.
-pub mod render;
-// The run-length presets and every default, in one table.
-pub mod profile;
-// The command line and the run.
-pub mod cli;
-pub mod config;
-pub mod run;
+pub use health_check_app::*;

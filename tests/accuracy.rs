@@ -187,7 +187,7 @@ fn ours_memory(tests: &str) -> Value {
     doc["memory"].clone()
 }
 
-/// The quick profile's bandwidth phase (`src/profile.rs`), which the C reference matches.
+/// The quick profile's bandwidth phase (`crates/app/src/profile.rs`), which the C reference matches.
 const PHASE_SECONDS: &str = "0.2";
 
 #[test]

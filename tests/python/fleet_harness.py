@@ -170,7 +170,6 @@ class Fleet:
         self.bridge = f"hcfb{self.tag}"
         self.controller = f"{self.net}1"
         self.hosts = [Host(self, i) for i in range(1, n + 1)]
-        self.made_run_sshd = False
         self._made_bridge = False
 
     # ---- life cycle
@@ -199,7 +198,6 @@ class Fleet:
             self.binary = str(stripped)
         if not os.path.isdir("/run/sshd"):  # sshd's privilege separation directory
             os.makedirs("/run/sshd", mode=0o755)
-            self.made_run_sshd = True
         run(["ip", "link", "add", self.bridge, "type", "bridge"])
         self._made_bridge = True
         run(["ip", "addr", "add", f"{self.controller}/24", "dev", self.bridge])
@@ -239,12 +237,9 @@ class Fleet:
         if self._made_bridge:
             run(["ip", "link", "del", self.bridge], check=False)
             self._made_bridge = False
-        if self.made_run_sshd:
-            try:
-                os.rmdir("/run/sshd")
-            except OSError:
-                pass
-            self.made_run_sshd = False
+        # /run/sshd, if this fleet made it, stays: another fleet (the suite runs two pytest
+        # processes at once) may still run its sshds, which need it for every connection; it is
+        # the directory openssh-server's own service makes, empty.
         shutil.rmtree(self.work, ignore_errors=True)
 
     # ---- sshd

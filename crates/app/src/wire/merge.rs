@@ -132,7 +132,7 @@ mod tests {
     fn fixture() -> Document {
         serde_json::from_str(include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/document.json"
+            "/../../tests/fixtures/document.json"
         )))
         .unwrap()
     }

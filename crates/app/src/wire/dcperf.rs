@@ -156,7 +156,7 @@ mod tests {
     fn the_upstream_example_reads_with_string_numbers_and_either_spelling() {
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/upstream-health-check-metrics.json"
+            "/../../tests/fixtures/upstream-health-check-metrics.json"
         ))
         .unwrap();
         let env: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -55,7 +55,7 @@ fn memory_figures(memory: &serde_json::Value, sweep: &str) -> Vec<(String, f64)>
 /// our types: a figure dropped, misnamed or taken from the wrong field shows here.
 #[test]
 fn every_figure_of_a_document_is_its_value_in_the_json() {
-    let text = include_str!("../../../tests/fixtures/document.json");
+    let text = include_str!("../../../../../tests/fixtures/document.json");
     let json: serde_json::Value = serde_json::from_str(text).unwrap();
     let doc: Document = serde_json::from_str(text).unwrap();
     let extracted = of_document(&doc);
@@ -136,7 +136,7 @@ fn every_figure_of_a_document_is_its_value_in_the_json() {
 /// DCPerf's own metrics (a real run, same machine) against their JSON read by path.
 #[test]
 fn every_figure_of_upstream_metrics_is_its_value_in_the_json() {
-    let text = include_str!("../../../tests/fixtures/upstream-health-check-metrics.json");
+    let text = include_str!("../../../../../tests/fixtures/upstream-health-check-metrics.json");
     let envelope: serde_json::Value = serde_json::from_str(text).unwrap();
     let json = &envelope["metrics"];
     let metrics =

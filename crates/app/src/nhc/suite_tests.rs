@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 fn suite_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/nhc-1.4.3-suite")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/nhc-1.4.3-suite")
 }
 
 fn text(v: &Value, key: &str) -> String {

@@ -361,7 +361,7 @@ mod tests {
                 "c.json",
                 &std::fs::read_to_string(concat!(
                     env!("CARGO_MANIFEST_DIR"),
-                    "/tests/fixtures/upstream-health-check-metrics.json"
+                    "/../../tests/fixtures/upstream-health-check-metrics.json"
                 ))
                 .unwrap(),
             ),

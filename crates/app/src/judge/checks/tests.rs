@@ -27,7 +27,7 @@ fn overrides_set_by_name_and_reject_unknown_names() {
 fn patched(patch: impl Fn(&mut serde_json::Value)) -> Document {
     let mut v: serde_json::Value = serde_json::from_str(include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/document.json"
+        "/../../tests/fixtures/document.json"
     )))
     .unwrap();
     patch(&mut v);

@@ -152,3 +152,36 @@ fn a_machine_failing_on_most_of_its_paths_explains_a_path_check_to_it() {
     assert_eq!(status(&report, "h0"), MachineStatus::Fail, "{report:#?}");
     assert_eq!(status(&report, "h1"), MachineStatus::Fail, "{report:#?}");
 }
+
+/// A machine judged on fewer than half of its figures says so first, with the sections left out;
+/// one with a few left out says it after its other reasons; one with none compared is alone.
+#[test]
+fn a_machine_judged_on_few_of_its_figures_says_so_first() {
+    let with = |left: usize| {
+        let mut m = machine("m", vec![]);
+        m.entry.figures = 10;
+        m.entry.reasons.push("an earlier reason".into());
+        m.entry.not_compared = (0..left)
+            .map(|i| {
+                let section = if i % 2 == 0 { "memory" } else { "sleepbench" };
+                format!("{section}.f{i}: measured with profile=quick where its group used profile=standard")
+            })
+            .collect();
+        let mut ms = vec![m];
+        account_not_compared(&mut ms);
+        ms.remove(0)
+    };
+    let mostly = with(6);
+    assert_eq!(mostly.entry.status, MachineStatus::Ok);
+    assert!(
+        mostly.entry.reasons[0].starts_with(
+            "judged on 4 of 10 figures only (memory, sleepbench not compared): 6 of 10"
+        ),
+        "{:?}",
+        mostly.entry.reasons
+    );
+    let few = with(2);
+    assert_eq!(few.entry.reasons[0], "an earlier reason");
+    assert!(few.entry.reasons[1].starts_with("2 of 10 figures not compared"));
+    assert_eq!(with(10).entry.status, MachineStatus::Alone);
+}

@@ -330,7 +330,9 @@ fn account(
 }
 
 /// A machine with figures left out of the comparison says how many and why; one none of whose
-/// figures could be compared is `alone` (it was compared with nothing).
+/// figures could be compared is `alone` (it was compared with nothing). One judged on fewer than
+/// half of its figures says so first, naming the sections left out: its status stands for what
+/// was compared only, and a reader must see that before the status.
 fn account_not_compared(machines: &mut [Machine]) {
     for m in machines.iter_mut() {
         let (left, total) = (m.entry.not_compared.len(), m.entry.figures);
@@ -342,6 +344,22 @@ fn account_not_compared(machines: &mut [Machine]) {
         let line = format!("{left} of {total} figures not compared: {why}{more}");
         if left >= total {
             m.raise(MachineStatus::Alone, format!("none compared: {line}"));
+        } else if left * 2 > total {
+            let sections: std::collections::BTreeSet<&str> = m
+                .entry
+                .not_compared
+                .iter()
+                .filter_map(|n| n.split(['.', ':']).next())
+                .collect();
+            let sections: Vec<&str> = sections.into_iter().collect();
+            m.entry.reasons.insert(
+                0,
+                format!(
+                    "judged on {} of {total} figures only ({} not compared): {line}",
+                    total - left,
+                    sections.join(", ")
+                ),
+            );
         } else {
             m.entry.reasons.push(line);
         }

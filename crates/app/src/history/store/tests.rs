@@ -7,7 +7,7 @@ use crate::wire::identity::MachineIdentity;
 fn doc(started: u64, peak: f64) -> Document {
     let mut d: Document = serde_json::from_str(include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/document.json"
+        "/../../tests/fixtures/document.json"
     )))
     .expect("the fixture is a document");
     d.health_check.started_unix = started;
