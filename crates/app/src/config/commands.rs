@@ -8,6 +8,7 @@ use crate::cli::{
     untyped,
 };
 use crate::error::ConfigError;
+use crate::judge::fleet::ReaderConfig;
 use crate::render::export::Format;
 use crate::units::parse_duration;
 use crate::wire::document::Profile;
@@ -20,6 +21,18 @@ pub(super) struct HistoryArgs<'a> {
     pub figure: Option<&'a str>,
     pub since: Option<&'a str>,
     pub html: Option<&'a Path>,
+}
+
+/// A reading subcommand's documents: at least one path, or an error saying what to give (`to`:
+/// what the subcommand does with them).
+fn needs_documents(reader: &ReaderConfig, to: &str) -> Result<(), ConfigError> {
+    if reader.paths.is_empty() {
+        return Err(ConfigError::new(
+            "DOC|DIR",
+            format!("give the documents to {to} (files, or directories searched for *.json)"),
+        ));
+    }
+    Ok(())
 }
 
 impl Config {
@@ -150,11 +163,8 @@ impl Config {
         usable_cpus: usize,
     ) -> Result<Config, ConfigError> {
         let reader = reader_config(reader, common, print_rules)?;
-        if reader.paths.is_empty() && !print_rules {
-            return Err(ConfigError::new(
-                "DOC|DIR",
-                "give the documents to compare (files, or directories searched for *.json)",
-            ));
+        if !print_rules {
+            needs_documents(&reader, "compare")?;
         }
         Self::plain(Mode::Compare(reader), common, usable_cpus)
     }
@@ -166,12 +176,7 @@ impl Config {
         usable_cpus: usize,
     ) -> Result<Config, ConfigError> {
         let reader = reader_config(reader, common, false)?;
-        if reader.paths.is_empty() {
-            return Err(ConfigError::new(
-                "DOC|DIR",
-                "give the documents to learn from (files, or directories searched for *.json)",
-            ));
-        }
+        needs_documents(&reader, "learn from")?;
         if common.output.is_none() {
             return Err(ConfigError::new(
                 "--output",
@@ -189,12 +194,7 @@ impl Config {
         usable_cpus: usize,
     ) -> Result<Config, ConfigError> {
         let reader = reader_config(reader, common, false)?;
-        if reader.paths.is_empty() {
-            return Err(ConfigError::new(
-                "DOC|DIR",
-                "give the documents to draw (files, or directories searched for *.json)",
-            ));
-        }
+        needs_documents(&reader, "draw")?;
         if html.is_none() && common.format == Format::Json {
             return Err(ConfigError::new(
                 "--html",
