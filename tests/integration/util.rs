@@ -7,7 +7,11 @@ use std::sync::OnceLock;
 
 /// The built `health_check` binary.
 pub fn bin() -> Command {
-    let mut cmd = Command::cargo_bin("health_check").unwrap();
+    without_our_environment(Command::cargo_bin("health_check").unwrap())
+}
+
+/// `cmd` without the variables a developer's shell may set for health_check (options, history).
+fn without_our_environment(mut cmd: Command) -> Command {
     cmd.env_remove("HEALTH_CHECK_OPTS")
         .env_remove("HEALTH_CHECK_HISTORY");
     cmd
@@ -36,10 +40,7 @@ pub fn faulty_bin_path() -> PathBuf {
 
 /// [`bin`] for the build with fault injection.
 pub fn faulty_bin() -> Command {
-    let mut cmd = Command::new(faulty_bin_path());
-    cmd.env_remove("HEALTH_CHECK_OPTS")
-        .env_remove("HEALTH_CHECK_HISTORY");
-    cmd
+    without_our_environment(Command::new(faulty_bin_path()))
 }
 
 /// A finished run.

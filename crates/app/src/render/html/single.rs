@@ -647,6 +647,19 @@ fn system_rows(s: &SystemPart) -> Vec<(&'static str, String)> {
             format!("{} (defrag {})", or(&s.thp), or(&s.thp_defrag)),
         ),
         ("governor", or(&s.governor)),
+        (
+            "clock",
+            s.clock.map_or("-".into(), |c| {
+                if c.synchronised {
+                    format!(
+                        "synchronised, estimated error {} ms",
+                        crate::units::number(c.estimated_error_ms)
+                    )
+                } else {
+                    "not synchronised".into()
+                }
+            }),
+        ),
         ("NICs", nics.join("; ")),
         (
             "IOMMU",
