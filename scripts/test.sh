@@ -219,18 +219,9 @@ pytest_others() {
   renice -n 19 -p "$BASHPID" >/dev/null
   "${PYTEST[@]}" --basetemp "$PYTEST_TMP/others" "${PYTEST_OTHERS[@]}"
 }
-# Slurm's, the deployment's and the install role's modules mostly wait (health-check intervals,
-# Ansible's round trips): they start here too, at the lowest priority, and go on beside the fleet.
-# Slurm's health checks lift the interference limits, and its busy node wants the load; the
-# deployment's interference test brings its own burner; the install role measures nothing.
-pytest_slurm() {
-  renice -n 19 -p "$BASHPID" >/dev/null
-  "${PYTEST[@]}" --basetemp "$PYTEST_TMP/slurm" "${PYTEST_SLURM[@]}"
-}
 bg_start "$CHECKS" checks_and_cross_builds
 bg_start "pytest (what runs wrote)" pytest_others
-bg_start "pytest (Slurm, deployment, install)" pytest_slurm
-step "the integration tests (beside, at low priority: pytest's other modules; Slurm's, the deployment's, the install role's; $CHECKS)"
+step "the integration tests (beside, at low priority: pytest's other modules; $CHECKS)"
 # As cargo runs them: from the package's directory, the harness's flags after the test name.
 env RUSTC_BOOTSTRAP=1 "$(cat "$LOGS/integration-executable")" -Z unstable-options --report-time \
   > >(tee "$LOGS/integration-tests.log") 2>&1
@@ -240,8 +231,14 @@ bg_wait "pytest (what runs wrote)"
 
 # pytest's modules whose verdicts rest on figures measured now, at normal priority: the Ansible
 # fleet's shaped links and the fleet page's runs (a bandwidth rule of 50 % on them) one test at a
-# time, beside what is left of the low-priority work.
-step "pytest: the Ansible fleet and the fleet page (beside: what is left of Slurm's, the deployment's, the install role's; $CHECKS)"
+# time; beside them Slurm's (its health checks lift the interference limits, and its busy node
+# wants the load), the deployment's (its interference test brings its own burner) and the install
+# role's (an Ansible run on a host of its own that measures nothing).
+pytest_slurm() {
+  "${PYTEST[@]}" --basetemp "$PYTEST_TMP/slurm" "${PYTEST_SLURM[@]}"
+}
+bg_start "pytest (Slurm, deployment, install)" pytest_slurm
+step "pytest: the Ansible fleet and the fleet page (beside: Slurm's, the deployment's, the install role's; what is left of $CHECKS)"
 "${PYTEST[@]}" --basetemp "$PYTEST_TMP/fleet" "${PYTEST_FLEET[@]}"
 bg_wait "pytest (Slurm, deployment, install)"
 rm -rf "$PYTEST_TMP"

@@ -126,8 +126,10 @@ def test_every_node_failing_at_once_never_drains_past_the_cap_at_any_sample(clus
         lines = storm_by_hand(cluster)
         drained = ours(partition(cluster))
         assert len(drained) == 1, f"{lines}\n{partition(cluster)}"
-        held = [line for line in lines if "held back by the cap" in line or "still choosing" in line]
-        assert len(held) == len(NODES) - 1, lines
+        # Every other node says it did not drain: held back by the cap, still choosing when its
+        # deadline came, or (on a controller slowed by a busy host) unable to read the cap in time.
+        held = [line for line in lines if "not draining" in line]
+        assert len(held) == len(NODES) - 1, "\n".join(lines)
         # Then slurmd's own runs, every 2 s on every node, for a few rounds.
         cluster.set_options([*FAILING, *CAP])
         before = len(cluster.runs())
