@@ -88,10 +88,10 @@ pub fn settings(profile: Profile) -> Settings {
         // cheap, telling part of every section, within 10 s.
         Profile::Check => Settings {
             summary: "the scheduler level, within 10 s: a short nanosleep window, one idle \
-                      chain and one bandwidth mix sized to the last-level cache, 3 pings and 1 s \
+                      chain and one bandwidth mix sized to the last-level cache, 5 pings and 1 s \
                       each way to each client",
             sleep_time: s(1),
-            ping_count: 3,
+            ping_count: 5,
             ping_interval: ms(100),
             iperf_seconds: 1,
             memory: MemoryConfig {

@@ -121,10 +121,12 @@ pub(super) fn network_config(
             "give at least 10ms between requests",
         ));
     }
+    // Below 65,535: a reply names its request by a 16-bit sequence number, so a run's requests
+    // must not reuse one (and the warm-up request has the last).
     let count = int_in(
         net.ping_count,
         "--ping-count",
-        1..=100_000,
+        1..=65_000,
         profile::settings(profile).ping_count,
     )?;
     let seconds = int_in(
@@ -146,6 +148,7 @@ pub(super) fn network_config(
         port,
         ping: Some(PingConfig {
             count,
+            warm_up: true,
             interval,
             linger: interval.max(Duration::from_secs(1)),
             tcp_port: port,

@@ -15,7 +15,7 @@ pub struct Thresholds {
     pub sleep_calls_per_thread: f64,
     /// ping: any loss warns; loss above this fails, %.
     pub ping_loss_pct: f64,
-    /// ping: an average RTT above this warns, ms (TaoBench asks 0.1 to 0.15 ms).
+    /// ping: a median RTT above this warns, ms (TaoBench asks 0.1 to 0.15 ms).
     pub ping_rtt_ms: f64,
     /// bandwidth to each client below this fails on machines with up to 72 logical CPUs, Gbit/s.
     pub min_bandwidth_gbps: f64,

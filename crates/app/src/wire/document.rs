@@ -397,11 +397,15 @@ pub enum PingMethod {
 pub struct PingEntry {
     /// The client exactly as given.
     pub hostname: String,
-    /// Average RTT, ms.
+    /// Average RTT, ms (DCPerf's figure, as `ping` prints it).
     #[schemars(required, transform = nullable)]
     pub latency: Option<f64>,
     /// Always `ms`.
     pub unit: Ms,
+    /// Median RTT, ms: the figure judged (`ping.latency`), one slow reply on a busy host does
+    /// not move it. Absent in documents older than 2026-12-05 (their average is judged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median: Option<f64>,
     /// Smallest RTT, ms.
     #[schemars(required, transform = nullable)]
     pub min: Option<f64>,
@@ -411,8 +415,12 @@ pub struct PingEntry {
     /// Spread as ping prints it (population standard deviation), ms.
     #[schemars(required, transform = nullable)]
     pub mdev: Option<f64>,
-    /// Requests sent.
+    /// Requests sent and counted.
     pub sent: u32,
+    /// Requests sent before the counted ones and not counted in any figure (the first packet
+    /// to a peer pays for neighbour discovery).
+    #[serde(default)]
+    pub warm_up: u32,
     /// Replies received.
     pub received: u32,
     /// Lost requests, % of sent.
@@ -430,6 +438,13 @@ pub struct PingEntry {
     /// A local error: requests it stopped were not sent and are not counted as lost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl PingEntry {
+    /// The RTT judged: the median where the document has one, else the average.
+    pub fn typical_rtt(&self) -> Option<f64> {
+        self.median.or(self.latency)
+    }
 }
 
 /// One client's TCP bandwidth (DCPerf: hostname, bandwidth, unit), rates in Gbit/s (10^9 bit/s).

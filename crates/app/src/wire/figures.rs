@@ -149,7 +149,7 @@ family!(
     Network,
     "ping_rtt_seconds",
     1e-3,
-    "average ping RTT to the client",
+    "median ping RTT to the client (older documents: the average)",
     rule_above(50.0, false, 0.05),
     load_moves: true
 );
@@ -692,7 +692,7 @@ pub fn of_document_as(doc: &Document, identity: Option<&MachineIdentity>) -> Ext
         f.out = of_identity(id);
     }
     for p in doc.ping.iter().flatten() {
-        f.add(&PING_LATENCY, &[&p.hostname], p.latency);
+        f.add(&PING_LATENCY, &[&p.hostname], p.typical_rtt());
         f.add(&PING_LOSS, &[&p.hostname], p.loss_pct);
     }
     for b in doc.iperf3_bandwidth.iter().flatten() {

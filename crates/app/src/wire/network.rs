@@ -6,7 +6,7 @@ use crate::net::iperf3::client::TestReport;
 use crate::net::link::tcp_goodput_limit_gbps;
 use crate::net::ping::{Method, PingResult};
 use crate::net::{Aggregate, HostResult, NetworkResults};
-use crate::stats::{mdev, min_avg_max};
+use crate::stats::{mdev, median, min_avg_max};
 use crate::units::round_to;
 
 /// A ping entry for a client that could not be pinged at all.
@@ -15,10 +15,12 @@ pub fn ping_error_entry(host: &str, why: &str) -> PingEntry {
         hostname: host.to_string(),
         latency: None,
         unit: Ms::Word,
+        median: None,
         min: None,
         max: None,
         mdev: None,
         sent: 0,
+        warm_up: 0,
         received: 0,
         loss_pct: None,
         method: None,
@@ -76,6 +78,7 @@ fn fill_ping(entry: &mut PingEntry, p: &PingResult, ms: impl Fn(f64) -> f64) {
         Method::TcpConnect => PingMethod::TcpConnect,
     });
     entry.sent = p.sent;
+    entry.warm_up = p.warm_up;
     entry.received = p.rtts_ms.len() as u32;
     if p.sent > 0 {
         let lost = p.sent.saturating_sub(entry.received);
@@ -86,6 +89,7 @@ fn fill_ping(entry: &mut PingEntry, p: &PingResult, ms: impl Fn(f64) -> f64) {
         entry.latency = Some(ms(avg));
         entry.max = Some(ms(max));
         entry.mdev = mdev(&p.rtts_ms).map(&ms);
+        entry.median = median(&p.rtts_ms).map(&ms);
     }
     if let Some(e) = &p.error {
         entry.error = Some(e.clone());

@@ -18,8 +18,12 @@ use std::time::{Duration, Instant};
 /// How to ping.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PingConfig {
-    /// Echo requests per client (ping -c).
+    /// Echo requests per client that count (ping -c).
     pub count: u32,
+    /// Send one request first and wait up to `interval` for its answer, counting neither: the
+    /// first packet to a peer pays for neighbour discovery and cold caches on the path, a cost
+    /// the figures would otherwise carry as a slow first RTT.
+    pub warm_up: bool,
     /// Time between requests (ping -i).
     pub interval: Duration,
     /// How long to wait for the last reply.
@@ -65,8 +69,10 @@ impl Method {
 pub struct PingResult {
     /// How the RTTs were measured.
     pub method: Method,
-    /// Requests sent.
+    /// Requests sent and counted.
     pub sent: u32,
+    /// Requests sent before the counted ones (see [`PingConfig::warm_up`]).
+    pub warm_up: u32,
     /// RTT of each answered request, ms.
     pub rtts_ms: Vec<f64>,
     /// A local error (no file descriptor, no buffer, a local firewall, no route): requests it
@@ -121,6 +127,7 @@ pub fn ping_all(
                 h.join().unwrap_or_else(|_| PingResult {
                     method: Method::Icmp,
                     sent: 0,
+                    warm_up: 0,
                     rtts_ms: Vec::new(),
                     error: Some("internal error in the ping thread".into()),
                     fallback: None,
@@ -155,6 +162,7 @@ pub fn ping_one(
         Err(e) if icmp_not_permitted(&e) => PingResult {
             method: Method::Icmp,
             sent: 0,
+            warm_up: 0,
             rtts_ms: Vec::new(),
             error: Some(format!(
                 "cannot open an ICMP socket: {e} (run as root, allow it with sysctl \
@@ -165,6 +173,7 @@ pub fn ping_one(
         Err(e) => PingResult {
             method: Method::Icmp,
             sent: 0,
+            warm_up: 0,
             rtts_ms: Vec::new(),
             error: Some(local_message("cannot open an ICMP socket", &e)),
             fallback: None,
@@ -194,10 +203,20 @@ fn tcp_ping(
     should_stop: &(dyn Fn() -> bool + Sync),
 ) -> PingResult {
     use socket2::{Domain, Socket, Type};
-    let start = Instant::now();
     let mut rtts = Vec::new();
     let mut sent = 0;
     let mut error = None;
+    let mut warm_up = 0;
+    if cfg.warm_up && !should_stop() {
+        // Answered or not, not counted; a local error shows again on the first counted probe.
+        if let Ok(socket) = Socket::new(Domain::for_address(addr), Type::STREAM, None) {
+            warm_up = 1;
+            if socket.connect_timeout(&addr.into(), cfg.interval).is_ok() {
+                let _ = socket.set_linger(Some(Duration::ZERO));
+            }
+        }
+    }
+    let start = Instant::now();
     for seq in 0..cfg.count {
         if should_stop() {
             break;
@@ -240,6 +259,7 @@ fn tcp_ping(
     PingResult {
         method: Method::TcpConnect,
         sent,
+        warm_up,
         rtts_ms: rtts,
         error,
         fallback: None,
@@ -253,6 +273,7 @@ mod tests {
     fn cfg() -> PingConfig {
         PingConfig {
             count: 3,
+            warm_up: true,
             interval: Duration::from_millis(50),
             linger: Duration::from_millis(200),
             tcp_port: 9,
@@ -263,7 +284,7 @@ mod tests {
     #[test]
     fn loopback_answers_every_request() {
         let r = ping_one("127.0.0.1:0".parse().unwrap(), 0, &cfg(), &|| false);
-        assert_eq!(r.sent, 3, "{r:?}");
+        assert_eq!((r.sent, r.warm_up), (3, 1), "{r:?}");
         assert_eq!(r.rtts_ms.len(), 3, "{r:?}");
         assert!(r.rtts_ms.iter().all(|&ms| ms > 0.0 && ms < 100.0));
     }
@@ -275,7 +296,7 @@ mod tests {
         drop(listener);
         let r = tcp_ping(SocketAddr::from(([127, 0, 0, 1], port)), &cfg(), &|| false);
         assert_eq!(r.method, Method::TcpConnect);
-        assert_eq!((r.sent, r.rtts_ms.len()), (3, 3));
+        assert_eq!((r.sent, r.rtts_ms.len(), r.warm_up), (3, 3, 1));
     }
 
     #[test]

@@ -12,6 +12,9 @@ use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// The warm-up request's sequence number: never a counted one's (`--ping-count` stops below it).
+const WARM_UP_SEQ: u16 = u16::MAX;
+
 /// RTTs by sequence number; a duplicate reply is ignored.
 #[derive(Default)]
 struct Replies {
@@ -75,8 +78,22 @@ impl IcmpPinger {
     pub fn run(&self, cfg: &PingConfig, should_stop: &(dyn Fn() -> bool + Sync)) -> PingResult {
         let mut sent_at: Vec<Option<SystemTime>> = Vec::new();
         let mut rtts = Replies::default();
-        let start = Instant::now();
         let dest = SockAddr::from(SocketAddr::new(self.target.ip(), 0));
+        let mut warm_up = 0;
+        if cfg.warm_up && !should_stop() {
+            let packet = icmp::echo_request(self.family, self.id, WARM_UP_SEQ);
+            // A request that cannot leave fails again below, counted there.
+            if self.socket.send_to(&packet, &dest).is_ok() {
+                warm_up = 1;
+                let until = Instant::now() + cfg.interval;
+                while let Some((echo, _)) = self.next_reply(until, should_stop) {
+                    if echo.seq == WARM_UP_SEQ {
+                        break;
+                    }
+                }
+            }
+        }
+        let start = Instant::now();
         let mut error = None;
         let mut unsent = 0;
         for seq in 0..cfg.count {
@@ -115,6 +132,7 @@ impl IcmpPinger {
         PingResult {
             method: Method::Icmp,
             sent,
+            warm_up,
             rtts_ms: rtts.rtts_ms,
             error,
             fallback: None,
@@ -131,13 +149,32 @@ impl IcmpPinger {
         last: bool,
         should_stop: &(dyn Fn() -> bool + Sync),
     ) {
-        let mut buf = [0u8; 1500];
         let sent = sent_at.iter().flatten().count();
+        // After the last request, stop as soon as every request has its reply.
+        while !(last && rtts.rtts_ms.len() >= sent) {
+            let Some((echo, received)) = self.next_reply(until, should_stop) else {
+                return;
+            };
+            if let Some(Some(sent)) = sent_at.get(usize::from(echo.seq)) {
+                if let Ok(rtt) = received.duration_since(*sent) {
+                    rtts.record(echo.seq, rtt.as_secs_f64() * 1e3);
+                }
+            }
+        }
+    }
+
+    /// The next echo reply from the target to our identifier, with the kernel's receive time;
+    /// `None` at `until` or when told to stop.
+    fn next_reply(
+        &self,
+        until: Instant,
+        should_stop: &(dyn Fn() -> bool + Sync),
+    ) -> Option<(icmp::Echo, SystemTime)> {
+        let mut buf = [0u8; 1500];
         loop {
             let left = until.saturating_duration_since(Instant::now());
-            // After the last request, stop as soon as every request has its reply.
-            if left.is_zero() || should_stop() || (last && rtts.rtts_ms.len() >= sent) {
-                return;
+            if left.is_zero() || should_stop() {
+                return None;
             }
             let _ = self
                 .socket
@@ -155,11 +192,7 @@ impl IcmpPinger {
             if self.check_id && echo.id != self.id {
                 continue;
             }
-            if let Some(Some(sent)) = sent_at.get(usize::from(echo.seq)) {
-                if let Ok(rtt) = received.duration_since(*sent) {
-                    rtts.record(echo.seq, rtt.as_secs_f64() * 1e3);
-                }
-            }
+            return Some((echo, received));
         }
     }
 

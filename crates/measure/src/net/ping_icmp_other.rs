@@ -17,6 +17,7 @@ impl IcmpPinger {
         PingResult {
             method: super::Method::Icmp,
             sent: 0,
+            warm_up: 0,
             rtts_ms: Vec::new(),
             error: Some("ICMP ping is implemented on Linux only".into()),
             fallback: None,

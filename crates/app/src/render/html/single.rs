@@ -369,13 +369,14 @@ fn network(doc: &Document) -> String {
         );
     }
     if let Some(pings) = &doc.ping {
-        out.push_str("<h3>Ping</h3>\n<table><tr><th>client</th><th>min, ms</th><th>avg, ms</th><th>max, ms</th><th>mdev, ms</th><th>loss</th><th>method</th><th>error</th></tr>\n");
+        out.push_str("<h3>Ping</h3>\n<table><tr><th>client</th><th>min, ms</th><th>median, ms</th><th>avg, ms</th><th>max, ms</th><th>mdev, ms</th><th>loss</th><th>method</th><th>error</th></tr>\n");
         for p in pings {
             let _ = writeln!(
                 out,
-                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
                 escape(&p.hostname),
                 num(p.min),
+                num(p.median),
                 num(p.latency),
                 num(p.max),
                 num(p.mdev),
