@@ -297,6 +297,14 @@ struct Score {
     healthy_suspect: usize,
     suspects_before: usize,
     suspects_after: usize,
+    /// Measurements the first round's `resolve` asks for, and the second round's.
+    resolve_before: usize,
+    resolve_after: usize,
+    /// Healthy machines suspect or flagged after the second round.
+    healthy_suspect_after: usize,
+    healthy_flagged_after: usize,
+    /// Draws whose second round left as many measurements to make, or more.
+    resolve_grew: usize,
     found_after: usize,
     links: usize,
     links_found: usize,
@@ -421,9 +429,16 @@ fn draw(layout: Layout, kind: Kind, n: usize, seed: u64, score: &mut Score) {
         }
     }
     score.suspects_before += suspects_before;
+    score.resolve_before += report.resolve.len();
     if report.resolve.is_empty() {
         // No second round: the first stands.
         score.suspects_after += suspects_before;
+        score.healthy_suspect_after += (0..n)
+            .filter(|&m| fleet.fault[m].is_none() && status(m) == Some(MachineStatus::Suspect))
+            .count();
+        score.healthy_flagged_after += (0..n)
+            .filter(|&m| fleet.fault[m].is_none() && status(m).is_some_and(flagged))
+            .count();
         score.found_after += (0..n)
             .filter(|&m| fleet.fault[m].is_some() && status(m).is_some_and(flagged))
             .count();
@@ -448,6 +463,17 @@ fn draw(layout: Layout, kind: Kind, n: usize, seed: u64, score: &mut Score) {
         fleet.writes[index[r.to.as_str()]] = true;
     }
     let (second, _) = judge(fleet.machines(&tests, &mut rng), &reader(), None);
+    score.resolve_after += second.resolve.len();
+    if second.resolve.len() >= report.resolve.len() {
+        score.resolve_grew += 1;
+        if std::env::var_os("BLAME_SIM_DEBUG").is_some() {
+            eprintln!(
+                "{layout:?} {n} {kind:?} seed {seed}: resolve {} -> {}",
+                report.resolve.len(),
+                second.resolve.len()
+            );
+        }
+    }
     let st = statuses(&second);
     for m in 0..n {
         let Some(&s) = st.get(fleet.names[m].as_str()) else {
@@ -458,6 +484,69 @@ fn draw(layout: Layout, kind: Kind, n: usize, seed: u64, score: &mut Score) {
         }
         if fleet.fault[m].is_some() && flagged(s) {
             score.found_after += 1;
+        }
+        if fleet.fault[m].is_none() {
+            score.healthy_suspect_after += usize::from(s == MachineStatus::Suspect);
+            score.healthy_flagged_after += usize::from(flagged(s));
+            if std::env::var_os("BLAME_SIM_DEBUG").is_some() && flagged(s) {
+                let name = &fleet.names[m];
+                let e = second.machines.iter().find(|e| &e.label == name);
+                eprintln!(
+                    "{layout:?} {n} {kind:?} seed {seed}: healthy {name} {s:?} after round 2: {:?}",
+                    e.map(|e| &e.reasons)
+                );
+                if std::env::var_os("BLAME_SIM_DEBUG_ALL").is_some() {
+                    for e in &second.machines {
+                        if e.status != MachineStatus::Ok {
+                            eprintln!("  machine {} {:?} {:?}", e.label, e.status, e.reasons);
+                        }
+                    }
+                    eprintln!("  {} findings in round 2", second.findings.len());
+                    for g in &second.groups {
+                        eprintln!("  group {} {:?}", g.label, g.machines);
+                        for fs in &g.figures {
+                            eprintln!(
+                                "    {} n={} median={} mad={}",
+                                fs.figure, fs.count, fs.median, fs.mad
+                            );
+                        }
+                    }
+                    eprintln!(
+                        "  tests round 2: {:?}",
+                        tests
+                            .iter()
+                            .filter(|t| t.1 == 9 || t.0 == 9)
+                            .collect::<Vec<_>>()
+                    );
+                    for f in &second.findings {
+                        eprintln!("  {:?} {}: {}", f.scope, f.headline, f.message);
+                    }
+                    for f in &report.findings {
+                        eprintln!("  round 1: {:?} {}: {}", f.scope, f.headline, f.message);
+                    }
+                    eprintln!(
+                        "  resolve: {:?}",
+                        report
+                            .resolve
+                            .iter()
+                            .map(|r| format!("{}->{}", r.from, r.to))
+                            .collect::<Vec<_>>()
+                    );
+                }
+            }
+            if std::env::var_os("BLAME_SIM_DEBUG").is_some() && s == MachineStatus::Suspect {
+                let name = &fleet.names[m];
+                eprintln!(
+                    "{layout:?} {n} {kind:?} seed {seed}: healthy {name} suspect after round 2"
+                );
+                for f in second
+                    .findings
+                    .iter()
+                    .filter(|f| f.suspect.as_ref().is_some_and(|s| s.contains(name)))
+                {
+                    eprintln!("  {}: {}", f.headline, f.message);
+                }
+            }
         }
     }
 }
@@ -502,10 +591,10 @@ fn main() {
     ];
     println!(
         "| layout | machines | fault | draws | faulty | found | suspect | missed | healthy failed | \
-         healthy suspect | suspects before -> after (resolved) | found after round 2 | links found / suspect / of | group findings (draws) | ms per compare |"
+         healthy suspect | suspects before -> after (resolved) | found after round 2 | resolve before -> after (draws not shrinking) | healthy suspect / failed after round 2 | links found / suspect / of | group findings (draws) | ms per compare |"
     );
     println!(
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     let mut total = Score::default();
     for layout in layouts {
@@ -524,7 +613,7 @@ fn main() {
                     draw(layout, kind, n, 1 + d * 7919 + n as u64, &mut score);
                 }
                 println!(
-                    "| {layout:?} | {n} | {kind:?} | {} | {} | {} ({}) | {} | {} | {} | {} | {} -> {} ({}) | {} | {} / {} / {} | {} ({}) | {:.1} |",
+                    "| {layout:?} | {n} | {kind:?} | {} | {} | {} ({}) | {} | {} | {} | {} | {} -> {} ({}) | {} | {} -> {} ({}) | {} / {} | {} / {} / {} | {} ({}) | {:.1} |",
                     score.draws,
                     score.faulty,
                     score.found,
@@ -540,6 +629,11 @@ fn main() {
                         score.suspects_before
                     ),
                     score.found_after,
+                    score.resolve_before,
+                    score.resolve_after,
+                    score.resolve_grew,
+                    score.healthy_suspect_after,
+                    score.healthy_flagged_after,
                     score.links_found,
                     score.links_suspect,
                     score.links,
@@ -551,6 +645,11 @@ fn main() {
                 total.missed += score.missed;
                 total.suspects_before += score.suspects_before;
                 total.suspects_after += score.suspects_after;
+                total.resolve_before += score.resolve_before;
+                total.resolve_after += score.resolve_after;
+                total.resolve_grew += score.resolve_grew;
+                total.healthy_suspect_after += score.healthy_suspect_after;
+                total.healthy_flagged_after += score.healthy_flagged_after;
                 if kind == Kind::Fabric {
                     total.group_draws += score.group_draws;
                     total.draws += score.draws;
@@ -563,7 +662,8 @@ fn main() {
     println!(
         "\nhealthy machines failed or warned: {}; faulty machines neither found nor suspect: {}; \
          a shared fabric fault named by a group finding in {} of {} draws; group findings \
-         without one: {}; suspects resolved by a second round: {}",
+         without one: {}; suspects resolved by a second round: {}; resolve {} -> {} after it \
+         (draws where it did not shrink: {}); healthy machines suspect / failed after it: {} / {}",
         total.healthy_flagged,
         total.missed,
         total.group_draws,
@@ -572,6 +672,11 @@ fn main() {
         pct(
             total.suspects_before.saturating_sub(total.suspects_after),
             total.suspects_before
-        )
+        ),
+        total.resolve_before,
+        total.resolve_after,
+        total.resolve_grew,
+        total.healthy_suspect_after,
+        total.healthy_flagged_after,
     );
 }

@@ -69,6 +69,7 @@ pub fn findings(machines: &[Machine], groups: &[(Sku, Vec<usize>)], rules: &Rule
                         severity,
                         inconclusive: None,
                         suspect: None,
+                        headline: String::new(),
                         message: format!(
                             "{} differs from {agree} of {of} machines of its model: {}",
                             fact_label(fact),

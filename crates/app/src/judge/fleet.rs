@@ -4,14 +4,15 @@
 
 use super::baseline::{self, Baseline, Learned};
 use super::checks::Thresholds;
-use super::machine::{self, ClientCheck, LabelFrom, Machine};
+use super::machine::{self, ClientCheck, LabelFrom, Machine, Origin};
 use super::rules::Rules;
 use super::{blame, compare};
-use crate::wire::document::Status;
+use crate::wire::document::{Section, Status};
 use crate::wire::fleet::{Finding, FleetInfo, FleetReport, IdentityNote, MachineStatus, Scope};
+use crate::wire::headline;
 use crate::wire::read;
 use crate::wire::rule::Severity;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -138,6 +139,9 @@ pub fn judge(
         apply_baseline(&mut machines, b);
     }
     findings.extend(super::shared::findings(&mut machines, &groups));
+    for f in &mut findings {
+        f.headline = headline::of(f);
+    }
     let mut findings = excuse_aggregates(&mut machines, findings, &blamed.explained);
     account(&mut machines, &findings, &blamed.explained);
     account_not_compared(&mut machines);
@@ -247,10 +251,10 @@ fn excuse_aggregates(
             continue;
         }
         let why = format!(
-            "{} explained by the findings about its clients or the paths to them ({}), not its own fault: {}",
+            "{} explained by its clients or the paths to them ({}), not its own fault: {}",
             f.figure,
             clients.join(", "),
-            f.message
+            f.headline
         );
         if let Some(s) = server {
             machines[s].entry.reasons.push(why);
@@ -285,11 +289,12 @@ fn account(
             (None, Severity::Fail) => MachineStatus::Fail,
             (None, Severity::Warn) => MachineStatus::Warn,
         };
-        let word = match status {
-            MachineStatus::Inconclusive => "inconclusive",
-            _ => f.severity.as_str(),
+        // An inconclusive headline says so itself.
+        let reason = match status {
+            MachineStatus::Inconclusive => f.headline.clone(),
+            _ => format!("{}: {}", f.severity.as_str(), f.headline),
         };
-        machines[i].raise(status, format!("{word} by a finding: {}", f.message));
+        machines[i].raise(status, reason);
     }
     let clients = compare::client_index(machines);
     let paths: BTreeSet<(usize, usize)> = explained.iter().map(|(a, b, _)| (*a, *b)).collect();
@@ -301,6 +306,7 @@ fn account(
         .filter(|(_, m)| super::shared::fails_on_most_paths(m))
         .map(|(i, _)| i)
         .collect();
+    let failed_by_all = failed_by_every_measurer(machines, &clients, &failing_most);
     for (i, machine) in machines.iter_mut().enumerate() {
         let checks = std::mem::take(&mut machine.client_checks);
         for c in checks.into_iter().filter(ClientCheck::counts) {
@@ -309,6 +315,9 @@ fn account(
                 Some(j) if paths.contains(&(i, j)) => Some("a finding about it or the path to it"),
                 Some(j) if failing_most.contains(&j) && !failing_most.contains(&i) => {
                     Some("its own checks, which fail on most of its paths")
+                }
+                Some(j) if failed_by_all.contains_key(&j) => {
+                    Some("every machine that measured it fails its check about it")
                 }
                 _ => None,
             };
@@ -327,6 +336,55 @@ fn account(
             }
         }
     }
+}
+
+/// The clients whose every measurer (two at least, each passing most of its other paths) fails
+/// its own check about them, with how many measured them: several machines fine elsewhere agree,
+/// so the client is at fault, whatever a comparison could say (a model with two machines, one
+/// slow, has no level to compare with). Each fails for it, and their checks are put down to it.
+fn failed_by_every_measurer(
+    machines: &mut [Machine],
+    clients: &HashMap<String, usize>,
+    failing_most: &BTreeSet<usize>,
+) -> BTreeMap<usize, usize> {
+    let mut measured_by: HashMap<usize, BTreeSet<usize>> = HashMap::new();
+    let mut failed_by: HashMap<usize, BTreeSet<usize>> = HashMap::new();
+    for (i, m) in machines.iter().enumerate() {
+        for j in m
+            .figures
+            .iter()
+            .filter(|f| f.family.per_client() && f.family.section == Section::Network)
+            .filter_map(|f| clients.get(f.client()?).copied())
+            .filter(|&j| j != i)
+        {
+            measured_by.entry(j).or_default().insert(i);
+        }
+        for j in m
+            .client_checks
+            .iter()
+            .filter(|c| c.status == Status::Fail && c.origin == Origin::Run)
+            .filter_map(|c| clients.get(&c.client).copied())
+            .filter(|&j| j != i)
+        {
+            failed_by.entry(j).or_default().insert(i);
+        }
+    }
+    let out: BTreeMap<usize, usize> = failed_by
+        .into_iter()
+        .filter(|(j, by)| {
+            by.len() >= 2
+                && measured_by.get(j) == Some(by)
+                && by.iter().all(|i| !failing_most.contains(i))
+        })
+        .map(|(j, by)| (j, by.len()))
+        .collect();
+    for (&j, &n) in &out {
+        machines[j].raise(
+            MachineStatus::Fail,
+            format!("fail: all {n} machines that measured it fail their checks about it"),
+        );
+    }
+    out
 }
 
 /// A machine with figures left out of the comparison says how many and why; one none of whose

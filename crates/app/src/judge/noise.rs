@@ -231,6 +231,16 @@ mod tests {
             ..quiet
         };
         assert_eq!(interfered(&at_the_limits, &t), None);
+        // Each cause has its word in a finding's headline.
+        let other = InterferenceEntry {
+            other_cpu_pct: Some(90.0),
+            ..quiet
+        };
+        let words: Vec<&str> = [&steal, &other, &quota, &hot]
+            .into_iter()
+            .map(|i| crate::wire::headline::interference_word(&interfered(i, &t).unwrap()))
+            .collect();
+        assert_eq!(words, ["CPU steal", "other processes", "CPU quota", "heat"]);
         assert_eq!(
             section_of(&CheckId::parse("baseline.network.bandwidth.h1")),
             Some(Section::Network)

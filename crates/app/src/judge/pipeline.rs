@@ -193,6 +193,7 @@ impl<'r> Judged<'r> {
             severity: self.rule.spec.severity,
             inconclusive: interfered,
             suspect: None,
+            headline: String::new(),
             message,
         }
     }

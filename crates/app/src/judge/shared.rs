@@ -225,6 +225,7 @@ fn finding(machines: &[Machine], group: &str, k: &str, short: &[usize], of: usiz
         severity,
         inconclusive: None,
         suspect: None,
+        headline: String::new(),
         message,
     }
 }

@@ -32,7 +32,10 @@ struct Case {
     class: String,
     name: String,
     outcome: CaseOutcome,
+    /// One line: what CI systems show in their list.
     message: String,
+    /// The evidence behind `message`, shown when the case is opened.
+    evidence: Option<String>,
 }
 
 enum CaseOutcome {
@@ -55,6 +58,7 @@ fn case_of_check(suite: &str, c: &Check) -> Case {
             Status::Inconclusive => format!("INCONCLUSIVE: {}", c.message),
             _ => c.message.clone(),
         },
+        evidence: None,
     }
 }
 
@@ -82,15 +86,22 @@ fn write_suite(out: &mut String, name: &str, hostname: Option<&str>, seconds: f6
             escape(&c.name)
         );
         let msg = escape(&c.message);
+        let body = c.evidence.as_deref().map_or_else(|| msg.clone(), escape);
         match c.outcome {
             CaseOutcome::Failure => {
                 let _ = write!(
                     out,
-                    "<failure message=\"{msg}\" type=\"fail\">{msg}</failure>"
+                    "<failure message=\"{msg}\" type=\"fail\">{body}</failure>"
                 );
+            }
+            CaseOutcome::Skipped if c.evidence.is_some() => {
+                let _ = write!(out, "<skipped message=\"{msg}\">{body}</skipped>");
             }
             CaseOutcome::Skipped => {
                 let _ = write!(out, "<skipped message=\"{msg}\"/>");
+            }
+            CaseOutcome::Pass if c.evidence.is_some() => {
+                let _ = write!(out, "<system-out>{msg}\n{body}</system-out>");
             }
             CaseOutcome::Pass => {
                 let _ = write!(out, "<system-out>{msg}</system-out>");
@@ -122,6 +133,7 @@ fn section_cases(suite: &str, doc: &Document) -> Vec<Case> {
                 SectionOutcome::Ok | SectionOutcome::Interrupted => CaseOutcome::Pass,
             },
             message: outcome.to_wire(),
+            evidence: None,
         })
         .collect()
 }
@@ -179,11 +191,12 @@ pub fn fleet(r: &FleetReport) -> String {
                     CaseOutcome::Failure
                 }
             },
-            message: if m.reasons.is_empty() {
-                m.status.as_str().to_string()
-            } else {
-                format!("{}: {}", m.status.as_str(), m.reasons.join("; "))
+            // The first reason heads; all of them are the evidence.
+            message: match m.reasons.first() {
+                None => m.status.as_str().to_string(),
+                Some(first) => format!("{}: {first}", m.status.as_str()),
             },
+            evidence: (m.reasons.len() > 1).then(|| m.reasons.join("\n")),
         }];
         // A link finding is listed under both its ends, a group finding under its members:
         // it fails none of them (a group's fails its own suite, below).
@@ -203,15 +216,16 @@ pub fn fleet(r: &FleetReport) -> String {
                     _ => CaseOutcome::Pass,
                 },
                 message: match (&finding.inconclusive, finding.severity) {
-                    (Some(_), _) => format!("INCONCLUSIVE: {}", finding.message),
-                    _ if finding.suspect.is_some() => format!("SUSPECT: {}", finding.message),
-                    (None, Severity::Warn) => format!("WARN: {}", finding.message),
+                    (Some(_), _) => format!("INCONCLUSIVE: {}", finding.title()),
+                    _ if finding.suspect.is_some() => format!("SUSPECT: {}", finding.title()),
+                    (None, Severity::Warn) => format!("WARN: {}", finding.title()),
                     (None, Severity::Fail) if finding.scope == Scope::Group => {
-                        format!("GROUP: {}", finding.message)
+                        format!("GROUP: {}", finding.title())
                     }
-                    (None, Severity::Fail) if fails_none => format!("LINK: {}", finding.message),
-                    _ => finding.message.clone(),
+                    (None, Severity::Fail) if fails_none => format!("LINK: {}", finding.title()),
+                    _ => finding.title().to_string(),
                 },
+                evidence: Some(finding.message.clone()),
             });
         }
         for figure in &m.missing_figures {
@@ -220,6 +234,7 @@ pub fn fleet(r: &FleetReport) -> String {
                 name: format!("missing.{figure}"),
                 outcome: CaseOutcome::Skipped,
                 message: format!("its model's other machines have {figure}; it does not"),
+                evidence: None,
             });
         }
         cases.extend(m.baseline_checks.iter().map(|c| case_of_check("fleet", c)));
@@ -236,7 +251,8 @@ pub fn fleet(r: &FleetReport) -> String {
                 Severity::Fail => CaseOutcome::Failure,
                 Severity::Warn => CaseOutcome::Pass,
             },
-            message: format!("{}: {}", g.severity.as_str().to_uppercase(), g.message),
+            message: format!("{}: {}", g.severity.as_str().to_uppercase(), g.title()),
+            evidence: Some(g.message.clone()),
         }];
         write_suite(
             &mut suites,

@@ -392,11 +392,24 @@ pub struct Finding {
     /// each of them `suspect`, and the report's `resolve` says what would settle it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suspect: Option<Vec<String>>,
-    /// One line a person can act on, with the evidence.
+    /// Who, what and how much, in at most 100 characters (`wire::headline`); `message` holds
+    /// the evidence. Empty in reports older than 2026-12-05.
+    #[serde(default)]
+    pub headline: String,
+    /// The evidence: what was measured, against what, and where to look.
     pub message: String,
 }
 
 impl Finding {
+    /// Its headline, or for a report older than headlines its message.
+    pub fn title(&self) -> &str {
+        if self.headline.is_empty() {
+            &self.message
+        } else {
+            &self.headline
+        }
+    }
+
     /// Whom it is about, for people: a machine, a link's two ends (`a<->b`), or a model and
     /// how many of its machines share it, the count first so a narrow column keeps it
     /// (`12 machines of model 'A'`).

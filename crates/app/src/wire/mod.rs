@@ -13,6 +13,7 @@ pub mod dcperf;
 pub mod document;
 pub mod figures;
 pub mod fleet;
+pub mod headline;
 pub mod history;
 pub mod identity;
 pub mod memory;

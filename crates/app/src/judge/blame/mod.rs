@@ -25,7 +25,7 @@ use super::rules::Rule;
 use crate::units::number;
 use crate::wire::figures::{BANDWIDTH, Direction, Family, Figure, REVERSE_BANDWIDTH};
 use crate::wire::fleet::{DocumentKind, Finding, MachineStatus, Resolve, Scope};
-use crate::wire::rule::RuleSpec;
+use crate::wire::rule::{RuleSpec, Severity};
 use infer::{Fault, Obs, Role, Unexplained, infer};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -101,6 +101,16 @@ struct SuspectPath {
     finding: usize,
 }
 
+/// What judging each figure key leaves for the whole fleet: its suspect paths, and the machines
+/// a measurement of it shows fine as the one that measured (`fine_servers`) and as the one
+/// measured (`fine_clients`), by key.
+#[derive(Default)]
+struct Pending {
+    suspects: Vec<SuspectPath>,
+    fine_servers: BTreeSet<(String, usize)>,
+    fine_clients: BTreeSet<(String, usize)>,
+}
+
 /// Finds the machines and links behind poor per-client figures. Adds the clients that have no
 /// document of their own to `machines`; sets `suspect` on the candidates of what it cannot pin
 /// down (the findings that blame machines raise their status in the fleet's accounting).
@@ -122,7 +132,7 @@ pub fn blame(machines: &mut Vec<Machine>, cache: &mut RuleCache) -> Blamed {
         }
     }
     let mut out = Blamed::default();
-    let mut suspects = Vec::new();
+    let mut pending = Pending::default();
     // A machine of unknown model (a star's client) is judged with the paths of the model that
     // measured it; its level alone cannot fail it (it may be a slower model): it is suspect,
     // and leading a test in a second round gives its document and model.
@@ -132,12 +142,68 @@ pub fn blame(machines: &mut Vec<Machine>, cache: &mut RuleCache) -> Blamed {
         models: &models,
         one_model,
     };
-    for ((key, _), all) in parts {
-        judge_key(machines, &key, &all, cache, at, &mut out, &mut suspects);
+    for ((key, _), all) in &parts {
+        judge_key(machines, key, all, cache, at, &mut out, &mut pending);
     }
-    out.resolve = plan_resolve(machines, &models, &suspects, &mut out.findings);
-    record_evidence(machines, &out, &suspects);
+    drop_settled(machines, &mut pending.suspects, &mut out);
+    let measured: BTreeSet<(usize, usize)> = parts
+        .values()
+        .flatten()
+        .map(|x| (x.server, x.client))
+        .collect();
+    out.resolve = plan_resolve(machines, &models, &pending, &measured, &mut out.findings);
+    record_evidence(machines, &out, &pending.suspects);
     out
+}
+
+/// A suspect path one of whose candidates already fails, for a finding of its own or its own
+/// run, is put down to that machine: a poor measurement with a machine known to be at fault at
+/// one end never makes the other end suspect (that end's other measurements judge it), and a
+/// measurement to settle it would change no status. Its finding goes, so a second round never
+/// asks about it.
+fn drop_settled(machines: &[Machine], suspects: &mut Vec<SuspectPath>, out: &mut Blamed) {
+    let index: HashMap<&str, usize> = machines
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.entry.label.as_str(), i))
+        .collect();
+    let failed: BTreeSet<usize> = out
+        .findings
+        .iter()
+        .filter(|f| {
+            f.suspect.is_none()
+                && f.inconclusive.is_none()
+                && f.severity == Severity::Fail
+                && !matches!(f.scope, Scope::Link | Scope::Group)
+        })
+        .filter_map(|f| index.get(f.machine.as_str()).copied())
+        .chain((0..machines.len()).filter(|&m| machines[m].entry.status >= MachineStatus::Fail))
+        .collect();
+    if failed.is_empty() {
+        return;
+    }
+    let mut gone = vec![false; out.findings.len()];
+    suspects.retain_mut(|s| {
+        if !s.unverified.iter().any(|m| failed.contains(m)) {
+            return true;
+        }
+        gone[s.finding] = true;
+        false
+    });
+    let mut renumbered = Vec::with_capacity(gone.len());
+    let mut next = 0;
+    for &g in &gone {
+        renumbered.push(next);
+        next += usize::from(!g);
+    }
+    let mut i = 0;
+    out.findings.retain(|_| {
+        i += 1;
+        !gone[i - 1]
+    });
+    for s in suspects.iter_mut() {
+        s.finding = renumbered[s.finding];
+    }
 }
 
 /// Each machine's model: its group, or for a machine in none whose model is known (a document
@@ -333,7 +399,7 @@ fn judge_key(
     cache: &mut RuleCache,
     at: At,
     out: &mut Blamed,
-    suspects: &mut Vec<SuspectPath>,
+    pending: &mut Pending,
 ) {
     let family = figure(machines, &all[0]).family;
     let Some(rule) = cache.get(format!("{key}.*")) else {
@@ -398,9 +464,14 @@ fn judge_key(
         }
         excluded = next;
     };
+    for (x, _) in all.iter().zip(&obs).filter(|(_, o)| !o.poor) {
+        pending.fine_servers.insert((key.to_string(), x.server));
+        pending.fine_clients.insert((key.to_string(), x.client));
+    }
     if !obs.iter().any(|o| o.poor) {
         return;
     }
+    let suspects = &mut pending.suspects;
     let ctx = Context {
         machines,
         models: at.models,
@@ -763,9 +834,11 @@ impl Context<'_> {
 fn plan_resolve(
     machines: &[Machine],
     models: &[Option<usize>],
-    suspects: &[SuspectPath],
+    pending: &Pending,
+    measured: &BTreeSet<(usize, usize)>,
     findings: &mut [Finding],
 ) -> Vec<Resolve> {
+    let suspects = &pending.suspects;
     let under_suspicion: BTreeSet<usize> = suspects
         .iter()
         .flat_map(|s| s.unverified.iter().copied())
@@ -789,9 +862,13 @@ fn plan_resolve(
         for &e in &s.unverified {
             let leads = e == s.server;
             let stand_in_for = if leads { s.client } else { s.server };
+            // A pair measured already says nothing new.
+            let new_pair = |h: usize| !measured.contains(&if leads { (e, h) } else { (h, e) });
             let pick = |pool: &dyn Fn(usize) -> bool| {
                 (0..machines.len())
-                    .filter(|&h| h != s.server && h != s.client && usable(h) && pool(h))
+                    .filter(|&h| {
+                        h != s.server && h != s.client && usable(h) && new_pair(h) && pool(h)
+                    })
                     .min_by_key(|&h| {
                         (
                             models[h] != models[stand_in_for]
@@ -802,7 +879,18 @@ fn plan_resolve(
                         )
                     })
             };
-            let helper = pick(&|h| !under_suspicion.contains(&h))
+            // Best a machine shown fine in the role it takes (measured fine as a client when
+            // the suspect leads, fine leading a test when it measures the suspect).
+            let shown_fine = |h: usize| {
+                let fine = if leads {
+                    &pending.fine_clients
+                } else {
+                    &pending.fine_servers
+                };
+                fine.contains(&(s.key.clone(), h))
+            };
+            let helper = pick(&|h| !under_suspicion.contains(&h) && shown_fine(h))
+                .or_else(|| pick(&|h| !under_suspicion.contains(&h)))
                 .or_else(|| pick(&|h| under_suspicion.contains(&h)));
             let Some(h) = helper else { continue };
             *load.entry(h).or_default() += 1;
@@ -879,7 +967,7 @@ fn record_evidence(machines: &mut [Machine], out: &Blamed, suspects: &[SuspectPa
             MachineStatus::Suspect
         };
         for &m in &s.unverified {
-            machines[m].raise(status, format!("suspect: {}", f.message));
+            machines[m].raise(status, crate::wire::headline::of(f));
         }
     }
     for m in machines

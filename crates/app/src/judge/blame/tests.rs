@@ -855,3 +855,51 @@ fn two_levels_as_common_as_each_other_are_suspect_not_fine() {
         out.findings
     );
 }
+
+/// A poor path one of whose ends already fails for a finding of its own is put down to that
+/// end: the other end is not made suspect for it, and no second round is asked.
+#[test]
+fn a_poor_path_from_a_failing_machine_makes_nobody_suspect() {
+    // s0 is slow to every client that three other servers find fine: it fails as a server.
+    // Its only reverse test, with c9 (which nobody else measured), is poor too: s0 or c9 or
+    // the path, the data alone cannot tell, but s0 fails already.
+    let mut s0 = bw(&[("c0", 10.0), ("c1", 10.1), ("c2", 9.9)]);
+    s0.push(fig(&REVERSE_BANDWIDTH, &["c9"], 2.0));
+    let mut ms = vec![
+        machine("s0", s0),
+        machine("s1", bw(&[("c0", 20.0), ("c1", 20.1), ("c2", 19.9)])),
+        machine("s2", bw(&[("c0", 20.2), ("c1", 19.8), ("c2", 20.0)])),
+        machine("s3", bw(&[("c0", 20.1), ("c1", 20.0), ("c2", 20.2)])),
+    ];
+    for (i, m) in ms.iter_mut().enumerate().skip(1) {
+        m.figures
+            .push(fig(&REVERSE_BANDWIDTH, &[&format!("c{i}")], 20.0));
+    }
+    let out = run_all(&mut ms);
+    assert_eq!(blamed(&out.findings), vec![("s0", Scope::Server)]);
+    assert!(
+        out.findings.iter().all(|f| f.suspect.is_none()),
+        "{:#?}",
+        out.findings
+    );
+    assert_eq!(status(&ms, "c9"), MachineStatus::Ok, "{:#?}", out.findings);
+    assert!(out.resolve.is_empty(), "{:?}", out.resolve);
+}
+
+/// The second round never asks for a pair already measured, and takes a helper shown fine in
+/// the role it plays.
+#[test]
+fn a_helper_is_new_to_the_suspect_and_shown_fine_in_its_role() {
+    // c3 is measured by s only (poor): suspect. a1 wrote a document but led no test (nothing
+    // shows it fine as a server); s2 led a fine one.
+    let mut ms = vec![
+        machine("s", bw(&[("c1", 9.4), ("c2", 9.3), ("c3", 2.0)])),
+        identity_only("a1"),
+        machine("s2", bw(&[("c1", 9.5)])),
+    ];
+    let out = run_all(&mut ms);
+    let to_c3: Vec<&Resolve> = out.resolve.iter().filter(|r| r.to == "c3").collect();
+    assert_eq!(to_c3.len(), 1, "{:?}", out.resolve);
+    assert_eq!(to_c3[0].from, "s2", "{:?}", out.resolve);
+    assert!(out.resolve.iter().all(|r| !(r.from == "s" && r.to == "c3")));
+}

@@ -153,6 +153,35 @@ fn a_machine_failing_on_most_of_its_paths_explains_a_path_check_to_it() {
     assert_eq!(status(&report, "h1"), MachineStatus::Fail, "{report:#?}");
 }
 
+/// A client whose every measurer fails its own check about it, while passing its other paths,
+/// is the one at fault even where no comparison can say so (here its figures look like the
+/// others'): it fails, and they do not. One measurer alone keeps its failure.
+#[test]
+fn a_client_every_measurer_fails_its_check_about_is_at_fault() {
+    let mut ms = mesh_with(4, "x", 20.0);
+    for m in ms.iter_mut() {
+        m.client_checks.push(floor_check("x", 9.0));
+    }
+    ms.push(machine("x", Vec::new()));
+    let (report, _) = judge(ms, &reader(), None);
+    for h in ["h0", "h1", "h2", "h3"] {
+        assert_eq!(status(&report, h), MachineStatus::Ok, "{report:#?}");
+    }
+    assert_eq!(status(&report, "x"), MachineStatus::Fail, "{report:#?}");
+    let x = report.machines.iter().find(|m| m.label == "x").unwrap();
+    assert!(
+        x.reasons[0].contains("all 4 machines that measured it fail their checks"),
+        "{:?}",
+        x.reasons
+    );
+    let mut ms = mesh_with(4, "x", 20.0);
+    ms[0].client_checks.push(floor_check("x", 9.0));
+    ms.push(machine("x", Vec::new()));
+    let (report, _) = judge(ms, &reader(), None);
+    assert_eq!(status(&report, "h0"), MachineStatus::Fail, "{report:#?}");
+    assert_eq!(status(&report, "x"), MachineStatus::Ok, "{report:#?}");
+}
+
 /// A machine judged on fewer than half of its figures says so first, with the sections left out;
 /// one with a few left out says it after its other reasons; one with none compared is alone.
 #[test]

@@ -3,7 +3,7 @@
 //! highlighted and labelled.
 
 use super::plots::{StripPoint, strip_plot};
-use super::{escape, heat, missing, num, page as wrap};
+use super::{escape, heat, missing, num, page as wrap, with_evidence};
 use crate::judge::compare::MATRIX_MAX_MACHINES;
 use crate::judge::machine::Machine;
 use crate::render::fleet_table::shown;
@@ -74,25 +74,28 @@ fn findings(r: &FleetReport) -> String {
         );
         return out;
     }
-    out.push_str("<table class=\"checks\"><tr><th>status</th><th>scope</th><th>machine</th><th>figure</th><th>value</th><th>median</th><th>%</th><th>message</th></tr>\n");
+    out.push_str("<table class=\"checks\"><tr><th>status</th><th>scope</th><th>finding</th><th>value</th><th>median</th><th>%</th></tr>\n");
     for f in &r.findings {
         let class = match (&f.inconclusive, &f.suspect, f.severity) {
             (Some(_), _, _) => "inconclusive",
             (None, Some(_), _) => "suspect",
             (None, None, s) => s.as_str(),
         };
-        let who = f.who();
+        // The headline names who and what; the evidence opens under it.
+        let evidence = if f.headline.is_empty() {
+            Vec::new()
+        } else {
+            vec![f.message.clone()]
+        };
         let _ = writeln!(
             out,
-            "<tr class=\"{class}\"><td class=\"status\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            "<tr class=\"{class}\"><td class=\"status\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
             class.to_uppercase(),
             word(&f.scope),
-            escape(&who),
-            escape(&f.figure),
+            with_evidence(f.title(), &evidence),
             escape(&shown(f).0),
             escape(&shown(f).1),
             f.deviation_pct.map_or("-".into(), |d| format!("{d:+.1}")),
-            escape(&f.message)
         );
     }
     out.push_str("</table>\n");
@@ -197,7 +200,9 @@ fn machines_table(r: &FleetReport) -> String {
             escape(&m.sku.as_ref().map_or("unknown".into(), |s| s.label())),
             m.figures,
             escape(&m.checks_failed.join(", ")),
-            escape(&notes.join("; "))
+            notes
+                .split_first()
+                .map_or_else(String::new, |(first, rest)| with_evidence(first, rest))
         );
     }
     out.push_str("</table>\n");

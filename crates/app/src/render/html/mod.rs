@@ -41,7 +41,9 @@ h1 { font-size: 1.5em; margin: 0.2em 0; } h2 { font-size: 1.2em; border-bottom: 
 h3 { font-size: 1.02em; margin: 1em 0 0.4em; }
 .meta { color: #444; font-size: 0.92em; }
 table { border-collapse: collapse; margin: 0.4em 0 1em; font-size: 0.9em; }
-th, td { border: 1px solid #bbb; padding: 3px 7px; text-align: left; vertical-align: top; }
+th, td { border: 1px solid #bbb; padding: 3px 7px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+details.evidence summary { color: #444; font-size: 0.9em; cursor: pointer; }
+details.evidence div { color: #333; font-size: 0.92em; margin-top: 2px; }
 th { background: #eee; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .status { font-weight: bold; white-space: nowrap; }
@@ -62,6 +64,19 @@ figcaption { font-size: 0.85em; color: #333; padding: 2px 4px; }
 .note { color: #444; }
 @media print { figure.plot { break-inside: avoid; } body { max-width: none; } }
 ";
+
+/// `head`, with `evidence` under it, shown on demand (a closed `<details>`); both escaped.
+pub fn with_evidence(head: &str, evidence: &[String]) -> String {
+    if evidence.is_empty() {
+        return escape(head);
+    }
+    let lines: Vec<String> = evidence.iter().map(|e| escape(e)).collect();
+    format!(
+        "{}<details class=\"evidence\"><summary>evidence</summary><div>{}</div></details>",
+        escape(head),
+        lines.join("<br>")
+    )
+}
 
 /// The page around `body`.
 pub fn page(title: &str, body: &str) -> String {
