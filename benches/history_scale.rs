@@ -13,7 +13,7 @@ use health_check::history::{Filter, History, Keep, Record};
 use health_check::wire::document::{Document, Profile};
 use health_check::wire::figures;
 use health_check::wire::identity::MachineIdentity;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 const FIXTURE: &str = include_str!("../tests/fixtures/document.json");
@@ -59,6 +59,7 @@ fn append(h: &mut History, fleet: &mut Fleet) -> Duration {
             doc: &doc,
             figures: &extracted.figures,
             noisy: &BTreeSet::new(),
+            references: &BTreeMap::new(),
         },
         Keep {
             runs: None,

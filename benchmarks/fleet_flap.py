@@ -17,6 +17,7 @@ import collections
 import json
 import pathlib
 import platform
+import shutil
 import sys
 import tempfile
 
@@ -38,15 +39,17 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
-def one_run(fleet, mode, args):
+def one_run(fleet, mode, args, keep):
     proc = fleet.playbook(mode=mode, args=args, extra_vars={"health_check_profile": "quick"})
     if proc.returncode != 0:
         raise SystemExit(f"the playbook failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-2000:]}")
-    report = json.loads((fleet.run_dirs()[-1] / "fleet.json").read_text())
+    run = fleet.run_dirs()[-1]
+    if keep:
+        shutil.copytree(run, keep / run.name)
+    report = json.loads((run / "fleet.json").read_text())
     statuses = {m["label"]: m["status"] for m in report["machines"]}
     findings = [
-        f"{f['machine']} {f['figure']} {f['severity']}{' (inconclusive)' if f.get('inconclusive') else ''}"
-        for f in report["findings"]
+        f"{f.get('headline') or f['machine'] + ' ' + f['figure']} [{f['severity']}]" for f in report["findings"]
     ]
     return statuses, findings
 
@@ -57,6 +60,7 @@ def main():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--mode", default="mesh", choices=["pairs", "mesh", "star"])
     ap.add_argument("--args", default=f"--only system,network,sleep --sleep-time 1 --iperf-time 2 {VM_LIMITS}")
+    ap.add_argument("--keep", type=pathlib.Path, help="copy each run's results (documents, fleet.json) here")
     opts = ap.parse_args()
     missing = fh.missing_prerequisite(str(fh.REPO / "target/release/health_check"))
     if missing:
@@ -69,11 +73,11 @@ def main():
         fleet.shape_all("1gbit")
         fleet.warm()
         for i in range(opts.runs):
-            statuses, findings = one_run(fleet, opts.mode, opts.args)
+            statuses, findings = one_run(fleet, opts.mode, opts.args, opts.keep)
             not_ok = {m: s for m, s in statuses.items() if s != "ok"}
             flaps += len(not_ok)
             machine_runs += len(statuses)
-            by_figure.update(f.split()[1] for f in findings)
+            by_figure.update(f.split(": ", 1)[-1].split()[0] for f in findings)
             shown = ", ".join(f"{m} {s}" for m, s in sorted(not_ok.items())) or "all ok"
             print(f"run {i + 1:2}: {shown}" + (f"; findings: {'; '.join(findings)}" if findings else ""))
     print(f"flap rate: {flaps} of {machine_runs} machine-runs not ok ({100 * flaps / max(machine_runs, 1):.1f} %)")

@@ -227,7 +227,6 @@ env RUSTC_BOOTSTRAP=1 "$(cat "$LOGS/integration-executable")" -Z unstable-option
   > >(tee "$LOGS/integration-tests.log") 2>&1
 sleep 1
 slowest_rust "$LOGS/integration-tests.log"
-bg_wait "pytest (what runs wrote)"
 
 # pytest's modules whose verdicts rest on figures measured now, at normal priority: the Ansible
 # fleet's shaped links and the fleet page's runs (a bandwidth rule of 50 % on them) one test at a
@@ -241,6 +240,8 @@ bg_start "pytest (Slurm, deployment, install)" pytest_slurm
 step "pytest: the Ansible fleet and the fleet page (beside: Slurm's, the deployment's, the install role's; what is left of $CHECKS)"
 "${PYTEST[@]}" --basetemp "$PYTEST_TMP/fleet" "${PYTEST_FLEET[@]}"
 bg_wait "pytest (Slurm, deployment, install)"
+# At the lowest priority, what is left of them gives way to the fleet's tests.
+bg_wait "pytest (what runs wrote)"
 rm -rf "$PYTEST_TMP"
 bg_wait "$CHECKS"
 

@@ -34,6 +34,51 @@ fn check<'a>(doc: &'a Value, name: &str) -> Option<&'a Value> {
         .find(|c| c["name"] == name)
 }
 
+/// The history's pages draw the reference the verdict used: a run judged with a window of 3
+/// records that median, not the default window's.
+#[test]
+fn the_history_draws_the_reference_each_run_was_judged_against() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("history.sqlite");
+    for _ in 0..5 {
+        recorded_sleep(&file);
+    }
+    let out = bin()
+        .args(["sleep", "--sleep-time", "0.2", "--history-window", "3"])
+        .args(NO_INTERFERENCE_LIMITS)
+        .arg("--history")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let sixth = json_of(&out);
+    let calls = check(&sixth, "history.sleepbench.calls_per_second").expect("judged");
+    let message = calls["message"].as_str().unwrap();
+    assert!(
+        message.contains("of this machine's last 3 runs"),
+        "{message}"
+    );
+    let judged: f64 = message
+        .split_once("against the median ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{message}"));
+    let out = bin().arg("history").arg(&file).output().unwrap();
+    let report = json_of(&out);
+    let points = report["figures"]["sleepbench.calls_per_second"]["points"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let drawn = &points.last().unwrap()["reference"];
+    assert_eq!(drawn["runs"], 3, "{drawn}");
+    let median = drawn["median"].as_f64().unwrap();
+    assert!(
+        (median - judged).abs() <= 0.001 * judged.abs().max(1.0),
+        "drawn {median}, judged {judged}"
+    );
+    // The first runs, judged before there were three earlier ones, recorded none.
+    assert!(points[0].get("reference").is_none(), "{}", points[0]);
+}
+
 #[test]
 fn runs_are_judged_against_the_machines_past_from_the_fourth_on() {
     let dir = tempfile::tempdir().unwrap();

@@ -35,7 +35,7 @@ VM_LIMITS = (
     "--threshold sleepbench.calls_per_thread=100 --threshold sleepbench.total_cpu_pct=101"
     " --threshold network.min_bandwidth_gbps=0.01"
 )
-QUICK_ARGS = f"--only system,network,sleep --sleep-time 1 --ping-count 3 --iperf-time 2 {VM_LIMITS}"
+QUICK_ARGS = f"--only system,network,sleep --sleep-time 1 --ping-count 3 --iperf-time 1 {VM_LIMITS}"
 QUICK = {"health_check_profile": "quick"}
 
 
@@ -93,7 +93,7 @@ def test_mesh_measures_every_pair_once_and_no_host_twice_in_a_round(n):
 def test_the_users_arguments_are_split_into_sections_and_the_rest():
     split = sched.health_check_split_args(QUICK_ARGS)
     assert split["sections"] == ["system", "network", "sleep"]
-    assert split["args"][:6] == ["--sleep-time", "1", "--ping-count", "3", "--iperf-time", "2"]
+    assert split["args"][:6] == ["--sleep-time", "1", "--ping-count", "3", "--iperf-time", "1"]
     assert split["args"][6:] == VM_LIMITS.split()
     assert sched.health_check_split_args("")["sections"] == ["system", "network", "sleep", "memory"]
     split = sched.health_check_split_args(["--skip=memory", "--storage", "/data"])
@@ -646,7 +646,7 @@ def star_with_one_server(fleet):
     proc = fleet.playbook(
         mode="star",
         groups={"health_check_server": [h1], "health_check_clients": [h2, h3, h4]},
-        args="--only system,network --ping-count 3 --iperf-time 2 " + VM_LIMITS,
+        args="--only system,network --ping-count 3 --iperf-time 1 " + VM_LIMITS,
         extra_vars=QUICK,
     )
     assert proc.returncode == 0, output(proc)

@@ -20,7 +20,7 @@ use crate::wire::counters::ErrorCounter;
 use crate::wire::document::{Document, Section};
 use crate::wire::figures::Figure;
 use crate::wire::history::FactChange;
-use crate::wire::history::RunSummary;
+use crate::wire::history::{PastReference, RunSummary};
 pub use keep::{Keep, KeepError};
 use std::collections::{BTreeMap, BTreeSet};
 pub use store::History;
@@ -34,6 +34,8 @@ pub struct Record<'a> {
     pub figures: &'a [Figure],
     /// Sections measured under interference beyond the limits.
     pub noisy: &'a BTreeSet<Section>,
+    /// The reference each figure was judged against (its `history.` check's), by name.
+    pub references: &'a BTreeMap<String, PastReference>,
 }
 
 /// The last run of a machine as the next one needs it.

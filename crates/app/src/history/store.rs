@@ -8,7 +8,7 @@ use crate::wire::check::Status;
 use crate::wire::counters::{Acknowledgement, ErrorCounter};
 use crate::wire::document::Document;
 use crate::wire::figures::{Direction, Figure};
-use crate::wire::history::{FactChange, Point, Points, RunSummary, Trend};
+use crate::wire::history::{FactChange, PastReference, Point, Points, RunSummary, Trend};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 const APPLICATION_ID: i32 = 0x6863_686b;
 /// The schema this version writes; files of a newer one are refused. 2 added the operators'
 /// acknowledgements of conditions (a file of schema 1 gains the table when next written).
-const SCHEMA_VERSION: i32 = 2;
+const SCHEMA_VERSION: i32 = 3;
 /// How long a run waits for another writer before giving up: appends take milliseconds, and a
 /// run under a scheduler's timeout must not spend it waiting.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -57,6 +57,8 @@ CREATE TABLE IF NOT EXISTS figures(
     value REAL NOT NULL,
     noisy INTEGER NOT NULL,
     status INTEGER,
+    reference REAL,
+    reference_runs INTEGER,
     PRIMARY KEY (series, run)
 ) STRICT, WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS acknowledgements(
@@ -77,6 +79,9 @@ CREATE INDEX IF NOT EXISTS acknowledgements_by_boot ON acknowledgements(machine,
 pub struct History {
     conn: Connection,
     path: PathBuf,
+    /// Whether its figures keep the reference each was judged against (from version 3; a
+    /// version 2 file opened only to read has no such columns).
+    with_reference: bool,
 }
 
 type Result<T> = std::result::Result<T, HistoryError>;
@@ -128,6 +133,7 @@ impl History {
         let mut h = History {
             conn,
             path: path.to_path_buf(),
+            with_reference: true,
         };
         h.prepare(true)?;
         Ok(h)
@@ -149,8 +155,10 @@ impl History {
             let mut h = History {
                 conn,
                 path: path.to_path_buf(),
+                with_reference: false,
             };
             h.prepare(false)?;
+            h.with_reference = has_reference_columns(&h.conn).map_err(|e| h.db(e))?;
             Ok(h)
         };
         match open(path, flags) {
@@ -228,6 +236,7 @@ impl History {
         check_identity(&self.path, now).map_err(Prepare::Refused)?;
         if now.app != APPLICATION_ID || now.version < SCHEMA_VERSION {
             tx.execute_batch(SCHEMA)
+                .and_then(|_| add_reference_columns(&tx))
                 .and_then(|_| tx.pragma_update(None, "application_id", APPLICATION_ID))
                 .and_then(|_| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
                 .map_err(Prepare::Sql)?;
@@ -386,12 +395,13 @@ impl History {
         let mut by_name = BTreeMap::new();
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT f.run, f.started, f.value, f.noisy, f.status FROM series s
-                 JOIN figures f ON f.series = s.id
-                 WHERE s.machine = ?1 AND s.name = ?2 AND s.profile = ?3 AND s.basis = ?4
-                 ORDER BY f.run DESC LIMIT ?5",
-            )
+            .prepare_cached(&format!(
+                "SELECT {} FROM series s
+                     JOIN figures f ON f.series = s.id
+                     WHERE s.machine = ?1 AND s.name = ?2 AND s.profile = ?3 AND s.basis = ?4
+                     ORDER BY f.run DESC LIMIT ?5",
+                point_columns("f.", self.with_reference)
+            ))
             .map_err(|e| self.db(e))?;
         for fig in figures {
             let name = fig.name();
@@ -476,8 +486,9 @@ impl History {
                  RETURNING id",
             )?;
             let mut fig_stmt = tx.prepare_cached(
-                "INSERT OR REPLACE INTO figures(series, run, started, value, noisy, status)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT OR REPLACE INTO figures(series, run, started, value, noisy, status,
+                     reference, reference_runs)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )?;
             for f in rec.figures {
                 let name = f.name();
@@ -499,6 +510,8 @@ impl History {
                     f.value,
                     rec.noisy.contains(&f.family.section),
                     statuses.get(&name).map(|s| status_code(*s)),
+                    rec.references.get(&name).map(|r| r.median),
+                    rec.references.get(&name).map(|r| r.runs as i64),
                 ])?;
             }
             drop(fig_stmt);
@@ -630,10 +643,10 @@ impl History {
     fn points(&self, series: i64, since: Option<u64>) -> Result<Vec<Point>> {
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT run, started, value, noisy, status FROM figures
-                 WHERE series = ?1 AND started >= ?2 ORDER BY run",
-            )
+            .prepare_cached(&format!(
+                "SELECT {} FROM figures WHERE series = ?1 AND started >= ?2 ORDER BY run",
+                point_columns("", self.with_reference)
+            ))
             .map_err(|e| self.db(e))?;
         stmt.query_map(params![series, since.unwrap_or(0) as i64], point)
             .and_then(|rows| rows.collect())
@@ -778,14 +791,53 @@ fn summary(r: &rusqlite::Row) -> rusqlite::Result<RunSummary> {
     })
 }
 
+/// A file of version 2 (before each run kept the reference it was judged against) gains the
+/// columns; its earlier rows keep none.
+fn add_reference_columns(tx: &Connection) -> rusqlite::Result<()> {
+    if has_reference_columns(tx)? {
+        return Ok(());
+    }
+    tx.execute_batch(
+        "ALTER TABLE figures ADD COLUMN reference REAL;
+         ALTER TABLE figures ADD COLUMN reference_runs INTEGER;",
+    )
+}
+
+/// Whether the figures table has the reference columns (a file of version 2 opened only to
+/// read has not).
+fn has_reference_columns(c: &Connection) -> rusqlite::Result<bool> {
+    let mut stmt = c.prepare("SELECT name FROM pragma_table_info('figures')")?;
+    let names: Vec<String> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(names.iter().any(|n| n == "reference"))
+}
+
+/// The columns a [`point`] reads, `f.` prefixed where `prefix` says.
+fn point_columns(prefix: &str, with_reference: bool) -> String {
+    let p = prefix;
+    let reference = if with_reference {
+        format!("{p}reference, {p}reference_runs")
+    } else {
+        "NULL, NULL".into()
+    };
+    format!("{p}run, {p}started, {p}value, {p}noisy, {p}status, {reference}")
+}
+
 fn point(r: &rusqlite::Row) -> rusqlite::Result<Point> {
     let status: Option<i64> = r.get(4)?;
+    let median: Option<f64> = r.get(5)?;
+    let runs: Option<i64> = r.get(6)?;
     Ok(Point {
         run: r.get(0)?,
         started_unix: r.get::<_, i64>(1)?.max(0) as u64,
         value: r.get(2)?,
         noisy: r.get(3)?,
         status: status.and_then(status_of_code),
+        reference: median.zip(runs).map(|(median, runs)| PastReference {
+            median,
+            runs: runs.max(0) as usize,
+        }),
     })
 }
 

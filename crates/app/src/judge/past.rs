@@ -12,7 +12,7 @@ use super::rules::Rules;
 use crate::units::number;
 use crate::wire::check::{Check, CheckId, Status};
 use crate::wire::figures::Figure;
-use crate::wire::history::{Point, RunSummary};
+use crate::wire::history::{PastReference, Point, RunSummary};
 use std::collections::BTreeMap;
 
 /// Earlier runs of the same profile needed before a run is judged against them.
@@ -91,10 +91,39 @@ fn recent(earlier: &[&Point], window: usize) -> Option<Reference> {
     Reference::of(&values, values.len())
 }
 
-/// The reference a run after `past` (a figure's values, oldest first) is judged against: what
-/// the history's pages draw, so the line on the page is the reference of the verdict.
+/// The reference a run after `past` (a figure's values, oldest first) is judged against, for
+/// histories recorded before each run kept its own (the pages then draw it with the defaults).
 pub fn reference(past: &[Point], window: usize, population: Population) -> Option<Reference> {
-    recent(&admitted(past, population), window)
+    recent(&admitted(past, population), window.max(MIN_EARLIER_RUNS))
+}
+
+/// The reference each figure of this run is judged against by [`judge`], by name: what the
+/// history records with the run, so its pages draw the reference of the verdict, whatever
+/// window and population the run was judged with.
+pub fn references(
+    figures: &[Figure],
+    past: &Past,
+    rules: &Rules,
+) -> BTreeMap<String, PastReference> {
+    if past.runs.len() < MIN_EARLIER_RUNS {
+        return BTreeMap::new();
+    }
+    figures
+        .iter()
+        .filter_map(|fig| {
+            let name = fig.name();
+            rules.for_figure(&name)?;
+            let earlier = admitted(past.figures.get(&name)?, past.population);
+            let r = recent(&earlier, past.window.max(MIN_EARLIER_RUNS))?;
+            Some((
+                name,
+                PastReference {
+                    median: r.median,
+                    runs: r.machines,
+                },
+            ))
+        })
+        .collect()
 }
 
 fn judge_one(

@@ -7,7 +7,7 @@ use super::html::utc;
 use super::text::{shorten as cut, terminal_safe as safe};
 use crate::units::number;
 use crate::wire::check::Status;
-use crate::wire::history::{HistoryReport, Trend};
+use crate::wire::history::{HistoryReport, PastReference, Trend};
 use std::fmt::Write as _;
 
 /// Points in a sparkline.
@@ -66,15 +66,22 @@ pub fn table(r: &HistoryReport) -> String {
     out
 }
 
-/// The reference the latest run of a trend was judged against (its earlier runs, as the
-/// history judge selects them), or `None` before there were enough of them.
-pub fn latest_reference(t: &Trend) -> Option<crate::judge::reference::Reference> {
-    let (_, earlier) = t.points.split_last()?;
-    crate::judge::past::reference(
-        earlier,
-        crate::judge::past::DEFAULT_WINDOW,
-        crate::judge::pipeline::Population::past(false),
-    )
+/// The reference the latest run of a trend was judged against: the one it recorded, or for a
+/// run recorded before runs kept theirs, its earlier runs as the history judge selects them by
+/// default; `None` before there were enough of them.
+pub fn latest_reference(t: &Trend) -> Option<PastReference> {
+    let (last, earlier) = t.points.split_last()?;
+    last.reference.or_else(|| {
+        crate::judge::past::reference(
+            earlier,
+            crate::judge::past::DEFAULT_WINDOW,
+            crate::judge::pipeline::Population::past(false),
+        )
+        .map(|r| PastReference {
+            median: r.median,
+            runs: r.machines,
+        })
+    })
 }
 
 fn row(name: &str, t: &Trend) -> String {
@@ -163,6 +170,7 @@ mod tests {
             value: v,
             noisy: false,
             status: s,
+            reference: None,
         };
         let mut figures = std::collections::BTreeMap::new();
         figures.insert(

@@ -94,17 +94,16 @@ impl Recorder {
             window * 2 + judge_history::SHIFT_RUNS,
         )?;
         let now = summary_of(doc, &self.machine);
-        let mut checks = judge_history::judge(
-            &extracted.figures,
-            &judge_history::Past {
-                runs: &runs,
-                figures: &past,
-                window,
-                population: Population::past(without_flagged),
-            },
-            &now,
-            &Rules::builtin(),
-        );
+        let judged_past = judge_history::Past {
+            runs: &runs,
+            figures: &past,
+            window,
+            population: Population::past(without_flagged),
+        };
+        let rules = Rules::builtin();
+        let mut checks = judge_history::judge(&extracted.figures, &judged_past, &now, &rules);
+        // Recorded with the run: the history's pages draw the reference that judged it.
+        let references = judge_history::references(&extracted.figures, &judged_past, &rules);
         noise::mark_inconclusive(
             &mut checks,
             &doc.health_check.interference,
@@ -127,6 +126,7 @@ impl Recorder {
                 doc,
                 figures: &extracted.figures,
                 noisy: &noisy,
+                references: &references,
             },
             keep,
         )

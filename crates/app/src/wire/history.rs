@@ -47,6 +47,20 @@ pub struct Point {
     pub noisy: bool,
     /// The verdict of the figure's `history.` check in that run, where it had one.
     pub status: Option<Status>,
+    /// The reference that check judged it against, where the run recorded one (runs recorded
+    /// before 2026-12-05 did not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<PastReference>,
+}
+
+/// The reference a figure of a run was judged against: the median of its earlier runs, and how
+/// many of them (the window, less the runs left out).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PastReference {
+    /// The median.
+    pub median: f64,
+    /// The earlier runs it is the median of.
+    pub runs: usize,
 }
 
 /// Figures' values over runs, by dotted name, oldest first.

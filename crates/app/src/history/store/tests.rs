@@ -35,6 +35,7 @@ fn append_at(h: &mut History, d: &Document, keep: Keep, now: u64) -> i64 {
             doc: d,
             figures: &figures,
             noisy: &BTreeSet::new(),
+            references: &BTreeMap::new(),
         },
         keep,
         now,
@@ -231,4 +232,73 @@ fn other_files_are_refused_and_left_alone() {
         "reading never creates"
     );
     assert!(!dir.path().join("absent.sqlite").exists());
+}
+
+/// A file of version 2 (figures without the reference they were judged against) reads as it
+/// is, and gains the columns when a run is recorded in it: its old rows have no reference, new
+/// ones have theirs.
+#[test]
+fn a_version_2_file_reads_and_gains_the_references() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("h.sqlite");
+    {
+        let mut h = History::open(&path).expect("open");
+        append(&mut h, &doc(1_000, 100.0), ALL);
+    }
+    // Back to version 2: the columns dropped, the version lowered.
+    {
+        let c = Connection::open(&path).expect("sqlite");
+        c.execute_batch(
+            "ALTER TABLE figures DROP COLUMN reference;
+             ALTER TABLE figures DROP COLUMN reference_runs;
+             PRAGMA user_version = 2;",
+        )
+        .expect("downgrade");
+    }
+    let old = History::open_existing(&path).expect("read a version 2 file");
+    let trends = old.trends(&Filter::default()).expect("trends");
+    assert!(
+        trends
+            .values()
+            .flat_map(|t| &t.points)
+            .all(|p| p.reference.is_none())
+    );
+    drop(old);
+    let mut h = History::open(&path).expect("upgrade");
+    let d = doc(2_000, 101.0);
+    let figures = of_document(&d).figures;
+    let name = "memory.peak_bandwidth.all reads".to_string();
+    let references = BTreeMap::from([(
+        name.clone(),
+        PastReference {
+            median: 99.5,
+            runs: 3,
+        },
+    )]);
+    h.append_at(
+        &Record {
+            doc: &d,
+            figures: &figures,
+            noisy: &BTreeSet::new(),
+            references: &references,
+        },
+        ALL,
+        unix_now(),
+    )
+    .expect("append");
+    let trends = h.trends(&Filter::default()).expect("trends");
+    let points = &trends
+        .iter()
+        .find(|(k, _)| k.ends_with(&name))
+        .expect("the figure's trend")
+        .1
+        .points;
+    assert_eq!(points[0].reference, None);
+    assert_eq!(
+        points[1].reference,
+        Some(PastReference {
+            median: 99.5,
+            runs: 3
+        })
+    );
 }

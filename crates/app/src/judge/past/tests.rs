@@ -29,6 +29,7 @@ fn points(values: &[f64]) -> Vec<Point> {
             value,
             noisy: false,
             status: None,
+            reference: None,
         })
         .collect()
 }

@@ -82,7 +82,7 @@ fn plot(i: usize, name: &str, t: &Trend, changes: &[FactChange]) -> String {
     if let Some(r) = crate::render::trends::latest_reference(t) {
         horizontal.push(Reference {
             at: r.median,
-            label: format!("reference {} (last {} runs)", number(r.median), r.machines),
+            label: format!("reference {} (last {} runs)", number(r.median), r.runs),
         });
     }
     let runs: std::collections::BTreeSet<i64> = t.points.iter().map(|p| p.run).collect();
