@@ -6,9 +6,10 @@
 //! matches `drift.<fact>` says otherwise.
 
 use super::machine::Machine;
+use super::pipeline::fact_finding;
 use super::rules::{Rules, Severity};
 use crate::wire::counters::{fact_difference, fact_label};
-use crate::wire::fleet::{FactDrift, Finding, Scope, Sku};
+use crate::wire::fleet::{FactDrift, Finding, Sku};
 use std::collections::BTreeMap;
 
 /// Machines reporting a fact needed before it has a norm.
@@ -47,35 +48,22 @@ pub fn findings(machines: &[Machine], groups: &[(Sku, Vec<usize>)], rules: &Rule
                 .map_or(Severity::Warn, |r| r.spec.severity);
             for (value, ms) in values.iter().filter(|(v, _)| **v != majority) {
                 for &m in ms {
-                    out.push(Finding {
-                        machine: machines[m].entry.label.clone(),
-                        figure: name.clone(),
-                        client: None,
-                        scope: Scope::Machine,
-                        link: None,
-                        members: None,
-                        value: None,
-                        median: None,
-                        fact: Some(FactDrift {
+                    out.push(fact_finding(
+                        &machines[m].entry.label,
+                        FactDrift {
                             name: fact.to_string(),
                             value: value.to_string(),
                             majority: majority.to_string(),
                             agree,
                             of,
-                        }),
-                        unit: String::new(),
-                        deviation_pct: None,
-                        robust_z: None,
+                        },
                         severity,
-                        inconclusive: None,
-                        suspect: None,
-                        headline: String::new(),
-                        message: format!(
+                        format!(
                             "{} differs from {agree} of {of} machines of its model: {}",
                             fact_label(fact),
                             fact_difference(fact, value, majority)
                         ),
-                    });
+                    ));
                 }
             }
         }
@@ -87,6 +75,7 @@ pub fn findings(machines: &[Machine], groups: &[(Sku, Vec<usize>)], rules: &Rule
 mod tests {
     use super::*;
     use crate::judge::compare::tests::{machine, sku};
+    use crate::wire::fleet::Scope;
 
     fn with_facts(label: &str, facts: &[(&str, &str)]) -> Machine {
         let mut m = machine(label, Vec::new());

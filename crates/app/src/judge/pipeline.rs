@@ -10,8 +10,9 @@
 //! 2. the [`Reference`] of those values, and the one comparison, [`Reference::judge`];
 //! 3. [`Judged`]: the value, its reference, the rule and the verdict, together;
 //! 4. what a reader sees: [`Judged::status`] (the rule's severity when flagged), and one builder
-//!    each for a fleet's [`Finding`] ([`Judged::finding`]) and a run's [`Check`]
-//!    ([`Judged::check`]);
+//!    each for a fleet's [`Finding`] ([`Judged::finding`]; a configuration fact's,
+//!    [`fact_finding`], and a shortfall a group shares, [`group_finding`], have no reference)
+//!    and a run's [`Check`] ([`Judged::check`]); no `Finding` is built elsewhere;
 //! 5. interference: a finding carries what interfered (`inconclusive`), and
 //!    [`super::noise::mark_interfered`] turns a run's check inconclusive.
 
@@ -20,7 +21,7 @@ use super::rules::Rule;
 use crate::units::round_to;
 use crate::wire::check::{Check, CheckId, Status};
 use crate::wire::figures::Direction;
-use crate::wire::fleet::{Finding, Scope};
+use crate::wire::fleet::{FactDrift, Finding, Scope};
 use crate::wire::rule::Severity;
 use std::collections::BTreeSet;
 
@@ -208,6 +209,71 @@ impl<'r> Judged<'r> {
             limit: Some(round_to(self.verdict.limit, 3)),
             message,
         }
+    }
+}
+
+/// A fact of one machine's configuration that differs from its siblings' (`drift.<fact>`):
+/// a finding with no figure to compare, only the fact.
+pub fn fact_finding(
+    machine: &str,
+    fact: FactDrift,
+    severity: Severity,
+    message: String,
+) -> Finding {
+    Finding {
+        machine: machine.to_string(),
+        figure: format!("drift.{}", fact.name),
+        client: None,
+        scope: Scope::Machine,
+        link: None,
+        members: None,
+        value: None,
+        median: None,
+        fact: Some(fact),
+        unit: String::new(),
+        deviation_pct: None,
+        robust_z: None,
+        severity,
+        inconclusive: None,
+        suspect: None,
+        headline: String::new(),
+        message,
+    }
+}
+
+/// A shortfall a whole model group shares (`members`, by label): the median of their checked
+/// values (`value`) against the median of their limits (`limit`), in `unit`. It fails none of
+/// them.
+pub fn group_finding(
+    group: &str,
+    figure: &str,
+    members: Vec<String>,
+    (value, limit): (Option<f64>, Option<f64>),
+    unit: &str,
+    severity: Severity,
+    message: String,
+) -> Finding {
+    Finding {
+        machine: group.to_string(),
+        figure: figure.to_string(),
+        client: None,
+        scope: Scope::Group,
+        link: None,
+        members: Some(members),
+        value: value.map(|v| round_to(v, 4)),
+        median: limit.map(|l| round_to(l, 4)),
+        fact: None,
+        unit: unit.to_string(),
+        deviation_pct: match (value, limit) {
+            (Some(v), Some(l)) if l != 0.0 => Some(round_to(100.0 * (v - l) / l, 4)),
+            _ => None,
+        },
+        robust_z: None,
+        severity,
+        inconclusive: None,
+        suspect: None,
+        headline: String::new(),
+        message,
     }
 }
 

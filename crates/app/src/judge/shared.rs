@@ -7,11 +7,12 @@
 //! fails the report), and no machine fails for it: its failures of that check become reasons.
 
 use super::machine::{ClientCheck, Machine};
+use super::pipeline::group_finding;
 use crate::stats::median;
 use crate::units::round_to;
 use crate::wire::check::Status;
 use crate::wire::figures::FAMILIES;
-use crate::wire::fleet::{Finding, Scope, Sku};
+use crate::wire::fleet::{Finding, Sku};
 use crate::wire::rule::Severity;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -206,28 +207,7 @@ fn finding(machines: &[Machine], group: &str, k: &str, short: &[usize], of: usiz
          them, its settings, the test's), or measure one of them against a machine elsewhere",
         short.len()
     );
-    Finding {
-        machine: group.to_string(),
-        figure: k.to_string(),
-        client: None,
-        scope: Scope::Group,
-        link: None,
-        members: Some(names),
-        value: value.map(|v| round_to(v, 4)),
-        median: limit.map(|l| round_to(l, 4)),
-        fact: None,
-        unit: unit.to_string(),
-        deviation_pct: match (value, limit) {
-            (Some(v), Some(l)) if l != 0.0 => Some(round_to(100.0 * (v - l) / l, 4)),
-            _ => None,
-        },
-        robust_z: None,
-        severity,
-        inconclusive: None,
-        suspect: None,
-        headline: String::new(),
-        message,
-    }
+    group_finding(group, k, names, (value, limit), unit, severity, message)
 }
 
 /// The unit of a check's figure (`network.bandwidth` is in Gbit/s), where a family says.

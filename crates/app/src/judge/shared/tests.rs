@@ -3,7 +3,7 @@ use crate::judge::compare::tests::{fig, machine};
 use crate::judge::fleet::{ReaderConfig, anything_failed, judge};
 use crate::wire::check::CheckId;
 use crate::wire::figures::BANDWIDTH;
-use crate::wire::fleet::{FleetReport, MachineStatus};
+use crate::wire::fleet::{FleetReport, MachineStatus, Scope};
 
 /// A full mesh of `n` machines of one model at `gbps` on every path; the machines in `short`
 /// fail their own bandwidth check (floor 10 Gbit/s) on every path, as their documents would.

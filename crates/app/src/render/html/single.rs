@@ -52,7 +52,36 @@ pub fn page(doc: &Document, source: &str, history: Option<&HistoryReport>) -> St
         body.push_str(&super::trends::section(&h.figures, &h.changes));
     }
     body.push_str(&system(doc));
+    body.push_str(&every_figure(doc));
     super::page(&format!("health_check: {host}"), &body)
+}
+
+/// Every figure the document has, one row each, from the family table (`wire::figures`): what
+/// the judges compare and the exports carry, so no figure is on them and not here. The sections
+/// above tell the story; this is the list, closed until opened.
+fn every_figure(doc: &Document) -> String {
+    let extracted = crate::wire::figures::of_document(doc);
+    if extracted.figures.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "<h2 id=\"figures\">Every figure</h2>\n<details><summary>{} figures, as compare, \
+         baseline and the exports read them</summary>\n<table><tr><th>figure</th><th>value</th>\
+         <th>what it is</th></tr>\n",
+        extracted.figures.len()
+    );
+    for f in &extracted.figures {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{} {}</td><td>{}</td></tr>",
+            escape(&f.name()),
+            crate::units::number(f.value),
+            escape(f.family.unit),
+            escape(f.family.help)
+        );
+    }
+    out.push_str("</table>\n</details>\n");
+    out
 }
 
 fn sections(doc: &Document) -> String {
@@ -682,4 +711,27 @@ fn system_rows(s: &SystemPart) -> Vec<(&'static str, String)> {
             },
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every figure of a document has its row on the machine page, so a figure added to the
+    /// family table is on the page without a hand-written row.
+    #[test]
+    fn every_figure_of_the_document_is_on_its_page() {
+        let doc: Document = serde_json::from_str(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/document.json"
+        )))
+        .expect("the fixture is a document");
+        let figures = crate::wire::figures::of_document(&doc).figures;
+        assert!(figures.len() > 50, "{}", figures.len());
+        let html = page(&doc, "fixture.json", None);
+        for f in &figures {
+            let row = format!("<tr><td>{}</td>", escape(&f.name()));
+            assert!(html.contains(&row), "no row for {}", f.name());
+        }
+    }
 }
