@@ -208,7 +208,7 @@ PYTEST_FLEET=(tests/python/test_fleet_ansible.py tests/python/test_html_report.p
 PYTEST_SLURM=(tests/python/test_slurm.py tests/python/test_slurm_cap.py tests/python/test_deploy.py
   tests/python/test_install_role.py)
 PYTEST_OTHERS=(tests/python/test_contract.py tests/python/test_nhc_differential.py
-  tests/python/test_parser.py tests/python/test_exports.py)
+  tests/python/test_parser.py tests/python/test_exports.py tests/python/test_fleet_page_scale.py)
 for f in tests/python/test_*.py; do
   [[ " ${PYTEST_FLEET[*]} ${PYTEST_SLURM[*]} ${PYTEST_OTHERS[*]} " == *" $f "* ]] \
     || { echo "FAILED: $f is in neither pytest group (scripts/test.sh)" >&2; exit 1; }

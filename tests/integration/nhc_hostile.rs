@@ -150,7 +150,7 @@ fn processes_and_users_with_any_bytes_are_seen() {
         "* || check_ps_blacklist ev\n\
          * || check_ps_daemon $'ev\\\\xffil'\n\
          * || export NHC_RM=none\n\
-         * || check_ps_unauth_users\n\
+         * || check_ps_unauth_users log\n\
          * || check_file_stat -U $'jos\\\\xe9' /\n",
     )
     .unwrap();
@@ -184,7 +184,9 @@ fn processes_and_users_with_any_bytes_are_seen() {
         "the 0xFF process is running: {checks:#?}"
     );
     assert_eq!(checks[1].0, "pass", "{checks:#?}");
-    assert_eq!(checks[2].0, "fail", "{checks:#?}");
+    // Logged, not failed: every unauthorized process is named (another test's users may have
+    // processes of their own at this moment; NHC's default would name only the first).
+    assert_eq!(checks[2].0, "pass", "{checks:#?}");
     assert!(
         checks[2].1.contains("jos\\xe9's \"") && checks[2].1.contains("ev\\xffil"),
         "the user is named, its byte shown escaped: {checks:#?}"

@@ -168,29 +168,24 @@ fn status_class(s: MachineStatus) -> &'static str {
     }
 }
 
+/// What needs a person first, a row each: every machine whose status is not `ok`. The machines
+/// that are `ok` follow, counted and listed by name, one closed line each for those with notes
+/// (a page of 10,000 machines stays a few megabytes).
 fn machines_table(r: &FleetReport) -> String {
-    let mut out = String::from(
-        "<h2 id=\"machines\">Machines</h2>\n<table><tr><th>status</th><th>machine</th><th>model</th><th>figures</th><th>checks failed</th><th>notes</th></tr>\n",
-    );
-    let mut order: Vec<&crate::wire::fleet::MachineEntry> = r.machines.iter().collect();
+    let mut out = String::from("<h2 id=\"machines\">Machines</h2>\n");
+    let mut order: Vec<&crate::wire::fleet::MachineEntry> = r
+        .machines
+        .iter()
+        .filter(|m| m.status != MachineStatus::Ok)
+        .collect();
     order.sort_by_key(|m| std::cmp::Reverse(m.status));
-    for m in order {
-        let mut notes = m.reasons.clone();
-        if !m.missing_figures.is_empty() {
-            notes.push(format!(
-                "lacks figures others have: {}",
-                by_family(&m.missing_figures)
-            ));
-        }
-        notes.extend(m.not_compared.iter().map(|n| format!("not compared: {n}")));
-        let failed_baseline = m
-            .baseline_checks
-            .iter()
-            .filter(|c| c.status == crate::wire::document::Status::Fail)
-            .count();
-        if failed_baseline > 0 {
-            notes.push(format!("{failed_baseline} baseline check(s) failed"));
-        }
+    if order.len() > ROWS_MAX {
+        out.push_str(&grouped(&order));
+    } else if !order.is_empty() {
+        out.push_str("<table><tr><th>status</th><th>machine</th><th>model</th><th>figures</th><th>checks failed</th><th>notes</th></tr>\n");
+    }
+    for m in order.iter().filter(|_| order.len() <= ROWS_MAX) {
+        let notes = notes(m);
         let _ = writeln!(
             out,
             "<tr class=\"{}\"><td class=\"status\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
@@ -205,8 +200,134 @@ fn machines_table(r: &FleetReport) -> String {
                 .map_or_else(String::new, |(first, rest)| with_evidence(first, rest))
         );
     }
+    if (1..=ROWS_MAX).contains(&order.len()) {
+        out.push_str("</table>\n");
+    }
+    let ok: Vec<&crate::wire::fleet::MachineEntry> = r
+        .machines
+        .iter()
+        .filter(|m| m.status == MachineStatus::Ok)
+        .collect();
+    if ok.is_empty() {
+        return out;
+    }
+    let (quiet, noted): (Vec<&crate::wire::fleet::MachineEntry>, Vec<_>) =
+        ok.iter().partition(|m| notes(m).is_empty());
+    let _ = write!(
+        out,
+        "<p class=\"ok-machines\"><span class=\"pass\">OK</span> {} machine(s){}</p>\n\
+         <details><summary>their names</summary><p>{}</p>",
+        ok.len(),
+        if noted.is_empty() {
+            String::new()
+        } else {
+            format!(", {} with notes", noted.len())
+        },
+        quiet
+            .iter()
+            .map(|m| format!("<span>{}</span>", escape(&m.label)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    for m in noted {
+        let notes = notes(m);
+        let _ = write!(
+            out,
+            "<details><summary>{}</summary>{}</details>",
+            escape(&m.label),
+            notes
+                .iter()
+                .map(|n| escape(n))
+                .collect::<Vec<_>>()
+                .join("<br>")
+        );
+    }
+    out.push_str("</details>\n");
+    out
+}
+
+/// Machines needing a look beyond which they are grouped by status and by what decided it
+/// (a row per group, its machines named on demand): a fleet where thousands fail the same
+/// check gets a page of a few lines, not of thousands of rows.
+const ROWS_MAX: usize = 300;
+
+/// The machines in `order` (worst first) as a row per status and kind of first reason, with
+/// the count, one machine's reason as the example, and every machine named on demand.
+fn grouped(order: &[&crate::wire::fleet::MachineEntry]) -> String {
+    let mut groups: Vec<(
+        MachineStatus,
+        String,
+        Vec<&crate::wire::fleet::MachineEntry>,
+    )> = Vec::new();
+    let mut index: BTreeMap<(MachineStatus, String), usize> = BTreeMap::new();
+    for m in order {
+        let key = (m.status, reason_kind(m));
+        let i = *index.entry(key.clone()).or_insert_with(|| {
+            groups.push((key.0, key.1, Vec::new()));
+            groups.len() - 1
+        });
+        groups[i].2.push(m);
+    }
+    let mut out = String::from(
+        "<table><tr><th>status</th><th>machines</th><th>what decided it (one machine's words)</th></tr>\n",
+    );
+    for (status, _, members) in &groups {
+        let example = members[0].reasons.first().map_or("", String::as_str);
+        let names: Vec<String> = members
+            .iter()
+            .map(|m| format!("<span>{}</span>", escape(&m.label)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "<tr class=\"{}\"><td class=\"status\">{}</td><td class=\"num\">{}</td><td>{}<details class=\"evidence\"><summary>the machines</summary><div>{}</div></details></td></tr>",
+            status_class(*status),
+            status.as_str().to_uppercase(),
+            members.len(),
+            escape(example),
+            names.join(" ")
+        );
+    }
     out.push_str("</table>\n");
     out
+}
+
+/// What decided a machine's status, with what varies between machines left out: its first
+/// reason without its own name, its numbers, or what follows the first colon after the opening
+/// words (`its own check sleepbench.calls_per_thread failed`).
+fn reason_kind(m: &crate::wire::fleet::MachineEntry) -> String {
+    let Some(first) = m.reasons.first() else {
+        return String::new();
+    };
+    let text = first.replace(&m.label, "");
+    let head = match text.match_indices(": ").find(|(i, _)| *i > 5) {
+        Some((i, _)) => &text[..i],
+        None => &text,
+    };
+    head.chars()
+        .map(|c| if c.is_ascii_digit() { '#' } else { c })
+        .collect()
+}
+
+/// A machine's notes: its reasons, the figures it lacks, those not compared, failed baseline
+/// checks.
+fn notes(m: &crate::wire::fleet::MachineEntry) -> Vec<String> {
+    let mut notes = m.reasons.clone();
+    if !m.missing_figures.is_empty() {
+        notes.push(format!(
+            "lacks figures others have: {}",
+            by_family(&m.missing_figures)
+        ));
+    }
+    notes.extend(m.not_compared.iter().map(|n| format!("not compared: {n}")));
+    let failed_baseline = m
+        .baseline_checks
+        .iter()
+        .filter(|c| c.status == crate::wire::document::Status::Fail)
+        .count();
+    if failed_baseline > 0 {
+        notes.push(format!("{failed_baseline} baseline check(s) failed"));
+    }
+    notes
 }
 
 /// Missing figures counted by family (`memory.loaded_latency (48), ping.latency (1)`).
@@ -439,5 +560,39 @@ mod tests {
             "{big}"
         );
         assert!(!page(&report(3), &[]).contains("No matrix"));
+    }
+
+    /// Thousands of machines failing the same check are one row with their count and their
+    /// names on demand; the healthy ones are counted and named, not a row each.
+    #[test]
+    fn many_machines_alike_are_a_row_not_thousands() {
+        let mut r = report(2_000);
+        for (i, m) in r.machines.iter_mut().enumerate() {
+            if i < 1_500 {
+                m.status = MachineStatus::Fail;
+                m.reasons = vec![format!(
+                    "its own check sleepbench.calls_per_thread failed: {} calls/s per thread",
+                    9_000 + i
+                )];
+            } else if i < 1_600 {
+                m.status = MachineStatus::Suspect;
+                m.reasons = vec![format!(
+                    "{}<->x: network.bandwidth 1.2 vs 9.4 Gbit/s",
+                    m.label
+                )];
+            } else {
+                m.status = MachineStatus::Ok;
+            }
+        }
+        let html = machines_table(&r);
+        assert_eq!(html.matches("<tr class=").count(), 2, "{}", &html[..2000]);
+        assert!(html.contains("<td class=\"num\">1500</td>"));
+        assert!(html.contains("<td class=\"num\">100</td>"));
+        assert!(html.contains("400 machine(s)"));
+        assert!(html.len() < 200_000, "{}", html.len());
+        // Fewer than the limit: a row each.
+        let mut r = report(10);
+        r.machines[0].status = MachineStatus::Fail;
+        assert_eq!(machines_table(&r).matches("<tr class=").count(), 1);
     }
 }

@@ -44,6 +44,7 @@ table { border-collapse: collapse; margin: 0.4em 0 1em; font-size: 0.9em; }
 th, td { border: 1px solid #bbb; padding: 3px 7px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
 details.evidence summary { color: #444; font-size: 0.9em; cursor: pointer; }
 details.evidence div { color: #333; font-size: 0.92em; margin-top: 2px; }
+p.ok-machines + details span { display: inline-block; margin-right: 0.7em; }
 th { background: #eee; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .status { font-weight: bold; white-space: nowrap; }

@@ -509,6 +509,13 @@ pub struct StripPoint {
     pub flagged: bool,
 }
 
+/// Above this many unflagged machines a strip draws their density (a bar per bin) instead of a
+/// dot each: the page of a 10,000-machine fleet stays small and opens quickly. Flagged machines
+/// are dots with their names either way.
+const STRIP_DOTS_MAX: usize = 400;
+/// Bins of a density strip (a bar is 2 to 3 pixels wide).
+const STRIP_BINS: usize = 200;
+
 /// One figure across machines: a point per machine along the value axis (spread vertically so
 /// they do not hide each other), the reference the verdicts used marked (`median`), flagged
 /// machines highlighted and labelled.
@@ -554,15 +561,40 @@ pub fn strip_plot(
             .axis_desc_style(("sans-serif", 14))
             .draw()
             .ok()?;
-        // A fixed jitter (golden-ratio sequence): the same input draws the same page.
-        let jitter = |i: usize| 0.15 + 0.6 * ((i as f64 * 0.618_033_988_7) % 1.0);
-        chart
-            .draw_series(
-                normal.iter().enumerate().map(|(i, p)| {
+        if normal.len() <= STRIP_DOTS_MAX {
+            // A fixed jitter (golden-ratio sequence): the same input draws the same page.
+            let jitter = |i: usize| 0.15 + 0.6 * ((i as f64 * 0.618_033_988_7) % 1.0);
+            chart
+                .draw_series(normal.iter().enumerate().map(|(i, p)| {
                     Circle::new((p.value, jitter(i)), 3, PALETTE[2].1.mix(0.6).filled())
-                }),
-            )
-            .ok()?;
+                }))
+                .ok()?;
+        } else {
+            // Their density: a bar per bin, as tall as its share of the fullest bin.
+            let width = (x1 - x0) / STRIP_BINS as f64;
+            let mut counts = vec![0usize; STRIP_BINS];
+            for p in &normal {
+                let bin = ((p.value - x0) / width).max(0.0) as usize;
+                counts[bin.min(STRIP_BINS - 1)] += 1;
+            }
+            let most = counts.iter().copied().max().unwrap_or(1).max(1) as f64;
+            chart
+                .draw_series(
+                    counts
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, c)| **c > 0)
+                        .map(|(i, &c)| {
+                            let left = x0 + i as f64 * width;
+                            let top = 0.05 + 0.85 * c as f64 / most;
+                            Rectangle::new(
+                                [(left, 0.05), (left + width, top)],
+                                PALETTE[2].1.mix(0.6).filled(),
+                            )
+                        }),
+                )
+                .ok()?;
+        }
         if let Some(m) = median {
             chart
                 .draw_series(LineSeries::new(
