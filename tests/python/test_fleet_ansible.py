@@ -646,7 +646,7 @@ def star_with_one_server(fleet):
     proc = fleet.playbook(
         mode="star",
         groups={"health_check_server": [h1], "health_check_clients": [h2, h3, h4]},
-        args="--only system,network --ping-count 3 --iperf-time 1 " + VM_LIMITS,
+        args="--only system,network --ping-count 3 --iperf-time 2 " + VM_LIMITS,
         extra_vars=QUICK,
     )
     assert proc.returncode == 0, output(proc)
@@ -675,7 +675,9 @@ def test_a_second_round_settles_a_one_server_star_slow_client_and_slow_path(flee
     resolves = sorted(p.name for p in run.glob("*.resolve.json"))
     assert {"h3.resolve.json", "h4.resolve.json"} <= set(resolves), list(run.iterdir())
     findings = [f for f in report["findings"] if f["figure"].startswith("network.bandwidth")]
-    assert not any("suspect" in f for f in findings), report["findings"]
+    assert not any("suspect" in f for f in findings), "\n".join(
+        f"{f['headline']}: {f['message']}" for f in report["findings"]
+    )
     # The fleet's namespaces share this VM's two CPUs: an RTT of 3 pings, tens of microseconds,
     # taken while another host's run writes its identity, now and then comes out 50 % and 50 us
     # above the rest. Measured once, that path is rightly left suspect; bandwidth is what this

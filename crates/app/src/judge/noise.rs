@@ -65,37 +65,17 @@ pub fn section_of(id: &CheckId) -> Option<Section> {
     }
 }
 
-/// The family of figures each of a run's own checks judges: whether load can move the check is
-/// its family's word (`Family::load_moves`), said once in the family table.
-const CHECK_FAMILIES: &[(&str, &Family)] = &[
-    ("sleepbench.calls_per_thread", &figures::CALLS_PER_THREAD),
-    ("sleepbench.total_cpu", &figures::SLEEP_TOTAL),
-    ("sleepbench.irq", &figures::SLEEP_IRQ),
-    ("network.bandwidth", &figures::BANDWIDTH),
-    ("network.link_efficiency", &figures::LINK_EFFICIENCY),
-    ("network.reverse_symmetry", &figures::REVERSE_BANDWIDTH),
-    ("network.ping_rtt", &figures::PING_LATENCY),
-    ("network.ping_loss", &figures::PING_LOSS),
-    ("memory.peak_vs_theoretical", &figures::PEAK_BANDWIDTH),
-    ("memory.numa_ratio", &figures::IDLE_LATENCY),
-    // The spread of a memory figure's repeats: a bandwidth's, most of them.
-    ("memory.repeat_spread", &figures::PEAK_BANDWIDTH),
-    ("memory.cache_step", &figures::CACHE_LATENCY),
-    ("storage.read_iops", &figures::READ_IOPS),
-    ("storage.write_mb_s", &figures::WRITE_MB_S),
-    ("storage.read_tail_latency", &figures::READ_CLAT),
-    ("storage.write_tail_latency", &figures::WRITE_CLAT),
-];
-
 /// The family of figures a check judges: a `baseline.` or `history.` check's figure's, a run's
-/// own check's from `CHECK_FAMILIES`; `None` for checks of configuration, counters and facts.
+/// own check's the family that names it (`Family::run_checks`, said once in the family table);
+/// `None` for checks of configuration, counters and facts.
 pub fn family_judged(id: &CheckId) -> Option<&'static Family> {
     match id.section.as_str() {
         "baseline" | "history" => figures::family_of_key(&id.rule),
-        section => CHECK_FAMILIES
-            .iter()
-            .find(|(name, _)| name.split_once('.') == Some((section, id.rule.as_str())))
-            .map(|(_, f)| *f),
+        section => figures::FAMILIES.iter().copied().find(|f| {
+            f.run_checks
+                .iter()
+                .any(|name| name.split_once('.') == Some((section, id.rule.as_str())))
+        }),
     }
 }
 

@@ -60,6 +60,9 @@ pub struct Family {
     /// Whether another process's load can move it: measured under interference, it is then
     /// left out of references and its verdicts are inconclusive.
     pub load_moves: bool,
+    /// The checks of a run that judge this family against a limit (`sleepbench.total_cpu`):
+    /// whether load can move such a check is this family's `load_moves`.
+    pub run_checks: &'static [&'static str],
 }
 
 /// How a family is judged against a reference by default.
@@ -119,6 +122,9 @@ impl Family {
 
 macro_rules! family {
     ($id:ident, $name:literal, [$($label:literal),*], $unit:literal, $dir:ident, $section:ident, $prom:literal, $scale:expr, $help:literal, $judged:expr, load_moves: $load:literal) => {
+        family!($id, $name, [$($label),*], $unit, $dir, $section, $prom, $scale, $help, $judged, load_moves: $load, run_checks: []);
+    };
+    ($id:ident, $name:literal, [$($label:literal),*], $unit:literal, $dir:ident, $section:ident, $prom:literal, $scale:expr, $help:literal, $judged:expr, load_moves: $load:literal, run_checks: [$($check:literal),*]) => {
         /// One family of figures (see [`FAMILIES`]).
         pub static $id: Family = Family {
             name: $name,
@@ -131,6 +137,7 @@ macro_rules! family {
             help: $help,
             judged: $judged,
             load_moves: $load,
+            run_checks: &[$($check),*],
         };
     };
 }
@@ -151,7 +158,8 @@ family!(
     1e-3,
     "median ping RTT to the client (older documents: the average)",
     rule_above(50.0, false, 0.05),
-    load_moves: true
+    load_moves: true,
+    run_checks: ["network.ping_rtt"]
 );
 family!(
     PING_LOSS,
@@ -164,7 +172,8 @@ family!(
     0.01,
     "ping requests lost",
     Judging::Not("loss is judged on every run against its limit (network.ping_loss_pct): a few lost packets are no level to compare"),
-    load_moves: false
+    load_moves: false,
+    run_checks: ["network.ping_loss"]
 );
 family!(
     BANDWIDTH,
@@ -177,7 +186,8 @@ family!(
     GBIT_S,
     "TCP receiver goodput from this machine to the client",
     rule(20.0, true),
-    load_moves: true
+    load_moves: true,
+    run_checks: ["network.bandwidth"]
 );
 family!(
     REVERSE_BANDWIDTH,
@@ -190,7 +200,8 @@ family!(
     GBIT_S,
     "TCP receiver goodput from the client to this machine",
     rule(20.0, true),
-    load_moves: true
+    load_moves: true,
+    run_checks: ["network.reverse_symmetry"]
 );
 family!(
     LINK_EFFICIENCY,
@@ -203,7 +214,8 @@ family!(
     0.01,
     "goodput as a share of what the link can carry as TCP payload",
     rule_above(15.0, false, 5.0),
-    load_moves: true
+    load_moves: true,
+    run_checks: ["network.link_efficiency"]
 );
 family!(
     RETRANSMITS,
@@ -255,7 +267,8 @@ family!(
     1.0,
     "nanosleep calls per second per thread",
     rule(15.0, true),
-    load_moves: true
+    load_moves: true,
+    run_checks: ["sleepbench.calls_per_thread"]
 );
 family!(
     SLEEP_TOTAL,
@@ -268,7 +281,8 @@ family!(
     0.01,
     "busy CPU during the nanosleep benchmark",
     rule_above(30.0, false, 5.0),
-    load_moves: true
+    load_moves: true,
+    run_checks: ["sleepbench.total_cpu"]
 );
 family!(
     SLEEP_IRQ,
@@ -281,7 +295,8 @@ family!(
     0.01,
     "hardware-interrupt time during the nanosleep benchmark",
     rule_above(30.0, false, 5.0),
-    load_moves: true
+    load_moves: true,
+    run_checks: ["sleepbench.irq"]
 );
 family!(
     SLEEP_SYS,
@@ -307,7 +322,8 @@ family!(
     1e-9,
     "idle memory latency from a CPU node to a memory node",
     rule(10.0, true),
-    load_moves: true
+    load_moves: true,
+    run_checks: ["memory.numa_ratio"]
 );
 family!(
     LOADED_LATENCY,
@@ -346,7 +362,8 @@ family!(
     MIB,
     "peak memory bandwidth per read/write mix",
     rule(10.0, true),
-    load_moves: true
+    load_moves: true,
+    run_checks: ["memory.peak_vs_theoretical", "memory.repeat_spread"]
 );
 family!(
     PEAK_SIMD,
@@ -398,7 +415,8 @@ family!(
     1e-9,
     "latency of a working set of this size",
     rule(25.0, false),
-    load_moves: true
+    load_moves: true,
+    run_checks: ["memory.cache_step"]
 );
 family!(
     READ_IOPS,
@@ -411,7 +429,8 @@ family!(
     1.0,
     "4 KiB random reads per second",
     rule(15.0, true),
-    load_moves: true
+    load_moves: true,
+    run_checks: ["storage.read_iops"]
 );
 family!(
     WRITE_IOPS,
@@ -437,7 +456,8 @@ family!(
     1e6,
     "1 MiB sequential writes, 10^6 bytes/s",
     rule(15.0, true),
-    load_moves: true
+    load_moves: true,
+    run_checks: ["storage.write_mb_s"]
 );
 family!(
     READ_CLAT,
@@ -450,7 +470,8 @@ family!(
     1e-6,
     "4 KiB random read completion latency",
     Judging::Rule { tolerance_pct: 50.0, fails: false, min_difference: None, only: "(p50|p99)" },
-    load_moves: true
+    load_moves: true,
+    run_checks: ["storage.read_tail_latency"]
 );
 family!(
     WRITE_CLAT,
@@ -463,7 +484,8 @@ family!(
     1e-6,
     "4 KiB random write completion latency",
     Judging::Rule { tolerance_pct: 50.0, fails: false, min_difference: None, only: "(p50|p99)" },
-    load_moves: true
+    load_moves: true,
+    run_checks: ["storage.write_tail_latency"]
 );
 
 family!(

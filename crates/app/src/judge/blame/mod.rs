@@ -862,22 +862,30 @@ fn plan_resolve(
         for &e in &s.unverified {
             let leads = e == s.server;
             let stand_in_for = if leads { s.client } else { s.server };
-            // A pair measured already says nothing new.
+            // A pair measured already adds one sample, not a new witness: taken only when no
+            // new pair is left (a star's one server has measured every client).
             let new_pair = |h: usize| !measured.contains(&if leads { (e, h) } else { (h, e) });
             let pick = |pool: &dyn Fn(usize) -> bool| {
-                (0..machines.len())
-                    .filter(|&h| {
-                        h != s.server && h != s.client && usable(h) && new_pair(h) && pool(h)
-                    })
-                    .min_by_key(|&h| {
-                        (
-                            models[h] != models[stand_in_for]
-                                && !(unknown_model && models[h].is_some()),
-                            !leads && machines[h].entry.kind == DocumentKind::None,
-                            load.get(&h).copied().unwrap_or(0),
-                            h,
-                        )
-                    })
+                let among = |fresh: bool| {
+                    (0..machines.len())
+                        .filter(|&h| {
+                            h != s.server
+                                && h != s.client
+                                && usable(h)
+                                && (!fresh || new_pair(h))
+                                && pool(h)
+                        })
+                        .min_by_key(|&h| {
+                            (
+                                models[h] != models[stand_in_for]
+                                    && !(unknown_model && models[h].is_some()),
+                                !leads && machines[h].entry.kind == DocumentKind::None,
+                                load.get(&h).copied().unwrap_or(0),
+                                h,
+                            )
+                        })
+                };
+                among(true).or_else(|| among(false))
             };
             // Best a machine shown fine in the role it takes (measured fine as a client when
             // the suspect leads, fine leading a test when it measures the suspect).

@@ -309,3 +309,26 @@ fn keys_drop_the_client_and_find_their_family() {
         "measured with pages=4 KiB where its group used pages=1 GiB"
     );
 }
+
+/// A run's check named by a family is of that family's section (`sleepbench.*` for the
+/// nanosleep figures), and no check is named by two families: the family table is the one place
+/// that says which figure a check judges.
+#[test]
+fn every_run_check_belongs_to_one_family_of_its_section() {
+    let mut seen = std::collections::BTreeSet::new();
+    for f in FAMILIES {
+        for check in f.run_checks {
+            let section = check.split_once('.').map(|(s, _)| s).unwrap_or_default();
+            let expected = match f.section {
+                Section::Sleep => "sleepbench",
+                Section::Network => "network",
+                Section::Memory => "memory",
+                Section::Storage => "storage",
+                Section::System => "system",
+            };
+            assert_eq!(section, expected, "{check} in {}", f.name);
+            assert!(seen.insert(*check), "{check} named twice");
+        }
+    }
+    assert!(seen.len() >= 16, "{seen:?}");
+}
