@@ -121,8 +121,11 @@ def storm_by_hand(cluster):
 
 
 def test_every_node_failing_at_once_never_drains_past_the_cap_at_any_sample(cluster):
+    # slurmd's own runs fail from now on too: left passing, one of them could resume the node
+    # the storm drains (its own state has passing runs) while the storm still runs on a busy host.
+    cluster.set_options([*FAILING, *CAP])
     with Sampler(cluster) as sampler:
-        # Eight runs in the same instant.
+        # Eight runs in the same instant, beside slurmd's own.
         lines = storm_by_hand(cluster)
         drained = ours(partition(cluster))
         assert len(drained) == 1, f"{lines}\n{partition(cluster)}"
@@ -131,7 +134,6 @@ def test_every_node_failing_at_once_never_drains_past_the_cap_at_any_sample(clus
         held = [line for line in lines if "not draining" in line]
         assert len(held) == len(NODES) - 1, "\n".join(lines)
         # Then slurmd's own runs, every 2 s on every node, for a few rounds.
-        cluster.set_options([*FAILING, *CAP])
         before = len(cluster.runs())
         cluster.wait(lambda: len(cluster.runs()) >= before + 3 * len(NODES), RUN_DEADLINE * 4, "three more rounds")
         assert ours(partition(cluster)) == drained, partition(cluster)
