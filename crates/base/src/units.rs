@@ -86,6 +86,17 @@ pub fn number(v: f64) -> String {
     }
 }
 
+/// At most `width` characters of `text`, the last one `~` when it was cut.
+pub fn shorten(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        text.to_string()
+    } else {
+        let mut s: String = text.chars().take(width.saturating_sub(1)).collect();
+        s.push('~');
+        s
+    }
+}
+
 /// Seconds since the epoch as `YYYY-MM-DD HH:MM UTC`.
 pub fn utc(unix: u64) -> String {
     let days = (unix / 86_400) as i64;

@@ -25,16 +25,7 @@ pub fn terminal_safe(text: &str) -> String {
         .collect()
 }
 
-/// At most `width` characters of `text`, the last one `~` when it was cut.
-pub fn shorten(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        text.to_string()
-    } else {
-        let mut s: String = text.chars().take(width.saturating_sub(1)).collect();
-        s.push('~');
-        s
-    }
-}
+pub use crate::units::shorten;
 
 /// At most `bytes` bytes of `text` (node-problem-detector cuts its plugins' output by bytes),
 /// cut on a character boundary, the last one `~` when it was cut.

@@ -445,6 +445,15 @@ impl PingEntry {
     pub fn typical_rtt(&self) -> Option<f64> {
         self.median.or(self.latency)
     }
+
+    /// Which RTT [`PingEntry::typical_rtt`] is, for messages.
+    pub fn typical_rtt_name(&self) -> &'static str {
+        if self.median.is_some() {
+            "median"
+        } else {
+            "average"
+        }
+    }
 }
 
 /// One client's TCP bandwidth (DCPerf: hostname, bandwidth, unit), rates in Gbit/s (10^9 bit/s).

@@ -2,6 +2,7 @@
 //! `message`). Made from the finding's own fields, so every finding has one and they read alike.
 
 use super::fleet::{Finding, Scope};
+use crate::units::shorten as cut;
 
 /// The most a headline holds, in characters: a line of a terminal or of the fleet page.
 pub const MAX: usize = 100;
@@ -11,16 +12,6 @@ const NAME_MAX: usize = 40;
 
 /// The most the closing tag (`; suspect: ...`, `; inconclusive: ...`) takes of a headline.
 const TAG_MAX: usize = 40;
-
-/// `text` cut to `width` characters, the last one `~` when it was cut.
-fn cut(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
-    }
-    let mut s: String = text.chars().take(width.saturating_sub(1)).collect();
-    s.push('~');
-    s
-}
 
 /// A figure in three significant digits or fewer, trailing zeros dropped (`5.9`, `23.6`, `0.12`,
 /// `1234`).

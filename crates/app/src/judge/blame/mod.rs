@@ -107,8 +107,8 @@ struct SuspectPath {
 #[derive(Default)]
 struct Pending {
     suspects: Vec<SuspectPath>,
-    fine_servers: BTreeSet<(String, usize)>,
-    fine_clients: BTreeSet<(String, usize)>,
+    fine_servers: HashMap<String, BTreeSet<usize>>,
+    fine_clients: HashMap<String, BTreeSet<usize>>,
 }
 
 /// Finds the machines and links behind poor per-client figures. Adds the clients that have no
@@ -464,10 +464,20 @@ fn judge_key(
         }
         excluded = next;
     };
-    for (x, _) in all.iter().zip(&obs).filter(|(_, o)| !o.poor) {
-        pending.fine_servers.insert((key.to_string(), x.server));
-        pending.fine_clients.insert((key.to_string(), x.client));
-    }
+    let servers = pending.fine_servers.entry(key.to_string()).or_default();
+    servers.extend(
+        all.iter()
+            .zip(&obs)
+            .filter(|(_, o)| !o.poor)
+            .map(|(x, _)| x.server),
+    );
+    let clients = pending.fine_clients.entry(key.to_string()).or_default();
+    clients.extend(
+        all.iter()
+            .zip(&obs)
+            .filter(|(_, o)| !o.poor)
+            .map(|(x, _)| x.client),
+    );
     if !obs.iter().any(|o| o.poor) {
         return;
     }
@@ -889,14 +899,13 @@ fn plan_resolve(
             };
             // Best a machine shown fine in the role it takes (measured fine as a client when
             // the suspect leads, fine leading a test when it measures the suspect).
-            let shown_fine = |h: usize| {
-                let fine = if leads {
-                    &pending.fine_clients
-                } else {
-                    &pending.fine_servers
-                };
-                fine.contains(&(s.key.clone(), h))
-            };
+            let fine = if leads {
+                &pending.fine_clients
+            } else {
+                &pending.fine_servers
+            }
+            .get(&s.key);
+            let shown_fine = |h: usize| fine.is_some_and(|f| f.contains(&h));
             let helper = pick(&|h| !under_suspicion.contains(&h) && shown_fine(h))
                 .or_else(|| pick(&|h| !under_suspicion.contains(&h)))
                 .or_else(|| pick(&|h| under_suspicion.contains(&h)));

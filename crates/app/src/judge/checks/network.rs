@@ -47,11 +47,7 @@ pub fn ping_loss(p: &PingEntry, t: &Thresholds) -> Check {
             format!("{loss}% loss is above {limit}%: the path to it drops packets"),
         )
     };
-    let what = if p.median.is_some() {
-        "median"
-    } else {
-        "average"
-    };
+    let what = p.typical_rtt_name();
     let rtt = p
         .typical_rtt()
         .map_or_else(String::new, |ms| format!(", {ms} ms {what}"));
@@ -187,11 +183,7 @@ pub fn bandwidth(b: &BandwidthEntry, t: &Thresholds, cpus: Option<usize>) -> Che
 pub fn ping_rtt(p: &PingEntry, t: &Thresholds) -> Check {
     let name = CheckId::new("network", "ping_rtt").on(p.hostname.as_str());
     let limit = t.ping_rtt_ms;
-    let what = if p.median.is_some() {
-        "median"
-    } else {
-        "average"
-    };
+    let what = p.typical_rtt_name();
     let Some(ms) = p.typical_rtt() else {
         return check(
             &name,
