@@ -425,3 +425,48 @@ class Fleet:
     def run_dirs(self):
         results = self.work / "results"
         return sorted(results.iterdir(), key=lambda p: p.stat().st_mtime) if results.exists() else []
+
+
+# ---- what the playbook tests share
+
+# Seconds per run, not minutes: three sections, 3 pings, 2 s per bandwidth direction.
+# This 2-CPU VM fails DCPerf's absolute limits (15,000 calls/s per thread, busy CPU under 50 %,
+# 10 Gbit/s to each client on a 1 Gbit/s test network); the fleet tests are about comparison.
+VM_LIMITS = (
+    "--threshold sleepbench.calls_per_thread=100 --threshold sleepbench.total_cpu_pct=101"
+    " --threshold network.min_bandwidth_gbps=0.01"
+)
+QUICK_ARGS = f"--only system,network,sleep --sleep-time 1 --ping-count 3 --iperf-time 1 {VM_LIMITS}"
+QUICK = {"health_check_profile": "quick"}
+
+
+def output(proc):
+    return f"status {proc.returncode}\n--- stdout (tail)\n{proc.stdout[-6000:]}\n--- stderr\n{proc.stderr[-3000:]}"
+
+
+def last_run(fleet):
+    runs = fleet.run_dirs()
+    assert runs, "no results directory"
+    run = runs[-1]
+    return run, json.loads((run / "fleet.json").read_text())
+
+
+def health_check_pids(fleet, h):
+    pids = run(["ip", "netns", "pids", h.ns], check=False).stdout.split()
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                comm, rest = stat.read().rsplit(")", 1)
+            if comm.endswith("(health_check") and rest.split()[0] != "Z":
+                found.append(int(pid))
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def assert_no_responder_left(fleet):
+    for h in fleet.hosts:
+        ports = [p for p in fleet.listening_ports(h) if p != 22]
+        assert ports == [], f"{h} still listens on {ports}"
+        assert health_check_pids(fleet, h) == [], f"health_check still runs on {h}"
