@@ -1,9 +1,10 @@
 /* Minimal C reference for the vector read kernel: one thread per CPU, each pinned and walking
- * its own first-touched 128 MiB region with 64-byte (AVX-512) or 32-byte (AVX2) loads; prints
+ * its own first-touched region (128 MiB, or the MiB given: health_check's thread_region_mib) with 64-byte (AVX-512) or 32-byte (AVX2) loads; prints
  * all threads' bytes over the mean thread time in MiB/s, the median of 3 phases of 0.5 s.
  * Written for health_check's benchmarks (docs/performance.md).
  *
- * Build: gcc -O2 -mavx512f -pthread -o read_ref read_ref.c   (or -mavx2 without AVX-512) */
+ * Build: gcc -O2 -mavx512f -pthread -o read_ref read_ref.c   (or -mavx2 without AVX-512)
+ * Usage: read_ref [MIB per thread] */
 #define _GNU_SOURCE
 #include <immintrin.h>
 #include <pthread.h>
@@ -15,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define REGION (128UL << 20)
+static size_t REGION = 128UL << 20;
 #define PHASES 4 /* the first warms up */
 static int nthreads;
 static pthread_barrier_t gate;
@@ -75,7 +76,8 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc > 1) REGION = (size_t)atol(argv[1]) << 20;
     nthreads = sysconf(_SC_NPROCESSORS_ONLN);
     pthread_barrier_init(&gate, NULL, nthreads);
     pthread_t t[256];

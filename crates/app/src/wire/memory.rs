@@ -37,9 +37,13 @@ pub struct MemoryPart {
     /// Read bandwidth with wide vector loads, MiB/s.
     #[schemars(required, transform = nullable)]
     pub peak_read_simd_mb_s: Option<f64>,
-    /// The vector kernel used (`avx512`, `avx2`, `neon`, ...).
+    /// The vector kernel used (`avx512`, `avx2`, `neon`, ...): the fastest in the trial below.
     #[schemars(required, transform = nullable)]
     pub simd_kernel: Option<String>,
+    /// Every vector kernel the CPU runs, with its read MiB/s in the short trial (all threads,
+    /// the same regions) that chose `simd_kernel`. Absent where the CPU runs one kernel only.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub simd_kernel_trial_mb_s: BTreeMap<String, f64>,
     /// 16 KiB memcpy, MiB/s (bytes copied counted once).
     #[schemars(required, transform = nullable)]
     pub memcpy_medium_mb_s: Option<f64>,
@@ -249,6 +253,12 @@ impl MemoryPart {
                 .collect(),
             peak_read_simd_mb_s: simd.map(|s| s.avg),
             simd_kernel: simd.and(r.peak.simd.as_ref().map(|(n, _)| n.to_string())),
+            simd_kernel_trial_mb_s: r
+                .peak
+                .simd_trials
+                .iter()
+                .map(|&(name, mib_s)| (name.to_string(), round_to(mib_s, 1)))
+                .collect(),
             memcpy_medium_mb_s: medium.map(|s| s.avg),
             memcpy_large_mb_s: large.map(|s| s.avg),
             cache_latency_ns: r

@@ -9,10 +9,15 @@ use super::arch::{self, Mix};
 use super::buffer::{BLOCK, Pages, Region};
 use super::crew::{self, Sample};
 use super::error::{MemoryError, Result};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 /// Blocks a kernel handles between two clock readings (512 KiB).
 const BATCH_BLOCKS: usize = 64;
+/// Rounds of the vector kernels' trial (each kernel once per round, interleaved).
+const TRIAL_ROUNDS: usize = 2;
+/// The shortest trial phase: long enough for a few hundred batches per thread.
+const MIN_TRIAL: Duration = Duration::from_millis(20);
 /// mm-mem's medium memcpy fragment.
 pub const MEDIUM_COPY: usize = 16 * 1024;
 const MIB: f64 = 1024.0 * 1024.0;
@@ -43,28 +48,63 @@ pub struct PeakResults {
     pub mixes: Vec<(Mix, Vec<f64>)>,
     /// The vector kernel's name and its read MiB/s per repeat.
     pub simd: Option<(&'static str, Vec<f64>)>,
+    /// Every vector kernel's read MiB/s in the short trial that chose the fastest (empty where
+    /// the CPU runs one kernel only).
+    pub simd_trials: Vec<(&'static str, f64)>,
 }
 
 #[derive(Clone, Copy)]
 enum PeakPhase {
     Warmup,
+    /// A short run of the vector kernel with this index.
+    Trial(usize),
     Mix(Mix),
     Simd,
 }
 
+/// How long each kernel's trial phase runs.
+fn trial_time(phase_time: Duration) -> Duration {
+    (phase_time / 4).max(MIN_TRIAL)
+}
+
+/// The index of the fastest kernel by its summed rate, the first (widest) on a tie or no data.
+fn fastest(rates: &[f64]) -> usize {
+    rates
+        .iter()
+        .enumerate()
+        .fold(
+            (0, f64::MIN),
+            |best, (i, &r)| if r > best.1 { (i, r) } else { best },
+        )
+        .0
+}
+
 /// Runs the mixes and the vector read kernel, repeats interleaved (all mixes, then again).
+/// Where the CPU runs several vector kernels, a short trial of each on the same regions, by
+/// every thread at once, picks the one that reads fastest here before the measured phases.
 pub fn measure_peak(
     cfg: &BandwidthConfig,
     should_stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<PeakResults> {
+    let kernels = arch::read_wide_kernels();
     let mut phases = vec![PeakPhase::Warmup];
+    if cfg.simd && kernels.len() > 1 {
+        for _ in 0..TRIAL_ROUNDS {
+            phases.extend((0..kernels.len()).map(PeakPhase::Trial));
+        }
+    }
     for _ in 0..cfg.repeats {
         phases.extend(cfg.mixes.iter().map(|&m| PeakPhase::Mix(m)));
         if cfg.simd {
             phases.push(PeakPhase::Simd);
         }
     }
-    let (simd_kernel, simd_name) = arch::read_wide_kernel();
+    // Each thread adds its trial rates here; the crew's gate holds every thread until all have
+    // finished a phase, so the first measured phase sees every trial and all threads choose alike.
+    let trial_rates = Mutex::new(vec![0.0; kernels.len()]);
+    let chosen = OnceLock::new();
+    let choose =
+        || *chosen.get_or_init(|| fastest(&trial_rates.lock().unwrap_or_else(|e| e.into_inner())));
     let setup = |_| -> Result<(Region, usize)> {
         let mut r = Region::map(cfg.region_bytes, Pages::Default, None)
             .map_err(|e| MemoryError::map(cfg.region_bytes >> 20, "per thread", e))?;
@@ -76,20 +116,29 @@ pub fn measure_peak(
     let work = |_: usize, state: &mut (Region, usize), phase: &PeakPhase| -> Sample {
         let (kernel, factor, time) = match *phase {
             PeakPhase::Warmup => (arch::mix_kernel(Mix::AllReads), 1.0, cfg.warmup),
+            PeakPhase::Trial(k) => (kernels[k].0, 1.0, trial_time(cfg.phase_time)),
             PeakPhase::Mix(m) => (arch::mix_kernel(m), m.traffic_factor(), cfg.phase_time),
-            PeakPhase::Simd => (simd_kernel, 1.0, cfg.phase_time),
+            PeakPhase::Simd => (kernels[choose()].0, 1.0, cfg.phase_time),
         };
         let (region, next) = state;
-        crew::timed(time, should_stop, || {
+        let sample = crew::timed(time, should_stop, || {
             std::hint::black_box(region.run_blocks(kernel, *next, BATCH_BLOCKS));
             *next += BATCH_BLOCKS;
             (BATCH_BLOCKS * BLOCK) as f64 * factor
-        })
+        });
+        if let PeakPhase::Trial(k) = *phase {
+            let secs = sample.elapsed.as_secs_f64();
+            if secs > 0.0 {
+                trial_rates.lock().unwrap_or_else(|e| e.into_inner())[k] += sample.work / secs;
+            }
+        }
+        sample
     };
     let samples = crew::run(&cfg.cpus, &phases, setup, work, should_stop)?;
     let mut out = PeakResults {
         mixes: cfg.mixes.iter().map(|&m| (m, Vec::new())).collect(),
-        simd: cfg.simd.then(|| (simd_name, Vec::new())),
+        simd: cfg.simd.then(|| (kernels[choose()].1, Vec::new())),
+        simd_trials: Vec::new(),
     };
     for (i, phase) in phases.iter().enumerate() {
         let Some(rate) = crew::aggregate_rate(&samples, i, cfg.phase_time / 2) else {
@@ -97,7 +146,7 @@ pub fn measure_peak(
         };
         let mib_s = rate / MIB;
         match phase {
-            PeakPhase::Warmup => {}
+            PeakPhase::Warmup | PeakPhase::Trial(_) => {}
             PeakPhase::Mix(m) => {
                 if let Some((_, v)) = out.mixes.iter_mut().find(|(x, _)| x == m) {
                     v.push(mib_s);
@@ -109,6 +158,15 @@ pub fn measure_peak(
                 }
             }
         }
+    }
+    // The rates the choice was made on, per round: what the document shows is what chose.
+    if phases.iter().any(|p| matches!(p, PeakPhase::Trial(_))) {
+        let rates = trial_rates.into_inner().unwrap_or_else(|e| e.into_inner());
+        out.simd_trials = kernels
+            .iter()
+            .zip(rates)
+            .map(|((_, name), r)| (*name, r / TRIAL_ROUNDS as f64 / MIB))
+            .collect();
     }
     Ok(out)
 }
@@ -220,8 +278,34 @@ mod tests {
                 .iter()
                 .all(|(_, v)| v.len() == 2 && v.iter().all(|&x| x > 100.0))
         );
-        let (_, simd) = r.simd.unwrap();
+        let (name, simd) = r.simd.unwrap();
         assert_eq!(simd.len(), 2);
+        // Several kernels: each was tried and the fastest measured; one: no trial.
+        let kernels = arch::read_wide_kernels();
+        if kernels.len() > 1 {
+            let names: Vec<_> = kernels.iter().map(|k| k.1).collect();
+            let tried: Vec<_> = r.simd_trials.iter().map(|t| t.0).collect();
+            assert_eq!(tried, names);
+            assert!(
+                r.simd_trials.iter().all(|t| t.1 > 100.0),
+                "{:?}",
+                r.simd_trials
+            );
+            let best =
+                r.simd_trials[fastest(&r.simd_trials.iter().map(|t| t.1).collect::<Vec<_>>())];
+            assert_eq!(name, best.0, "{:?}", r.simd_trials);
+        } else {
+            assert!(r.simd_trials.is_empty());
+            assert_eq!(name, kernels[0].1);
+        }
+    }
+
+    #[test]
+    fn the_fastest_kernel_wins_and_the_widest_on_a_tie() {
+        assert_eq!(fastest(&[27_000.0, 33_000.0, 30_000.0]), 1);
+        assert_eq!(fastest(&[30_000.0, 30_000.0]), 0);
+        assert_eq!(fastest(&[0.0, 0.0, 0.0]), 0, "no trial ran: the widest");
+        assert_eq!(fastest(&[]), 0);
     }
 
     #[test]

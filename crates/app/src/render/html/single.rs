@@ -151,10 +151,21 @@ fn memory(doc: &Document) -> String {
             )
         })
         .collect();
+    // The kernel, and where several were tried, what each read (the fastest was kept).
+    let trial: Vec<String> = m
+        .simd_kernel_trial_mb_s
+        .iter()
+        .map(|(k, v)| format!("{k} {}", crate::render::fleet_table::number(*v)))
+        .collect();
     let simd = format!(
-        "{} MiB/s ({})",
+        "{} MiB/s ({}{})",
         num(m.peak_read_simd_mb_s),
-        m.simd_kernel.as_deref().unwrap_or("-")
+        m.simd_kernel.as_deref().unwrap_or("-"),
+        if trial.is_empty() {
+            String::new()
+        } else {
+            format!(", fastest in a trial of {} MiB/s", trial.join(", "))
+        }
     );
     rows.push(("vector reads", simd));
     rows.push((

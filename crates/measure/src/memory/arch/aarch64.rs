@@ -174,7 +174,7 @@ unsafe fn read_neon(p: *mut u8) -> u64 {
     0
 }
 
-/// The vector read kernel and its name.
-pub fn read_wide_kernel() -> (super::RawKernel, &'static str) {
-    (read_neon, "neon")
+/// The vector read kernels and their names (NEON only: no SVE kernel yet).
+pub fn read_wide_kernels() -> Vec<(super::RawKernel, &'static str)> {
+    vec![(read_neon, "neon")]
 }

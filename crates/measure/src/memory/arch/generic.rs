@@ -95,7 +95,7 @@ unsafe fn read_words(p: *mut u8) -> u64 {
     acc
 }
 
-/// The read kernel and its name (no vectors here).
-pub fn read_wide_kernel() -> (super::RawKernel, &'static str) {
-    (read_words, "scalar")
+/// The read kernels and their names (no vectors here).
+pub fn read_wide_kernels() -> Vec<(super::RawKernel, &'static str)> {
+    vec![(read_words, "scalar")]
 }

@@ -97,10 +97,12 @@ pub fn mix_kernel(mix: Mix) -> Kernel {
     })
 }
 
-/// The widest vector read kernel this CPU runs, and its name.
-pub fn read_wide_kernel() -> (Kernel, &'static str) {
-    let (k, name) = imp::read_wide_kernel();
-    (Kernel(k), name)
+/// Every vector read kernel this CPU runs (at least one), widest first, with its name.
+pub fn read_wide_kernels() -> Vec<(Kernel, &'static str)> {
+    imp::read_wide_kernels()
+        .into_iter()
+        .map(|(k, name)| (Kernel(k), name))
+        .collect()
 }
 
 /// DCPerf's delay labels for the loaded-latency sweep.
@@ -203,8 +205,12 @@ mod tests {
             43,
             "42 groups of three plus the tail's written line"
         );
-        let mut block = block();
-        let (kernel, _) = read_wide_kernel();
-        run(kernel, &mut block);
+        let kernels = read_wide_kernels();
+        assert!(!kernels.is_empty(), "at least one read kernel");
+        for (kernel, name) in kernels {
+            let mut b = block();
+            run(kernel, &mut b);
+            assert_eq!(written_lines(&b), 0, "{name} only reads");
+        }
     }
 }

@@ -20,6 +20,7 @@ fn part() -> MemoryPart {
         peak_bandwidth_mb_s: BTreeMap::new(),
         peak_read_simd_mb_s: None,
         simd_kernel: None,
+        simd_kernel_trial_mb_s: BTreeMap::new(),
         memcpy_medium_mb_s: None,
         memcpy_large_mb_s: None,
         cache_latency_ns: vec![
