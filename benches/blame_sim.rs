@@ -572,6 +572,11 @@ fn main() {
         .split(',')
         .map(|s| s.parse().expect("--sizes N,N"))
         .collect();
+    // `--layouts Star,Mesh` and `--kinds Rack` narrow the table (to look at one row's draws).
+    let layouts_wanted = value("--layouts", "");
+    let kinds_wanted = value("--kinds", "");
+    let chosen =
+        |wanted: &str, name: &str| wanted.is_empty() || wanted.split(',').any(|w| w == name);
     let layouts = [
         Layout::Star,
         Layout::Star1,
@@ -605,7 +610,10 @@ fn main() {
             }
             for kind in kinds {
                 let star = matches!(layout, Layout::Star | Layout::Star1);
-                if kind == Kind::Rack && !star {
+                if kind == Kind::Rack && !star
+                    || !chosen(&layouts_wanted, &format!("{layout:?}"))
+                    || !chosen(&kinds_wanted, &format!("{kind:?}"))
+                {
                     continue;
                 }
                 let mut score = Score::default();

@@ -18,6 +18,14 @@
 //! clients (slow from other servers too) are blamed; its two poor measurements never had peers
 //! that were fine elsewhere.
 //!
+//! When no fault has such support, one may still stand on more witnesses of a weaker kind: at
+//! least three poor measurements with three distinct peers each *even* elsewhere (as many poor
+//! measurements as fine ones, never mostly poor). A third of a rack's clients slow leaves every
+//! server that measured them with half its tests poor; no server is fine elsewhere, so no
+//! client could be blamed and every path stayed suspect through any number of second rounds.
+//! The worst such client explains its measurements, its servers become fine, and the rest follow
+//! on strict support.
+//!
 //! A poor measurement left over is a link when both its ends are fine elsewhere. Otherwise the
 //! data cannot tell its candidates apart (a client measured by one server only: the client or
 //! the path?): it is ambiguous, with the ends that are not shown fine.
@@ -75,8 +83,11 @@ pub struct Fault {
     pub obs: Vec<usize>,
     /// How many of them are poor.
     pub poor: usize,
-    /// The distinct peers of its poor measurements that are fine elsewhere.
+    /// The distinct peers of its poor measurements that are fine elsewhere (or even, when
+    /// `on_even_peers`).
     pub fine_peers: Vec<usize>,
+    /// Accepted on peers only even elsewhere, for want of a fault with peers shown fine.
+    pub on_even_peers: bool,
 }
 
 /// A poor measurement that no fault explains.
@@ -123,6 +134,11 @@ impl Tally {
     /// Fine: measured, and most of it not poor.
     pub fn fine(&self) -> bool {
         self.n > 0 && 2 * self.poor < self.n
+    }
+
+    /// Even: measured, and exactly as many poor measurements as fine ones.
+    fn even(&self) -> bool {
+        self.n > 0 && 2 * self.poor == self.n
     }
 }
 
@@ -209,19 +225,21 @@ impl<'a> Live<'a> {
         }
     }
 
-    /// Whether the peer of `m` in measurement `i` is fine elsewhere in its role; or, when this
-    /// is all it did in that role (a second round's helper leads one test), in its other role.
-    fn peer_fine(&self, i: usize, m: usize) -> bool {
+    /// Whether the peer of `m` in measurement `i` is fine elsewhere in its role (or, with
+    /// `even`, at least even there); or, when this is all it did in that role (a second round's
+    /// helper leads one test), in its other role.
+    fn peer_fine(&self, i: usize, m: usize, even: bool) -> bool {
         let x = &self.obs[i];
         let peer = x.peer(m);
         let role = Role::of(peer, x);
+        let ok = |t: Tally| t.fine() || (even && t.even());
         let here = self.tallies.elsewhere((peer, role), m);
-        here.fine() || (here.n == 0 && self.tallies.elsewhere((peer, role.other()), m).fine())
+        ok(here) || (here.n == 0 && ok(self.tallies.elsewhere((peer, role.other()), m)))
     }
 
     /// Whether measurement `i` is evidence about its end `m`.
     fn speaks_of(&self, i: usize, m: usize) -> bool {
-        self.obs[i].about(m) || self.peer_fine(i, m)
+        self.obs[i].about(m) || self.peer_fine(i, m, false)
     }
 
     /// `m`'s live measurements in `ids` (its measurements in one role) with anyone but `peer`
@@ -248,17 +266,35 @@ fn by_role(obs: &[Obs], machines: usize) -> Vec<[Vec<usize>; 2]> {
     out
 }
 
+/// Poor measurements, and distinct peers even elsewhere, a fault on even peers needs.
+const EVEN_WITNESSES: usize = 3;
+
 /// The fault of `m` in `role` the live measurements support, if any. A machine already found
 /// faulty in its other role needs less: one poor measurement or more, most of them, every one
-/// with a peer fine elsewhere (a half mesh measures some machines once in a role).
-fn supported(live: &Live, ids: &[usize], m: usize, role: Role, faulty: bool) -> Option<Fault> {
+/// with a peer fine elsewhere (a half mesh measures some machines once in a role). With `even`,
+/// the weaker support of the module's text: peers even elsewhere count, and it takes
+/// `EVEN_WITNESSES` of them and as many poor measurements, faulty or not.
+fn supported(
+    live: &Live,
+    ids: &[usize],
+    m: usize,
+    role: Role,
+    faulty: bool,
+    even: bool,
+) -> Option<Fault> {
     let mine: Vec<usize> = ids
         .iter()
         .copied()
         .filter(|&i| live.explained_by[i].is_none() && live.speaks_of(i, m))
         .collect();
     let poor: Vec<usize> = mine.iter().copied().filter(|&i| live.obs[i].poor).collect();
-    let least = if faulty { 1 } else { 2 };
+    let least = if even {
+        EVEN_WITNESSES
+    } else if faulty {
+        1
+    } else {
+        2
+    };
     if poor.len() < least || 2 * poor.len() <= mine.len() {
         return None;
     }
@@ -268,12 +304,14 @@ fn supported(live: &Live, ids: &[usize], m: usize, role: Role, faulty: bool) -> 
     let all_peers = peers.len();
     let mut fine_peers: Vec<usize> = poor
         .iter()
-        .filter(|&&i| live.peer_fine(i, m))
+        .filter(|&&i| live.peer_fine(i, m, even))
         .map(|&i| live.obs[i].peer(m))
         .collect();
     fine_peers.sort_unstable();
     fine_peers.dedup();
-    let enough = if faulty {
+    let enough = if even {
+        fine_peers.len() >= EVEN_WITNESSES
+    } else if faulty {
         fine_peers.len() == all_peers
     } else {
         fine_peers.len() >= 2
@@ -284,7 +322,33 @@ fn supported(live: &Live, ids: &[usize], m: usize, role: Role, faulty: bool) -> 
         poor: poor.len(),
         obs: mine,
         fine_peers,
+        on_even_peers: even,
     })
+}
+
+/// The best fault the live measurements support (most peers, then most poor measurements; of
+/// equals, the first), on peers fine elsewhere or, with `even`, on even ones.
+fn best_fault(
+    live: &Live,
+    roles: &[[Vec<usize>; 2]],
+    faulty: &[bool],
+    even: bool,
+) -> Option<Fault> {
+    let mut best: Option<Fault> = None;
+    for (m, ids) in roles.iter().enumerate() {
+        for (r, role) in [Role::Server, Role::Client].into_iter().enumerate() {
+            let Some(f) = supported(live, &ids[r], m, role, faulty[m], even) else {
+                continue;
+            };
+            let better = best
+                .as_ref()
+                .is_none_or(|b| (f.fine_peers.len(), f.poor) > (b.fine_peers.len(), b.poor));
+            if better {
+                best = Some(f);
+            }
+        }
+    }
+    best
 }
 
 /// Explains the poor measurements among `obs`, made between `machines` machines.
@@ -296,21 +360,8 @@ pub fn infer(obs: &[Obs], machines: usize) -> Inference {
     // Only machines with a poor live measurement can be blamed; the set shrinks as faults are
     // accepted.
     loop {
-        let mut best: Option<Fault> = None;
-        for (m, ids) in roles.iter().enumerate() {
-            for (r, role) in [Role::Server, Role::Client].into_iter().enumerate() {
-                let Some(f) = supported(&live, &ids[r], m, role, faulty[m]) else {
-                    continue;
-                };
-                // Most peers fine elsewhere, then most poor measurements; of equals, the first.
-                let better = best
-                    .as_ref()
-                    .is_none_or(|b| (f.fine_peers.len(), f.poor) > (b.fine_peers.len(), b.poor));
-                if better {
-                    best = Some(f);
-                }
-            }
-        }
+        let best = best_fault(&live, &roles, &faulty, false)
+            .or_else(|| best_fault(&live, &roles, &faulty, true));
         let Some(fault) = best else { break };
         faulty[fault.machine] = true;
         for &i in &fault.obs {

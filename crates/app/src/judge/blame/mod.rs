@@ -709,8 +709,14 @@ impl Context<'_> {
             .standing(&ids)
             .expect("a fault explains measurements with a reference");
         let unit = self.family.unit;
+        // Peers only even elsewhere (as many poor as fine) where none was shown fine: said so.
+        let peers = if faults.iter().any(|f| f.on_even_peers) {
+            "that are never mostly poor with others"
+        } else {
+            "that do well with others"
+        };
         let message = format!(
-            "{key}: {evidence}, with {f} distinct machines that do well with others ({names}): \
+            "{key}: {evidence}, with {f} distinct machines {peers} ({names}): \
              median {v} {unit} against {r} {unit} {pair} (tolerance {t}%); the cause is on this \
              machine's side: look at its NIC, driver settings, cable and switch port",
             key = self.key,

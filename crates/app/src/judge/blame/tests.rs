@@ -140,6 +140,57 @@ fn a_rack_of_slow_clients_fails_no_healthy_server() {
     assert!(caught >= 12, "only {caught} of 20 slow clients blamed");
 }
 
+/// A third of a rack's clients slow, every server drawing two of them and one good client: no
+/// server is fine elsewhere (each is even: half its other tests poor), so no client had peers
+/// shown fine and every path stayed suspect, through any number of second rounds. The client
+/// with the most even witnesses is blamed first, its servers become fine, and the rest follow.
+#[test]
+fn slow_clients_whose_servers_all_measured_another_slow_one_are_blamed() {
+    let mut rng = Rng::new(7);
+    let mut ms: Vec<Machine> = (0..6)
+        .map(|i| {
+            let row: Vec<Figure> = [(i % 4, 6.0), ((i + 1) % 4, 6.0), (4 + i, 9.4)]
+                .iter()
+                .map(|&(c, v)| fig(&BANDWIDTH, &[&format!("c{c}")], noisy(&mut rng, v)))
+                .collect();
+            machine(&format!("s{i}"), row)
+        })
+        .collect();
+    let out = run_all(&mut ms);
+    let want: Vec<(String, Scope)> = (0..4).map(|c| (format!("c{c}"), Scope::Client)).collect();
+    let got: Vec<(String, Scope)> = blamed(&out.findings)
+        .into_iter()
+        .map(|(m, s)| (m.to_string(), s))
+        .collect();
+    assert_eq!(got, want, "{:#?}", out.findings);
+    assert!(
+        out.findings
+            .iter()
+            .any(|f| f.message.contains("that are never mostly poor with others")),
+        "the first is said to stand on even witnesses: {:#?}",
+        out.findings
+    );
+    for i in 0..6 {
+        let s = format!("s{i}");
+        assert_eq!(
+            status(&ms, &s),
+            MachineStatus::Ok,
+            "{s}: {}",
+            reasons(&ms, &s)
+        );
+    }
+    // No server is left a candidate: each client is suspect only because, without a document
+    // of its own, its model is unknown (its own test in the second round tells it).
+    for f in &out.findings {
+        assert_eq!(
+            f.suspect.as_deref(),
+            Some(&[f.machine.clone()][..]),
+            "{f:#?}"
+        );
+        assert!(f.message.contains("its model is unknown"), "{}", f.message);
+    }
+}
+
 /// A healthy server that measured two slow clients (which other servers found slow too) and
 /// one good one is not failed for its clients.
 #[test]
