@@ -172,6 +172,8 @@ checks_and_cross_builds() {
   # At the lowest priority: they take the CPU time pytest's tests leave idle, and give way
   # whenever a test wants it (its deadlines and links' figures stay those of a quiet machine).
   renice -n 19 -p "$BASHPID" >/dev/null
+  # Each of these builds starts from nothing in CI: incremental state would only cost its writing.
+  export CARGO_INCREMENTAL=0
   # The unit tests (the judge, the parsers, the kernels' own checks: logic that runs in seconds)
   # assert no speed: they run here, off the critical path.
   step "cargo test --release --workspace --lib (our crates unoptimised)"
