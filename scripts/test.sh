@@ -233,7 +233,8 @@ slowest_rust "$LOGS/integration-tests.log"
 
 # pytest's modules whose verdicts rest on figures measured now, at normal priority: the Ansible
 # fleet's shaped links one test at a time; beside them a second fleet of namespaces (the
-# playbook's second round, then the fleet page's runs with a bandwidth rule of 50 % on them):
+# playbook's second round and check mode, then the fleet page's runs with a bandwidth rule of
+# 50 % on them):
 # most of a playbook's minute is Ansible's round trips, not CPU, and one fleet after the other
 # left the CPUs two-thirds idle for the last 70 s of the suite. Beside them too Slurm's (its
 # health checks lift the interference limits, and its busy node wants the load), the
@@ -246,10 +247,10 @@ pytest_fleet2() {
   "${PYTEST[@]}" --basetemp "$PYTEST_TMP/fleet2" "${PYTEST_FLEET2[@]}"
 }
 bg_start "pytest (Slurm, deployment, install)" pytest_slurm
-bg_start "pytest (the second round's fleet, the fleet page)" pytest_fleet2
-step "pytest: the Ansible fleet (beside: the second round's fleet and the fleet page; Slurm's, the deployment's, the install role's; what is left of $CHECKS)"
+bg_start "pytest (the second fleet: second round, check mode; the fleet page)" pytest_fleet2
+step "pytest: the Ansible fleet (beside: the second fleet and the fleet page; Slurm's, the deployment's, the install role's; what is left of $CHECKS)"
 "${PYTEST[@]}" --basetemp "$PYTEST_TMP/fleet" "${PYTEST_FLEET[@]}"
-bg_wait "pytest (the second round's fleet, the fleet page)"
+bg_wait "pytest (the second fleet: second round, check mode; the fleet page)"
 bg_wait "pytest (Slurm, deployment, install)"
 # At the lowest priority, what is left of them gives way to the fleet's tests.
 bg_wait "pytest (what runs wrote)"

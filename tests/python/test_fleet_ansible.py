@@ -341,33 +341,6 @@ def test_the_default_work_directory_as_root_is_roots_own(unsafe_work_dirs_run):
     assert modes == {str(ROOT_DEFAULT): (0, "0o755"), str(ROOT_DEFAULT / "h1"): (0, "0o700")}, modes
 
 
-def work_dir_contents(fleet):
-    """Every host's work directory, as {host: [(path, size, mtime)]} (Ansible's own temporary
-    directory left out)."""
-    return {
-        h.name: sorted(
-            (str(p), p.stat().st_size, p.stat().st_mtime_ns)
-            for p in fleet.remote_dir(h).rglob("*")
-            if ".ansible-tmp" not in p.parts
-        )
-        for h in fleet.hosts
-    }
-
-
-def test_check_mode_says_what_it_would_do_and_changes_nothing(fleet):
-    """Two hosts: check mode goes through every task of a run (each a round trip to every host);
-    the host count changes nothing it shows."""
-    before = work_dir_contents(fleet)
-    runs = fleet.run_dirs()
-    proc = fleet.playbook("--check", "--limit", "h1,h2,localhost", mode="pairs", args=QUICK_ARGS, extra_vars=QUICK)
-    assert proc.returncode == 0, output(proc)
-    assert "would run: " in proc.stdout and " -r client --daemon " in proc.stdout, output(proc)
-    assert "check mode: nothing was measured" in proc.stdout, output(proc)
-    assert work_dir_contents(fleet) == before, "check mode copies nothing and makes no documents"
-    assert fleet.run_dirs() == runs, "check mode writes no results"
-    assert_no_responder_left(fleet)
-
-
 @pytest.fixture(scope="module")
 def pairs_run(fleet):
     """pairs with h4's sshd stopped (unreachable) and h3's work directory impossible to create (its

@@ -1,17 +1,20 @@
 """The playbook's second round on a real fleet (tests/python/fleet_harness.py): DCPerf's star with
 one server, where the first round cannot tell a slow client from a slow path, and the second
-round, measured from a host under no suspicion, settles both.
+round, measured from a host under no suspicion, settles both. Then, on the hosts that run left,
+check mode: it goes through every task and changes nothing.
 
-A fleet of its own, so this test runs beside test_fleet_ansible.py's (scripts/test.sh): its two
-playbook rounds are most of a minute of Ansible's round trips, not of CPU.
+A fleet of its own, so these tests run beside test_fleet_ansible.py's (scripts/test.sh): most of
+a playbook's time is Ansible's round trips, and the two fleets share the CPUs' idle time.
 
 Needs root, iproute2, openssh-server, openssh-client and ansible-core; without them it skips
 with one line (fails when HEALTH_CHECK_TEST_REQUIRE_ALL is set)."""
 
+import json
+
 import fleet_harness as fh
 import pytest
 from conftest import require
-from fleet_harness import QUICK, VM_LIMITS, assert_no_responder_left, last_run, output
+from fleet_harness import QUICK, QUICK_ARGS, VM_LIMITS, assert_no_responder_left, last_run, output
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +74,17 @@ def star_with_one_server(fleet):
     return run, report, {m["label"]: m for m in report["machines"]}
 
 
+def measured(run):
+    """Every document's bandwidth measurements, one line each: a failure shows what was measured
+    (on this 2-CPU VM a starved transfer is the usual cause, not the judge)."""
+    lines = []
+    for doc in sorted(run.glob("h*.json")):
+        data = json.loads(doc.read_text())
+        pairs = [f"{m.get('hostname')} {m.get('bandwidth', m.get('error'))}" for m in data.get("iperf3 bandwidth", [])]
+        lines.append(f"{doc.name}: {', '.join(pairs) or '-'}")
+    return "\n".join(lines)
+
+
 def test_a_second_round_settles_a_one_server_star_slow_client_and_slow_path(fleet):
     """DCPerf's star with one server (h1) and three clients, one playbook for both cases: h4 slow
     (its own link shaped) and the path h1 -> h3 slow (only h1's traffic to h3 shaped). Neither can
@@ -91,11 +105,12 @@ def test_a_second_round_settles_a_one_server_star_slow_client_and_slow_path(flee
     finally:
         fleet.exec(h1, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
         fleet.shape_all("1gbit")
+    seen = measured(run)
     resolves = sorted(p.name for p in run.glob("*.resolve.json"))
     assert {"h3.resolve.json", "h4.resolve.json"} <= set(resolves), list(run.iterdir())
     findings = [f for f in report["findings"] if f["figure"].startswith("network.bandwidth")]
-    assert not any("suspect" in f for f in findings), "\n".join(
-        f"{f['headline']}: {f['message']}" for f in report["findings"]
+    assert not any("suspect" in f for f in findings), (
+        seen + "\n" + "\n".join(f"{f['headline']}: {f['message']}" for f in report["findings"])
     )
     # The fleet's namespaces share this VM's two CPUs: an RTT of 3 pings, tens of microseconds,
     # taken while another host's run writes its identity, now and then comes out 50 % and 50 us
@@ -105,14 +120,14 @@ def test_a_second_round_settles_a_one_server_star_slow_client_and_slow_path(flee
         name for f in report["findings"] if f["figure"].startswith("ping.latency") for name in f.get("suspect") or []
     }
     # The slow client.
-    assert machines["h4"]["status"] == "fail", machines["h4"]
+    assert machines["h4"]["status"] == "fail", (machines["h4"], seen)
     assert "network.bandwidth" in machines["h4"]["reasons"][0], machines["h4"]["reasons"]
     assert ("h4", "client") in {(f["machine"], f["scope"]) for f in findings}, findings
     # The slow path, and only that about h3.
     links = [f for f in findings if f.get("link") and set(f["link"]) == {"h1", "h3"}]
-    assert links, report["findings"]
+    assert links, (report["findings"], seen)
     assert "poor only between h1 and" in links[0]["message"], links[0]["message"]
-    assert not [f for f in findings if f["scope"] != "link" and f["machine"] != "h4"], findings
+    assert not [f for f in findings if f["scope"] != "link" and f["machine"] != "h4"], (findings, seen)
 
     def not_blamed(m):
         if m["status"] == "suspect":
@@ -121,4 +136,31 @@ def test_a_second_round_settles_a_one_server_star_slow_client_and_slow_path(flee
 
     for m in report["machines"]:
         if m["label"] not in ("h4", h4.address):
-            assert not_blamed(m), m
+            assert not_blamed(m), (m, seen)
+
+
+def work_dir_contents(fleet):
+    """Every host's work directory, as {host: [(path, size, mtime)]} (Ansible's own temporary
+    directory left out)."""
+    return {
+        h.name: sorted(
+            (str(p), p.stat().st_size, p.stat().st_mtime_ns)
+            for p in fleet.remote_dir(h).rglob("*")
+            if ".ansible-tmp" not in p.parts
+        )
+        for h in fleet.hosts
+    }
+
+
+def test_check_mode_says_what_it_would_do_and_changes_nothing(fleet):
+    """Two hosts: check mode goes through every task of a run (each a round trip to every host);
+    the host count changes nothing it shows."""
+    before = work_dir_contents(fleet)
+    runs = fleet.run_dirs()
+    proc = fleet.playbook("--check", "--limit", "h1,h2,localhost", mode="pairs", args=QUICK_ARGS, extra_vars=QUICK)
+    assert proc.returncode == 0, output(proc)
+    assert "would run: " in proc.stdout and " -r client --daemon " in proc.stdout, output(proc)
+    assert "check mode: nothing was measured" in proc.stdout, output(proc)
+    assert work_dir_contents(fleet) == before, "check mode copies nothing and makes no documents"
+    assert fleet.run_dirs() == runs, "check mode writes no results"
+    assert_no_responder_left(fleet)
