@@ -348,6 +348,10 @@ pub fn estimate(s: &Settings, shape: &Shape) -> Estimate {
     }
     if m.tests.peak {
         memory += touch + secs(m.warmup) + m.repeats as f64 * mixes * phase;
+        if !m.peak_all_reads_only {
+            // The vector kernels' trial before the measured phases (crates/measure).
+            memory += secs(crate::memory::bandwidth::trial_duration(m.bandwidth_time));
+        }
     }
     if m.tests.memcpy {
         memory += 2.0 * touch + secs(m.warmup) + m.repeats as f64 * 2.0 * phase;

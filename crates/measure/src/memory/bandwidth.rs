@@ -67,6 +67,17 @@ fn trial_time(phase_time: Duration) -> Duration {
     (phase_time / 4).max(MIN_TRIAL)
 }
 
+/// The vector kernels' whole trial on this CPU, for a phase of `phase_time` (zero with one
+/// kernel): what the run-time estimate adds to the peak test.
+pub fn trial_duration(phase_time: Duration) -> Duration {
+    let kernels = arch::read_wide_kernels().len();
+    if kernels > 1 {
+        trial_time(phase_time) * (kernels * TRIAL_ROUNDS) as u32
+    } else {
+        Duration::ZERO
+    }
+}
+
 /// The index of the fastest kernel by its summed rate, the first (widest) on a tie or no data.
 fn fastest(rates: &[f64]) -> usize {
     rates
