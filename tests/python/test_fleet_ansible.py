@@ -16,9 +16,7 @@ import importlib.util
 import json
 import os
 import pathlib
-import pwd
 import re
-import shutil
 import signal
 import subprocess
 import time
@@ -281,66 +279,6 @@ def test_a_run_narrowed_without_localhost_stops_before_touching_a_host(fleet):
     assert not any(fleet.remote_dir(h).exists() for h in fleet.hosts), "no host touched"
 
 
-ROOT_DEFAULT = pathlib.Path("/var/lib/health_check")
-
-
-@pytest.fixture(scope="module")
-def unsafe_work_dirs_run(fleet):
-    """pairs, local sections only: h2's work directory made beforehand by another user (nobody),
-    h4's below a directory anyone can write to (not sticky): both hosts must fail with the reason
-    and nothing copied into those directories; h1 uses the default work directory
-    (/var/lib/health_check/h1, connecting as root), h3 its usual one."""
-    nobody = pwd.getpwnam("nobody")
-    h1, h2 = fleet.hosts[0], fleet.hosts[1]
-    foreign = fleet.premade_dir(fleet.remote_dir(h2), nobody.pw_uid, nobody.pw_gid, 0o755)
-    open_dir = fleet.premade_dir(fleet.work / "open", 0, 0, 0o777)
-    made = [p for p in (ROOT_DEFAULT / h1.name, ROOT_DEFAULT) if not p.exists()]
-    try:
-        proc = fleet.playbook(
-            mode="pairs",
-            args="--only system",
-            extra_vars=QUICK,
-            host_vars={"h1": {"health_check_remote_dir": '""'}, "h4": {"health_check_remote_dir": f"{open_dir}/h4"}},
-        )
-        default_dir = [(p, p.stat()) for p in (ROOT_DEFAULT, ROOT_DEFAULT / h1.name) if p.exists()]
-        in_foreign = sorted(p.name for p in foreign.iterdir() if p.name != ".ansible-tmp")
-        in_open = sorted(p.name for p in open_dir.iterdir())
-        return proc, last_run(fleet) if fleet.run_dirs() else (None, None), default_dir, in_foreign, in_open
-    finally:
-        # Now, not at the module's end: the later runs use these hosts' usual work directories.
-        for p in made:
-            shutil.rmtree(p, ignore_errors=True)
-        shutil.rmtree(foreign, ignore_errors=True)
-        shutil.rmtree(open_dir, ignore_errors=True)
-
-
-def test_a_work_directory_someone_else_could_change_fails_that_host_and_the_others_complete(
-    fleet, unsafe_work_dirs_run
-):
-    proc, (run, report), _, in_foreign, in_open = unsafe_work_dirs_run
-    assert proc.returncode == 0, output(proc)
-    documents = {name: json.loads((run / f"{name}.json").read_text()) for name in ("h1", "h2", "h3", "h4")}
-    foreign = fleet.remote_dir(fleet.hosts[1])
-    error = documents["h2"].get("fleet_host_error", "")
-    assert f"the work directory {foreign} is owned by uid 65534 (nobody), not by uid 0" in error, documents["h2"]
-    assert in_foreign == [], "nothing was copied into the directory another user owns"
-    error = documents["h4"].get("fleet_host_error", "")
-    assert f"{fleet.work / 'open'} (above the work directory) is writable by group or others and not sticky" in error
-    assert in_open == [], "nothing was made below the directory anyone can write to"
-    for name in ("h1", "h3"):
-        assert documents[name]["health_check"]["sections"]["system"] == "ok", name
-    reasons = {m["label"]: " ".join(m.get("reasons", [])) for m in report["machines"]}
-    assert "owned by uid 65534 (nobody)" in reasons["h2"] and "not sticky" in reasons["h4"], reasons
-    assert "no document from h2: " in proc.stdout and "no document from h4: " in proc.stdout
-    assert_no_responder_left(fleet)
-
-
-def test_the_default_work_directory_as_root_is_roots_own(unsafe_work_dirs_run):
-    _, _, default_dir, _, _ = unsafe_work_dirs_run
-    modes = {str(p): (st.st_uid, oct(st.st_mode & 0o7777)) for p, st in default_dir}
-    assert modes == {str(ROOT_DEFAULT): (0, "0o755"), str(ROOT_DEFAULT / "h1"): (0, "0o700")}, modes
-
-
 @pytest.fixture(scope="module")
 def pairs_run(fleet):
     """pairs with h4's sshd stopped (unreachable) and h3's work directory impossible to create (its
@@ -546,3 +484,116 @@ def test_an_interrupted_run_stops_its_responders(fleet):
     assert proc.returncode != 0, out[-4000:]
     assert "stopping the responders" in out, out[-4000:]
     assert_no_responder_left(fleet)
+
+
+def shape_path(fleet, src, dst, rate, rest):
+    """Only `src`'s traffic to `dst` through `rate` (an htb class chosen by a u32 filter on the
+    destination; the rest through a class of `rest`). This kernel has no prio qdisc."""
+    tc = ["tc", "qdisc", "del", "dev", "eth0", "root"]
+    fleet.exec(src, tc, check=False)
+    for argv in (
+        ["qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", "default", "10"],
+        ["class", "add", "dev", "eth0", "parent", "1:", "classid", "1:10", "htb", "rate", rest],
+        ["class", "add", "dev", "eth0", "parent", "1:", "classid", "1:30", "htb", "rate", rate],
+        [
+            "filter",
+            "add",
+            "dev",
+            "eth0",
+            "parent",
+            "1:",
+            "protocol",
+            "ip",
+            "prio",
+            "1",
+            "u32",
+            "match",
+            "ip",
+            "dst",
+            f"{dst.address}/32",
+            "flowid",
+            "1:30",
+        ],
+    ):
+        fleet.exec(src, ["tc", *argv])
+
+
+def star_with_one_server(fleet):
+    """DCPerf's star with one server, h1, and three clients (no documents of their own)."""
+    h1, h2, h3, h4 = fleet.hosts
+    proc = fleet.playbook(
+        mode="star",
+        groups={"health_check_server": [h1], "health_check_clients": [h2, h3, h4]},
+        args="--only system,network --ping-count 3 --iperf-time 2 " + VM_LIMITS,
+        extra_vars=QUICK,
+    )
+    assert proc.returncode == 0, output(proc)
+    assert "Leaders measure what settles the suspects" in proc.stdout, output(proc)
+    run, report = last_run(fleet)
+    assert_no_responder_left(fleet)
+    return run, report, {m["label"]: m for m in report["machines"]}
+
+
+def measured(run):
+    """Every document's bandwidth measurements, one line each: a failure shows what was measured
+    (on this 2-CPU VM a starved transfer is the usual cause, not the judge)."""
+    lines = []
+    for doc in sorted(run.glob("h*.json")):
+        data = json.loads(doc.read_text())
+        pairs = [f"{m.get('hostname')} {m.get('bandwidth', m.get('error'))}" for m in data.get("iperf3 bandwidth", [])]
+        lines.append(f"{doc.name}: {', '.join(pairs) or '-'}")
+    return "\n".join(lines)
+
+
+def test_a_second_round_settles_a_one_server_star_slow_client_and_slow_path(fleet):
+    """DCPerf's star with one server (h1) and three clients, one playbook for both cases: h4 slow
+    (its own link shaped) and the path h1 -> h3 slow (only h1's traffic to h3 shaped). Neither can
+    be told apart after the first round, where one server measured them. The playbook's second
+    round measures h3 and h4 from the one host under no suspicion (h2), and the report of both
+    rounds blames h4 as the client (slow from there too) and the path h1 <-> h3 (fine from
+    there); nobody else is failed, and nothing is left suspect.
+
+    The links run at 300 Mbit/s, not the fixture's 1 Gbit/s: the four hosts share this VM's two
+    CPUs, and with CI's compilers beside them a 1 Gbit/s transfer was once starved to a fifth of
+    its rate (the one measurement from the helper that settles h3 came out poor)."""
+    h1, h3, h4 = fleet.hosts[0], fleet.hosts[2], fleet.hosts[3]
+    fleet.shape_all("300mbit")
+    fleet.shape(h4, "50mbit")
+    shape_path(fleet, h1, h3, "50mbit", rest="300mbit")
+    try:
+        run, report, machines = star_with_one_server(fleet)
+    finally:
+        fleet.exec(h1, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
+        fleet.shape_all("1gbit")
+    seen = measured(run)
+    resolves = sorted(p.name for p in run.glob("*.resolve.json"))
+    assert {"h3.resolve.json", "h4.resolve.json"} <= set(resolves), list(run.iterdir())
+    findings = [f for f in report["findings"] if f["figure"].startswith("network.bandwidth")]
+    assert not any("suspect" in f for f in findings), (
+        seen + "\n" + "\n".join(f"{f['headline']}: {f['message']}" for f in report["findings"])
+    )
+    # The fleet's namespaces share this VM's two CPUs: an RTT of 3 pings, tens of microseconds,
+    # taken while another host's run writes its identity, now and then comes out 50 % and 50 us
+    # above the rest. Measured once, that path is rightly left suspect; bandwidth is what this
+    # test is about.
+    latency_suspects = {
+        name for f in report["findings"] if f["figure"].startswith("ping.latency") for name in f.get("suspect") or []
+    }
+    # The slow client.
+    assert machines["h4"]["status"] == "fail", (machines["h4"], seen)
+    assert "network.bandwidth" in machines["h4"]["reasons"][0], machines["h4"]["reasons"]
+    assert ("h4", "client") in {(f["machine"], f["scope"]) for f in findings}, findings
+    # The slow path, and only that about h3.
+    links = [f for f in findings if f.get("link") and set(f["link"]) == {"h1", "h3"}]
+    assert links, (report["findings"], seen)
+    assert "poor only between h1 and" in links[0]["message"], links[0]["message"]
+    assert not [f for f in findings if f["scope"] != "link" and f["machine"] != "h4"], (findings, seen)
+
+    def not_blamed(m):
+        if m["status"] == "suspect":
+            return m["label"] in latency_suspects
+        return m["status"] not in ("fail", "warn")
+
+    for m in report["machines"]:
+        if m["label"] not in ("h4", h4.address):
+            assert not_blamed(m), (m, seen)

@@ -1,0 +1,118 @@
+"""ansible/fleet.yml's safety and check mode on a real fleet (tests/python/fleet_harness.py): a
+work directory another user could change fails that host, with the reason, while the others
+complete; the default work directory as root is root's own; check mode goes through every task
+and changes nothing. Nothing here measures a link.
+
+A fleet of its own, so these tests run beside test_fleet_ansible.py's (scripts/test.sh): most of
+a playbook's time is Ansible's round trips, and the two fleets share the CPUs' idle time; the
+other fleet keeps every test whose verdict rests on a transfer's rate (two fleets' transfers at
+once starved one to a seventh of its shaped rate).
+
+Needs root, iproute2, openssh-server, openssh-client and ansible-core; without them it skips
+with one line (fails when HEALTH_CHECK_TEST_REQUIRE_ALL is set)."""
+
+import json
+import pathlib
+import pwd
+import shutil
+
+import fleet_harness as fh
+import pytest
+from conftest import require
+from fleet_harness import QUICK, QUICK_ARGS, assert_no_responder_left, last_run, output
+
+
+@pytest.fixture(scope="module")
+def fleet(binary, tmp_path_factory):
+    require(not fh.missing_prerequisite(binary), fh.missing_prerequisite(binary))
+    with fh.Fleet(4, tmp_path_factory.mktemp("fleet"), binary=binary) as f:
+        f.shape_all("1gbit")
+        f.warm()
+        yield f
+
+
+ROOT_DEFAULT = pathlib.Path("/var/lib/health_check")
+
+
+@pytest.fixture(scope="module")
+def unsafe_work_dirs_run(fleet):
+    """pairs, local sections only: h2's work directory made beforehand by another user (nobody),
+    h4's below a directory anyone can write to (not sticky): both hosts must fail with the reason
+    and nothing copied into those directories; h1 uses the default work directory
+    (/var/lib/health_check/h1, connecting as root), h3 its usual one."""
+    nobody = pwd.getpwnam("nobody")
+    h1, h2 = fleet.hosts[0], fleet.hosts[1]
+    foreign = fleet.premade_dir(fleet.remote_dir(h2), nobody.pw_uid, nobody.pw_gid, 0o755)
+    open_dir = fleet.premade_dir(fleet.work / "open", 0, 0, 0o777)
+    made = [p for p in (ROOT_DEFAULT / h1.name, ROOT_DEFAULT) if not p.exists()]
+    try:
+        proc = fleet.playbook(
+            mode="pairs",
+            args="--only system",
+            extra_vars=QUICK,
+            host_vars={"h1": {"health_check_remote_dir": '""'}, "h4": {"health_check_remote_dir": f"{open_dir}/h4"}},
+        )
+        default_dir = [(p, p.stat()) for p in (ROOT_DEFAULT, ROOT_DEFAULT / h1.name) if p.exists()]
+        in_foreign = sorted(p.name for p in foreign.iterdir() if p.name != ".ansible-tmp")
+        in_open = sorted(p.name for p in open_dir.iterdir())
+        return proc, last_run(fleet) if fleet.run_dirs() else (None, None), default_dir, in_foreign, in_open
+    finally:
+        # Now, not at the module's end: the later runs use these hosts' usual work directories.
+        for p in made:
+            shutil.rmtree(p, ignore_errors=True)
+        shutil.rmtree(foreign, ignore_errors=True)
+        shutil.rmtree(open_dir, ignore_errors=True)
+
+
+def test_a_work_directory_someone_else_could_change_fails_that_host_and_the_others_complete(
+    fleet, unsafe_work_dirs_run
+):
+    proc, (run, report), _, in_foreign, in_open = unsafe_work_dirs_run
+    assert proc.returncode == 0, output(proc)
+    documents = {name: json.loads((run / f"{name}.json").read_text()) for name in ("h1", "h2", "h3", "h4")}
+    foreign = fleet.remote_dir(fleet.hosts[1])
+    error = documents["h2"].get("fleet_host_error", "")
+    assert f"the work directory {foreign} is owned by uid 65534 (nobody), not by uid 0" in error, documents["h2"]
+    assert in_foreign == [], "nothing was copied into the directory another user owns"
+    error = documents["h4"].get("fleet_host_error", "")
+    assert f"{fleet.work / 'open'} (above the work directory) is writable by group or others and not sticky" in error
+    assert in_open == [], "nothing was made below the directory anyone can write to"
+    for name in ("h1", "h3"):
+        assert documents[name]["health_check"]["sections"]["system"] == "ok", name
+    reasons = {m["label"]: " ".join(m.get("reasons", [])) for m in report["machines"]}
+    assert "owned by uid 65534 (nobody)" in reasons["h2"] and "not sticky" in reasons["h4"], reasons
+    assert "no document from h2: " in proc.stdout and "no document from h4: " in proc.stdout
+    assert_no_responder_left(fleet)
+
+
+def test_the_default_work_directory_as_root_is_roots_own(unsafe_work_dirs_run):
+    _, _, default_dir, _, _ = unsafe_work_dirs_run
+    modes = {str(p): (st.st_uid, oct(st.st_mode & 0o7777)) for p, st in default_dir}
+    assert modes == {str(ROOT_DEFAULT): (0, "0o755"), str(ROOT_DEFAULT / "h1"): (0, "0o700")}, modes
+
+
+def work_dir_contents(fleet):
+    """Every host's work directory, as {host: [(path, size, mtime)]} (Ansible's own temporary
+    directory left out)."""
+    return {
+        h.name: sorted(
+            (str(p), p.stat().st_size, p.stat().st_mtime_ns)
+            for p in fleet.remote_dir(h).rglob("*")
+            if ".ansible-tmp" not in p.parts
+        )
+        for h in fleet.hosts
+    }
+
+
+def test_check_mode_says_what_it_would_do_and_changes_nothing(fleet):
+    """Two hosts: check mode goes through every task of a run (each a round trip to every host);
+    the host count changes nothing it shows."""
+    before = work_dir_contents(fleet)
+    runs = fleet.run_dirs()
+    proc = fleet.playbook("--check", "--limit", "h1,h2,localhost", mode="pairs", args=QUICK_ARGS, extra_vars=QUICK)
+    assert proc.returncode == 0, output(proc)
+    assert "would run: " in proc.stdout and " -r client --daemon " in proc.stdout, output(proc)
+    assert "check mode: nothing was measured" in proc.stdout, output(proc)
+    assert work_dir_contents(fleet) == before, "check mode copies nothing and makes no documents"
+    assert fleet.run_dirs() == runs, "check mode writes no results"
+    assert_no_responder_left(fleet)
