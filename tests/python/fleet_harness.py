@@ -225,11 +225,10 @@ class Fleet:
             self.stop_sshd(h)
         for h in self.hosts:
             # Anything else still running in the namespace (e.g. a responder under a killed reaper).
-            pids = run(["ip", "netns", "pids", h.ns], check=False).stdout.split()
-            for pid in pids:
+            for pid in self.namespace_pids(h):
                 try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except (ProcessLookupError, ValueError):
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
                     pass
             run(["ip", "netns", "del", h.ns], check=False)
             shutil.rmtree(pathlib.Path("/etc/netns") / h.ns, ignore_errors=True)
@@ -293,6 +292,22 @@ class Fleet:
             h.reaper.kill()
             h.reaper.wait()
         h.reaper = None
+        # A reaper killed before it finished (a loaded machine) leaves sshd running, reparented
+        # away from it: the "down" host would still answer. Whatever runs in the namespace goes.
+        deadline = time.monotonic() + 10
+        while pids := self.namespace_pids(h):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{h} keeps processes after its sshd was stopped: {pids}")
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.05)
+
+    def namespace_pids(self, h):
+        out = run(["ip", "netns", "pids", h.ns], check=False).stdout.split()
+        return [int(p) for p in out if p.isdigit()]
 
     # ---- links
     def shape(self, h, rate):

@@ -18,6 +18,7 @@ import os
 import pathlib
 import re
 import signal
+import socket
 import subprocess
 import time
 
@@ -285,6 +286,8 @@ def pairs_run(fleet):
     run fails): h1 measures h2 and h3 (three live hosts: a pair and a third)."""
     h3, h4 = fleet.hosts[2], fleet.hosts[3]
     fleet.stop_sshd(h4)
+    with pytest.raises(ConnectionRefusedError):  # the test's premise: h4 is down
+        socket.create_connection((h4.address, 22), timeout=5).close()
     try:
         proc = fleet.playbook(
             mode="pairs",
