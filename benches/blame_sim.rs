@@ -17,6 +17,7 @@
 //! for link faults, links found, suspect and missed.
 //!
 //! Usage: cargo bench --bench blame_sim [-- --draws 20 --sizes 24,200,2000]
+//! (`--layouts Star --kinds Rack --seed S` replays one draw; BLAME_SIM_DEBUG=1 names the draws)
 
 use health_check::judge::fleet::{ReaderConfig, judge};
 use health_check::judge::machine::{ClientCheck, Machine};
@@ -575,6 +576,12 @@ fn main() {
     // `--layouts Star,Mesh` and `--kinds Rack` narrow the table (to look at one row's draws).
     let layouts_wanted = value("--layouts", "");
     let kinds_wanted = value("--kinds", "");
+    // `--seed S`: the one draw a debug line named.
+    let only_seed: Option<u64> = args.iter().position(|a| a == "--seed").map(|i| {
+        args.get(i + 1)
+            .and_then(|s| s.parse().ok())
+            .expect("--seed N")
+    });
     let chosen =
         |wanted: &str, name: &str| wanted.is_empty() || wanted.split(',').any(|w| w == name);
     let layouts = [
@@ -617,8 +624,12 @@ fn main() {
                     continue;
                 }
                 let mut score = Score::default();
-                for d in 0..draws {
-                    draw(layout, kind, n, 1 + d * 7919 + n as u64, &mut score);
+                let seeds: Vec<u64> = match &only_seed {
+                    Some(seed) => vec![*seed],
+                    None => (0..draws).map(|d| 1 + d * 7919 + n as u64).collect(),
+                };
+                for seed in seeds {
+                    draw(layout, kind, n, seed, &mut score);
                 }
                 println!(
                     "| {layout:?} | {n} | {kind:?} | {} | {} | {} ({}) | {} | {} | {} | {} | {} -> {} ({}) | {} | {} -> {} ({}) | {} / {} | {} / {} / {} | {} ({}) | {:.1} |",

@@ -276,7 +276,21 @@ fn references(
         by.entry(bucket(at.models, x)).or_default().push(i);
     }
     let models = at.models;
-    let refs = by
+    // Ends per pair of models: a pair between two models measured with few machines on a side
+    // makes no level of its own (below).
+    let ends: HashMap<Bucket, (usize, usize)> = by
+        .iter()
+        .map(|(&b, ids)| {
+            let distinct = |end: fn(&Measurement) -> usize| {
+                ids.iter()
+                    .map(|&i| end(&all[i]))
+                    .collect::<BTreeSet<_>>()
+                    .len()
+            };
+            (b, (distinct(|x| x.server), distinct(|x| x.client)))
+        })
+        .collect();
+    let mut refs: HashMap<Bucket, Reference> = by
         .into_iter()
         .filter_map(|(b, ids)| {
             let kept: Vec<usize> = ids.iter().copied().filter(|&i| !excluded[i]).collect();
@@ -386,6 +400,31 @@ fn references(
             ))
         })
         .collect();
+    // A path runs no better than its slower end: between two models, the worse of the two
+    // models' own levels bounds the pair's. The pair's measurements make its level only when
+    // they are many and do not fall below that bound: a second round's documents are written
+    // by the clients found slow, so the paths that name a client's model are at first only
+    // the slow ones, and as their own level they would all read fine.
+    for (b, &(servers, clients)) in &ends {
+        let (Some(s), Some(c)) = *b else { continue };
+        if s == c {
+            continue;
+        }
+        let (Some(x), Some(y)) = (refs.get(&(Some(s), Some(s))), refs.get(&(Some(c), Some(c))))
+        else {
+            continue;
+        };
+        let bound = if direction.is_worse(x.median, y.median) {
+            *x
+        } else {
+            *y
+        };
+        let own = refs.get(b).copied();
+        let below = own.is_none_or(|own| bound.judge(own.median, direction, spec).flagged);
+        if below || servers < 2 || clients < 3 {
+            refs.insert(*b, bound);
+        }
+    }
     (refs, split)
 }
 
@@ -855,10 +894,31 @@ fn plan_resolve(
     findings: &mut [Finding],
 ) -> Vec<Resolve> {
     let suspects = &pending.suspects;
-    let under_suspicion: BTreeSet<usize> = suspects
-        .iter()
-        .flat_map(|s| s.unverified.iter().copied())
-        .collect();
+    // Suspicion is per figure: a host whose ping was noisy may settle a bandwidth question.
+    let mut under_suspicion: HashMap<&str, BTreeSet<usize>> = HashMap::new();
+    for s in suspects {
+        under_suspicion
+            .entry(s.key.as_str())
+            .or_default()
+            .extend(s.unverified.iter().copied());
+    }
+    // A suspect path measured again is one more sample of what is in doubt, never a witness;
+    // and a second round measures every figure of the pairs it names, so a pair suspect in
+    // another figure is the last choice (a throughput shortfall measured again is one more
+    // poor vote against both ends).
+    let mut suspect_paths: HashMap<(usize, usize), BTreeSet<&str>> = HashMap::new();
+    for s in suspects {
+        suspect_paths
+            .entry((s.server, s.client))
+            .or_default()
+            .insert(s.key.as_str());
+    }
+    let doubted_in = |pair: (usize, usize), key: &str| {
+        suspect_paths
+            .get(&pair)
+            .is_some_and(|keys| keys.contains(key))
+    };
+    let doubted = |pair: (usize, usize)| suspect_paths.contains_key(&pair);
     let blamed: BTreeSet<&str> = findings
         .iter()
         .filter(|f| f.scope != Scope::Link && f.suspect.is_none())
@@ -880,7 +940,8 @@ fn plan_resolve(
             let stand_in_for = if leads { s.client } else { s.server };
             // A pair measured already adds one sample, not a new witness: taken only when no
             // new pair is left (a star's one server has measured every client).
-            let new_pair = |h: usize| !measured.contains(&if leads { (e, h) } else { (h, e) });
+            let pair = |h: usize| if leads { (e, h) } else { (h, e) };
+            let new_pair = |h: usize| !measured.contains(&pair(h));
             let pick = |pool: &dyn Fn(usize) -> bool| {
                 let among = |fresh: bool| {
                     (0..machines.len())
@@ -889,10 +950,12 @@ fn plan_resolve(
                                 && h != s.client
                                 && usable(h)
                                 && (!fresh || new_pair(h))
+                                && !doubted_in(pair(h), &s.key)
                                 && pool(h)
                         })
                         .min_by_key(|&h| {
                             (
+                                doubted(pair(h)),
                                 models[h] != models[stand_in_for]
                                     && !(unknown_model && models[h].is_some()),
                                 !leads && machines[h].entry.kind == DocumentKind::None,
@@ -912,9 +975,14 @@ fn plan_resolve(
             }
             .get(&s.key);
             let shown_fine = |h: usize| fine.is_some_and(|f| f.contains(&h));
-            let helper = pick(&|h| !under_suspicion.contains(&h) && shown_fine(h))
-                .or_else(|| pick(&|h| !under_suspicion.contains(&h)))
-                .or_else(|| pick(&|h| under_suspicion.contains(&h)));
+            let suspected = |h: usize| {
+                under_suspicion
+                    .get(s.key.as_str())
+                    .is_some_and(|u| u.contains(&h))
+            };
+            let helper = pick(&|h| !suspected(h) && shown_fine(h))
+                .or_else(|| pick(&|h| !suspected(h)))
+                .or_else(|| pick(&|h| suspected(h)));
             let Some(h) = helper else { continue };
             *load.entry(h).or_default() += 1;
             let (from, to) = if leads { (e, h) } else { (h, e) };

@@ -954,3 +954,91 @@ fn a_helper_is_new_to_the_suspect_and_shown_fine_in_its_role() {
     assert_eq!(to_c3[0].from, "s2", "{:?}", out.resolve);
     assert!(out.resolve.iter().all(|r| !(r.from == "s" && r.to == "c3")));
 }
+
+/// DCPerf's star with one server: h1 finds h3 and h4 slow, and its ping to h2 came out slow
+/// (a busy moment). The second round must not measure a poor pair again (h1 -> h3 adds a poor
+/// vote against h1 and h3 in every figure, and no witness), and h2, suspect for its ping only,
+/// still settles the bandwidth question as the one client h1 did well with.
+#[test]
+fn a_second_round_repeats_no_poor_pair_and_a_ping_suspect_still_helps_with_bandwidth() {
+    use crate::wire::figures::PING_LATENCY;
+    let mut figures = bw(&[("h2", 300.0), ("h3", 50.0), ("h4", 50.0)]);
+    figures.extend([
+        fig(&PING_LATENCY, &["h2"], 0.5),
+        fig(&PING_LATENCY, &["h3"], 0.05),
+        fig(&PING_LATENCY, &["h4"], 0.05),
+    ]);
+    let mut ms = vec![machine("h1", figures)];
+    let out = run_all(&mut ms);
+    let pairs: Vec<(&str, &str)> = out
+        .resolve
+        .iter()
+        .map(|r| (r.from.as_str(), r.to.as_str()))
+        .collect();
+    assert!(
+        !pairs.contains(&("h1", "h3")) && !pairs.contains(&("h1", "h4")),
+        "{pairs:?}"
+    );
+    for want in [("h2", "h3"), ("h2", "h4"), ("h1", "h2")] {
+        assert!(pairs.contains(&want), "{want:?} in {pairs:?}");
+    }
+}
+
+/// A star of two models after its second round: the A clients x1 and x2 are slow, and model B's
+/// servers measured them. Only the clients found slow wrote documents (naming model A), so
+/// every measured path from B to A is a slow one: as their own level they would read fine, and
+/// the B servers' poor measurements would be left to them. Paths between two models run no
+/// better than the slower model's own, so both clients are blamed and no B server is touched.
+/// (Every client here wrote a document: a path to a client of unknown model, among several
+/// models, is evidence about the client only.)
+#[test]
+fn paths_between_two_models_are_judged_no_better_than_the_slower_models_own() {
+    let mut rng = Rng::new(5);
+    let mut server = |name: &str, clients: &[(&str, f64)], b: bool| {
+        let figures = clients
+            .iter()
+            .map(|(c, v)| fig(&BANDWIDTH, &[c], noisy(&mut rng, *v)))
+            .collect();
+        let mut m = machine(name, figures);
+        if b {
+            m.entry.sku = Some(model_b());
+        }
+        m
+    };
+    let mut ms = vec![
+        server("a1", &[("ca1", 23.5), ("ca2", 23.5), ("x1", 11.7)], false),
+        server("a2", &[("ca1", 23.5), ("ca2", 23.5), ("x1", 11.7)], false),
+        server("a3", &[("ca1", 23.5), ("ca2", 23.5), ("x2", 11.7)], false),
+        server("b1", &[("cb1", 14.0), ("cb2", 14.0), ("x1", 7.0)], true),
+        server("b2", &[("cb1", 14.0), ("cb2", 14.0), ("x2", 7.0)], true),
+        server("b3", &[("cb1", 14.0), ("cb2", 14.0), ("x2", 7.0)], true),
+        identity_only("x1"),
+        identity_only("x2"),
+    ];
+    for c in ["ca1", "ca2", "cb1", "cb2"] {
+        let mut m = identity_only(c);
+        if c.starts_with("cb") {
+            m.entry.sku = Some(model_b());
+        }
+        ms.push(m);
+    }
+    let f = run(&mut ms);
+    assert_eq!(
+        blamed(&f),
+        [("x1", Scope::Client), ("x2", Scope::Client)],
+        "{f:#?}"
+    );
+    for b in ["b1", "b2", "b3"] {
+        assert_eq!(
+            status(&ms, b),
+            MachineStatus::Ok,
+            "{b}: {}",
+            reasons(&ms, b)
+        );
+    }
+    assert!(
+        f.iter()
+            .all(|x| x.suspect.is_none() && x.scope != Scope::Link),
+        "{f:#?}"
+    );
+}
