@@ -206,8 +206,8 @@ checks_and_cross_builds() {
 # contract, the NHC replay, the parser, the exports) run beside them, at the lowest priority, in
 # the CPU time they leave idle. Each pytest process has a temporary directory
 # of its own.
-PYTEST_FLEET=(tests/python/test_fleet_ansible.py tests/python/test_html_report.py)
-PYTEST_FLEET2=(tests/python/test_fleet_safety.py)
+PYTEST_FLEET=(tests/python/test_fleet_ansible.py)
+PYTEST_FLEET2=(tests/python/test_fleet_safety.py tests/python/test_html_report.py)
 PYTEST_SLURM=(tests/python/test_slurm.py tests/python/test_slurm_cap.py tests/python/test_deploy.py
   tests/python/test_install_role.py)
 PYTEST_OTHERS=(tests/python/test_contract.py tests/python/test_nhc_differential.py
@@ -232,11 +232,12 @@ sleep 1
 slowest_rust "$LOGS/integration-tests.log"
 
 # pytest's modules whose verdicts rest on figures measured now, at normal priority: the Ansible
-# fleet's shaped links and the fleet page's runs (a bandwidth rule of 50 % on them) one test at a
-# time. Beside them a second fleet of namespaces runs the playbook's tests that measure nothing
-# (unsafe work directories, check mode): most of a playbook's time is Ansible's round trips, and
-# one fleet after the other left the CPUs two-thirds idle for the suite's last 70 s; two fleets'
-# transfers at once starved one to a seventh of its shaped rate, so only one fleet measures.
+# fleet's shaped links one test at a time. Beside them a second fleet of namespaces runs the
+# playbook's tests that measure nothing (dry runs, unsafe work directories, check mode), then the
+# fleet page's runs (memory and sleep, a bandwidth rule of 50 % on them): most of a playbook's
+# time is Ansible's round trips, and one fleet after the other left the CPUs two-thirds idle for
+# the suite's last 70 s; two fleets' transfers at once starved one to a seventh of its shaped
+# rate, so only one fleet measures links.
 # Beside them too Slurm's (its health checks lift the interference limits, and its busy node
 # wants the load), the deployment's (its interference test brings its own burner) and the
 # install role's (an Ansible run on a host of its own that measures nothing).
@@ -247,10 +248,10 @@ pytest_fleet2() {
   "${PYTEST[@]}" --basetemp "$PYTEST_TMP/fleet2" "${PYTEST_FLEET2[@]}"
 }
 bg_start "pytest (Slurm, deployment, install)" pytest_slurm
-bg_start "pytest (the second fleet: work directories, check mode)" pytest_fleet2
-step "pytest: the Ansible fleet and the fleet page (beside: the second fleet; Slurm's, the deployment's, the install role's; what is left of $CHECKS)"
+bg_start "pytest (the second fleet: dry runs, work directories, check mode; the fleet page)" pytest_fleet2
+step "pytest: the Ansible fleet (beside: the second fleet and the fleet page; Slurm's, the deployment's, the install role's; what is left of $CHECKS)"
 "${PYTEST[@]}" --basetemp "$PYTEST_TMP/fleet" "${PYTEST_FLEET[@]}"
-bg_wait "pytest (the second fleet: work directories, check mode)"
+bg_wait "pytest (the second fleet: dry runs, work directories, check mode; the fleet page)"
 bg_wait "pytest (Slurm, deployment, install)"
 # At the lowest priority, what is left of them gives way to the fleet's tests.
 bg_wait "pytest (what runs wrote)"

@@ -254,32 +254,6 @@ def plant_leftover_responder(fleet, h):
     assert 5201 in fleet.listening_ports(h)
 
 
-def test_a_dry_run_prints_who_measures_whom_and_touches_nothing(fleet):
-    proc = fleet.playbook(mode="mesh", args=QUICK_ARGS, extra_vars={"health_check_dry_run": True})
-    assert proc.returncode == 0, output(proc)
-    for r in (1, 2, 3):
-        assert f"round {r}/3: 2 test(s) at once" in proc.stdout, output(proc)
-    assert "h1 (10." in proc.stdout
-    proc = fleet.playbook("--tags", "plan", "--limit", "h1,h2,h3", mode="pairs", args=QUICK_ARGS)
-    assert proc.returncode == 0, output(proc)
-    assert "round 1/1: 1 test(s) at once" in proc.stdout, output(proc)
-    assert "h1 (10." in proc.stdout and "h4 (" not in proc.stdout, "--limit narrows the fleet"
-    assert ") measures h2 (" in proc.stdout and "), h3 (" in proc.stdout, "the odd host joins the pair as a third"
-    assert not (fleet.work / "results").exists(), "a dry run writes no results"
-    assert not any(fleet.remote_dir(h).exists() for h in fleet.hosts), "a dry run touches no host"
-
-
-def test_a_run_narrowed_without_localhost_stops_before_touching_a_host(fleet):
-    """--limit narrows the controller's play too: without localhost the hosts would run and no
-    fleet report would be written."""
-    proc = fleet.playbook("--limit", "h1,h2", mode="pairs", args=QUICK_ARGS)
-    assert proc.returncode != 0, output(proc)
-    assert "--limit h1,h2 leaves out localhost" in proc.stdout, output(proc)
-    assert "--limit 'h1,h2,localhost'" in proc.stdout, output(proc)
-    assert not (fleet.work / "results").exists(), "no results"
-    assert not any(fleet.remote_dir(h).exists() for h in fleet.hosts), "no host touched"
-
-
 @pytest.fixture(scope="module")
 def pairs_run(fleet):
     """pairs with h4's sshd stopped (unreachable) and h3's work directory impossible to create (its

@@ -1,7 +1,9 @@
-"""ansible/fleet.yml's safety and check mode on a real fleet (tests/python/fleet_harness.py): a
-work directory another user could change fails that host, with the reason, while the others
-complete; the default work directory as root is root's own; check mode goes through every task
-and changes nothing. Nothing here measures a link.
+"""ansible/fleet.yml's safety, dry runs and check mode on a real fleet
+(tests/python/fleet_harness.py): a dry run prints the schedule and touches nothing; a --limit
+without localhost stops before touching a host; a work directory another user could change
+fails that host, with the reason, while the others complete; the default work directory as root
+is root's own; check mode goes through every task and changes nothing. Nothing here measures a
+link.
 
 A fleet of its own, so these tests run beside test_fleet_ansible.py's (scripts/test.sh): most of
 a playbook's time is Ansible's round trips, and the two fleets share the CPUs' idle time; the
@@ -29,6 +31,33 @@ def fleet(binary, tmp_path_factory):
         f.shape_all("1gbit")
         f.warm()
         yield f
+
+
+# First: these two assert that nothing was written yet.
+def test_a_dry_run_prints_who_measures_whom_and_touches_nothing(fleet):
+    proc = fleet.playbook(mode="mesh", args=QUICK_ARGS, extra_vars={"health_check_dry_run": True})
+    assert proc.returncode == 0, output(proc)
+    for r in (1, 2, 3):
+        assert f"round {r}/3: 2 test(s) at once" in proc.stdout, output(proc)
+    assert "h1 (10." in proc.stdout
+    proc = fleet.playbook("--tags", "plan", "--limit", "h1,h2,h3", mode="pairs", args=QUICK_ARGS)
+    assert proc.returncode == 0, output(proc)
+    assert "round 1/1: 1 test(s) at once" in proc.stdout, output(proc)
+    assert "h1 (10." in proc.stdout and "h4 (" not in proc.stdout, "--limit narrows the fleet"
+    assert ") measures h2 (" in proc.stdout and "), h3 (" in proc.stdout, "the odd host joins the pair as a third"
+    assert not (fleet.work / "results").exists(), "a dry run writes no results"
+    assert not any(fleet.remote_dir(h).exists() for h in fleet.hosts), "a dry run touches no host"
+
+
+def test_a_run_narrowed_without_localhost_stops_before_touching_a_host(fleet):
+    """--limit narrows the controller's play too: without localhost the hosts would run and no
+    fleet report would be written."""
+    proc = fleet.playbook("--limit", "h1,h2", mode="pairs", args=QUICK_ARGS)
+    assert proc.returncode != 0, output(proc)
+    assert "--limit h1,h2 leaves out localhost" in proc.stdout, output(proc)
+    assert "--limit 'h1,h2,localhost'" in proc.stdout, output(proc)
+    assert not (fleet.work / "results").exists(), "no results"
+    assert not any(fleet.remote_dir(h).exists() for h in fleet.hosts), "no host touched"
 
 
 ROOT_DEFAULT = pathlib.Path("/var/lib/health_check")
