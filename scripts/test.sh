@@ -234,7 +234,7 @@ slowest_rust "$LOGS/integration-tests.log"
 # pytest's modules whose verdicts rest on figures measured now, at normal priority: the Ansible
 # fleet's shaped links one test at a time. Beside them a second fleet of namespaces runs the
 # playbook's tests that measure nothing (dry runs, unsafe work directories, check mode), then the
-# fleet page's runs (memory and sleep, a bandwidth rule of 50 % on them): most of a playbook's
+# fleet page's runs (memory and sleep, a bandwidth rule of 65 % on them): most of a playbook's
 # time is Ansible's round trips, and one fleet after the other left the CPUs two-thirds idle for
 # the suite's last 70 s; two fleets' transfers at once starved one to a seventh of its shaped
 # rate, so only one fleet measures links.

@@ -185,11 +185,12 @@ def test_a_fleet_page_from_real_runs(binary, browser, tmp_path):
     (runs / "slow.json").write_text(json.dumps(slow))
     as_machine(runs / "slow.json", "slow")
     (runs / "broken.json").write_text("{")
-    # Bandwidth on this VM swings by up to 40 % between runs, so a 10 % tolerance could flag a
-    # real run as well; the page, not the rule, is under test: only the 4x drop is flagged.
+    # Bandwidth on this VM swings by up to 40 % between runs (more beside the first fleet's
+    # transfers), so a 10 % tolerance could flag a real run as well; the page, not the rule, is
+    # under test: only the 4x drop (75 % or more below the median) is flagged.
     rules = tmp_path / "rules.yaml"
     rules.write_text(
-        "rules:\n  - metrics: '^memory\\.(peak_bandwidth|peak_read_simd)'\n    tolerance_pct: 50\n    severity: fail\n"
+        "rules:\n  - metrics: '^memory\\.(peak_bandwidth|peak_read_simd)'\n    tolerance_pct: 65\n    severity: fail\n"
     )
     html = report(binary, tmp_path, runs, name="fleet.html", extra=["--rules", str(rules), *QUIET_ENOUGH])
     page, requests, errors = open_page(browser, html, "fleet.png")
