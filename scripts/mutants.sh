@@ -7,7 +7,7 @@
 # two CPUs). Results: docs/testing.md.
 #
 # Usage: scripts/mutants.sh                 every file below
-#        scripts/mutants.sh crates/app/src/judge/reference.rs ...   only these files
+#        scripts/mutants.sh crates/judge/src/judge/reference.rs ...   only these files
 #        MUTANTS_JOBS=2 scripts/mutants.sh   parallel builds (each needs its own copy of target/)
 #        MUTANTS_OUTPUT=target/mutants-2 scripts/mutants.sh ...   keep an earlier run's results
 #        MUTANTS_AGAIN="target/mutants-1 target/mutants-2" scripts/mutants.sh ...
@@ -25,24 +25,24 @@ cargo mutants --version >&2
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
   files=(
-    crates/app/src/judge/reference.rs
-    crates/app/src/judge/noise.rs
-    crates/app/src/judge/past.rs
-    crates/app/src/judge/drift.rs
-    crates/app/src/judge/health.rs
-    crates/app/src/judge/compare.rs
-    crates/app/src/judge/blame.rs
-    crates/app/src/judge/baseline.rs
-    crates/app/src/judge/checks/mod.rs
-    crates/app/src/judge/checks/errors.rs
-    crates/app/src/judge/checks/sleep.rs
-    crates/app/src/judge/checks/network.rs
-    crates/app/src/judge/checks/system.rs
-    crates/app/src/judge/checks/memory.rs
-    crates/app/src/judge/checks/storage.rs
-    crates/app/src/judge/rules.rs
-    crates/app/src/wire/figures.rs
-    crates/app/src/wire/counters.rs
+    crates/judge/src/judge/reference.rs
+    crates/judge/src/judge/noise.rs
+    crates/judge/src/judge/past.rs
+    crates/judge/src/judge/drift.rs
+    crates/judge/src/judge/health.rs
+    crates/judge/src/judge/compare.rs
+    crates/judge/src/judge/blame.rs
+    crates/judge/src/judge/baseline.rs
+    crates/judge/src/judge/checks/mod.rs
+    crates/judge/src/judge/checks/errors.rs
+    crates/judge/src/judge/checks/sleep.rs
+    crates/judge/src/judge/checks/network.rs
+    crates/judge/src/judge/checks/system.rs
+    crates/judge/src/judge/checks/memory.rs
+    crates/judge/src/judge/checks/storage.rs
+    crates/judge/src/judge/rules.rs
+    crates/wire/src/wire/figures.rs
+    crates/wire/src/wire/counters.rs
   )
 fi
 args=()

@@ -103,7 +103,8 @@ cargo fmt --all --check
 # features of shared dependencies, hence the check of the shipped set below). Only our crate is
 # built twice: the dependencies are the release build's own.
 # Every crate of the workspace (the floors, docs/architecture.md), each unoptimised for its tests.
-OUR_CRATES=(health-check health-check-base health-check-measure health-check-app)
+OUR_CRATES=(health-check health-check-base health-check-measure health-check-wire health-check-nhc
+  health-check-history health-check-judge health-check-render health-check-app)
 unoptimised() { # PROFILE: --config arguments building our crates at opt-level 0
   local c
   for c in "${OUR_CRATES[@]}"; do printf '%s\n' --config "profile.$1.package.$c.opt-level=0"; done
@@ -159,8 +160,8 @@ step "cargo test --release --test accuracy --test fleet_degraded (alone)"
 timed_tests "$LOGS/reference-tests.log" cargo test --release --locked --test accuracy --test fleet_degraded
 
 # The floors with architecture code (the memory kernels, the OS calls: crates/measure and
-# crates/base) unoptimised for aarch64: their tests take seconds under qemu. crates/app has no
-# architecture code (tests/integration/layers.rs holds it to that), so neither it nor its
+# crates/base) unoptimised for aarch64: their tests take seconds under qemu. The floors above have
+# no architecture code (tests/integration/layers.rs holds them to that), so neither they nor their
 # dependencies (the bundled SQLite's C among them) are built for aarch64: that was 170 s here.
 AARCH64_TESTS=(cargo test --locked --lib --target aarch64-unknown-linux-gnu
   -p health-check-base -p health-check-measure "${DEV_UNOPTIMISED[@]}")

@@ -6,8 +6,9 @@
 //! document on stdout (the benchpress `metrics` object, `docs/contract.md`) and a summary on stderr.
 //!
 //! The code lives in the workspace's crates, one per floor (docs/architecture.md, "Layers"):
-//! `crates/base`, `crates/measure` and `crates/app`. This package is the binary (`main.rs`), its
-//! tests, benchmarks and the tests' fault-injection build; its library re-exports every floor
-//! under the module names the tests use (`health_check::wire`, `health_check::memory`, ...).
+//! `crates/base`, `measure`, `wire`, `nhc`, `history`, `judge`, `render` and `app`. This package
+//! is the binary (`main.rs`), its tests, benchmarks and the tests' fault-injection build; its
+//! library re-exports every floor under the module names the tests use (`health_check::wire`,
+//! `health_check::memory`, ...).
 
 pub use health_check_app::*;

@@ -260,7 +260,7 @@ fn the_figures_table_in_the_contract_is_the_family_table() {
     let generated = figures_table();
     assert!(
         committed == generated,
-        "docs/contract.md's figures table is not the family table (crates/app/src/wire/figures.rs); put \
+        "docs/contract.md's figures table is not the family table (crates/wire/src/wire/figures.rs); put \
          this between its markers:\n{generated}"
     );
 }

@@ -140,10 +140,10 @@ pub struct PlanArgs {
     #[arg(short = 'c', long, value_name = "LIST", action = ArgAction::Append, num_args = 0..=1, default_missing_value = "")]
     pub clients: Vec<String>,
     /// Run only these sections (comma-separated: system,network,sleep,memory,storage).
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
+    #[arg(long, value_parser = values::of::<Section>(), value_delimiter = ',', value_name = "LIST")]
     pub only: Vec<Section>,
     /// Leave out these sections (comma-separated).
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "LIST")]
+    #[arg(long, value_parser = values::of::<Section>(), value_delimiter = ',', value_name = "LIST")]
     pub skip: Vec<Section>,
 }
 
@@ -151,14 +151,14 @@ pub struct PlanArgs {
 #[derive(Debug, Args)]
 pub struct CommonArgs {
     /// Run length preset (default: standard; for `slurm`, check).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = values::of::<Profile>())]
     pub profile: Option<Profile>,
     /// Also write the output to FILE (atomically: readers never see half of it).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// What to print: the JSON document, JUnit XML (one testcase per check) or Prometheus text
     /// (every figure as a gauge, for node_exporter's textfile collector).
-    #[arg(long, value_enum, default_value = "json")]
+    #[arg(long, value_parser = values::of::<Format>(), default_value = "json")]
     pub format: Format,
     /// Also judge the run by a baseline learned with 'health_check baseline' (one check per
     /// figure the baseline knows for this machine's model).
@@ -228,7 +228,7 @@ pub struct ReaderArgs {
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
     /// How machines are named.
-    #[arg(long, value_enum, default_value = "auto")]
+    #[arg(long, value_parser = values::of::<LabelFrom>(), default_value = "auto")]
     pub label_from: LabelFrom,
 }
 

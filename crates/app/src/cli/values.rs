@@ -1,5 +1,7 @@
 //! How the command line names the values of types that live elsewhere (`--only system`,
-//! `--format npd`, `--profile quick`, ...): clap stays in `cli`, the types stay free of it.
+//! `--format npd`, `--profile quick`, ...): clap stays in `cli`, the types stay free of it. The
+//! types live in the crates below, where clap's own trait cannot be implemented for them here:
+//! each names its values through [`Named`], and [`of`] is clap's parser for it.
 
 use crate::judge::machine::LabelFrom;
 use crate::net::ping::MethodChoice;
@@ -7,14 +9,32 @@ use crate::profile::{settings, shown};
 use crate::render::export::Format;
 use crate::wire::document::{Profile, Section};
 use clap::ValueEnum;
-use clap::builder::PossibleValue;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 
-impl ValueEnum for Section {
-    fn value_variants<'a>() -> &'a [Self] {
+/// A type whose values the command line names: every value, each with its name and help.
+pub trait Named: Copy + Send + Sync + 'static {
+    /// Every value, in the order the help lists them.
+    fn variants() -> &'static [Self];
+    /// The value's name on the command line, with its help.
+    fn possible(&self) -> PossibleValue;
+}
+
+/// clap's parser for a [`Named`] type: one of its names (clap's own error and help list them).
+pub fn of<T: Named>() -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(T::variants().iter().map(Named::possible)).map(|name: String| {
+        *T::variants()
+            .iter()
+            .find(|v| v.possible().get_name() == name)
+            .expect("clap passes one of the names listed")
+    })
+}
+
+impl Named for Section {
+    fn variants() -> &'static [Self] {
         &Section::ALL
     }
 
-    fn to_possible_value(&self) -> Option<PossibleValue> {
+    fn possible(&self) -> PossibleValue {
         let help = match self {
             Section::System => "Machine description from /proc and /sys",
             Section::Network => "Ping and TCP bandwidth to the clients",
@@ -22,16 +42,16 @@ impl ValueEnum for Section {
             Section::Memory => "Memory latency and bandwidth",
             Section::Storage => "Direct-I/O storage test (opt-in)",
         };
-        Some(PossibleValue::new(self.name()).help(help))
+        PossibleValue::new(self.name()).help(help)
     }
 }
 
-impl ValueEnum for Format {
-    fn value_variants<'a>() -> &'a [Self] {
+impl Named for Format {
+    fn variants() -> &'static [Self] {
         &[Format::Json, Format::Junit, Format::Prometheus, Format::Npd]
     }
 
-    fn to_possible_value(&self) -> Option<PossibleValue> {
+    fn possible(&self) -> PossibleValue {
         let (name, help) = match self {
             Format::Json => ("json", "The JSON document (or fleet report)"),
             Format::Junit => ("junit", "JUnit XML: one testcase per check"),
@@ -45,16 +65,16 @@ impl ValueEnum for Format {
                  failing check; exit 0 healthy, 1 failing, 2 inconclusive or could not run",
             ),
         };
-        Some(PossibleValue::new(name).help(help))
+        PossibleValue::new(name).help(help)
     }
 }
 
-impl ValueEnum for LabelFrom {
-    fn value_variants<'a>() -> &'a [Self] {
+impl Named for LabelFrom {
+    fn variants() -> &'static [Self] {
         &[LabelFrom::Auto, LabelFrom::Hostname, LabelFrom::File]
     }
 
-    fn to_possible_value(&self) -> Option<PossibleValue> {
+    fn possible(&self) -> PossibleValue {
         let (name, help) = match self {
             LabelFrom::Auto => (
                 "auto",
@@ -66,7 +86,7 @@ impl ValueEnum for LabelFrom {
                 "The file name without .json (fleet runs name files after inventory hosts)",
             ),
         };
-        Some(PossibleValue::new(name).help(help))
+        PossibleValue::new(name).help(help)
     }
 }
 
@@ -116,21 +136,21 @@ impl ValueEnum for PingMethodArg {
     }
 }
 
-impl ValueEnum for Profile {
-    fn value_variants<'a>() -> &'a [Self] {
+impl Named for Profile {
+    fn variants() -> &'static [Self] {
         &Profile::ALL
     }
 
-    fn to_possible_value(&self) -> Option<PossibleValue> {
+    fn possible(&self) -> PossibleValue {
         let s = settings(*self);
-        Some(PossibleValue::new(self.name()).help(format!(
+        PossibleValue::new(self.name()).help(format!(
             "{} ({} sleep, {} x {} pings, {} s bandwidth tests)",
             s.summary,
             shown(s.sleep_time),
             s.ping_count,
             shown(s.ping_interval),
             s.iperf_seconds
-        )))
+        ))
     }
 }
 
@@ -147,23 +167,23 @@ mod tests {
                 .collect()
         };
         assert_eq!(
-            names(Section::ALL.iter().map(|s| s.to_possible_value()).collect()),
+            names(Section::ALL.iter().map(|s| Some(s.possible())).collect()),
             ["system", "network", "sleep", "memory", "storage"]
         );
         assert_eq!(
             names(
-                Format::value_variants()
+                Format::variants()
                     .iter()
-                    .map(|f| f.to_possible_value())
+                    .map(|f| Some(f.possible()))
                     .collect()
             ),
             ["json", "junit", "prometheus", "npd"]
         );
         assert_eq!(
             names(
-                LabelFrom::value_variants()
+                LabelFrom::variants()
                     .iter()
-                    .map(|f| f.to_possible_value())
+                    .map(|f| Some(f.possible()))
                     .collect()
             ),
             ["auto", "hostname", "file"]
@@ -177,7 +197,7 @@ mod tests {
             ),
             ["auto", "icmp", "tcp"]
         );
-        let pv = Profile::Quick.to_possible_value().unwrap();
+        let pv = Profile::Quick.possible();
         assert_eq!(pv.get_name(), "quick");
         assert!(pv.get_help().unwrap().to_string().contains("3 s sleep"));
     }

@@ -4,7 +4,7 @@
 use super::{HISTORY_ENV, HistoryConfig};
 use crate::cli::{CommonArgs, ReaderArgs};
 use crate::error::ConfigError;
-use crate::judge::baseline::Baseline;
+use crate::judge::baseline;
 use crate::judge::fleet::{BaselineRef, ReaderConfig};
 use crate::judge::rules::Rules;
 use std::path::{Path, PathBuf};
@@ -122,7 +122,7 @@ pub(super) fn reader_config(
 
 pub(super) fn load_baseline(path: &std::path::Path) -> Result<BaselineRef, ConfigError> {
     let (baseline, rules) =
-        Baseline::from_file(path).map_err(|e| ConfigError::new("--baseline", e.message))?;
+        baseline::read(path).map_err(|e| ConfigError::new("--baseline", e.message))?;
     Ok(BaselineRef {
         path: path.to_path_buf(),
         baseline,

@@ -186,6 +186,14 @@ pub struct Check {
     pub message: String,
 }
 
+impl Check {
+    /// The same check with no limit (for figures judged by presence, not size).
+    pub fn without_limit(mut self) -> Self {
+        self.limit = None;
+        self
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -80,14 +80,6 @@ fn pass_or_warn(name: &CheckId, value: f64, limit: f64, passing: String, failing
     }
 }
 
-impl Check {
-    /// The same check with no limit (for figures judged by presence, not size).
-    fn without_limit(mut self) -> Self {
-        self.limit = None;
-        self
-    }
-}
-
 /// Whether any check failed (for `--strict`).
 pub fn any_failed(checks: &[Check]) -> bool {
     checks.iter().any(|c| c.status == Status::Fail)

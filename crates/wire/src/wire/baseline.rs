@@ -59,3 +59,16 @@ pub struct Expected {
     /// Which way is better.
     pub direction: Direction,
 }
+
+impl Baseline {
+    /// The expectations for `sku`: the same model, or the one compatible model.
+    pub fn for_sku(&self, sku: &Sku) -> Option<&SkuBaseline> {
+        self.skus.iter().find(|s| &s.sku == sku).or_else(|| {
+            let mut compatible = self.skus.iter().filter(|s| sku.compatible(&s.sku));
+            match (compatible.next(), compatible.next()) {
+                (Some(one), None) => Some(one),
+                _ => None,
+            }
+        })
+    }
+}

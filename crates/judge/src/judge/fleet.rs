@@ -491,7 +491,7 @@ pub fn anything_failed(report: &FleetReport) -> bool {
 pub fn learn(reader: &ReaderConfig) -> Result<(Learned, Vec<Machine>), ReadError> {
     let (mut machines, _) = read_machines(reader, false)?;
     let groups = compare::group(&mut machines);
-    let learned = Baseline::learn_saying_what_not(&machines, &groups, &reader.rules);
+    let learned = baseline::learn_saying_what_not(&machines, &groups, &reader.rules);
     Ok((learned, machines))
 }
 

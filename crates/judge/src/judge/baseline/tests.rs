@@ -73,7 +73,7 @@ fn a_baseline_learns_only_from_healthy_quiet_runs_measured_alike() {
     );
     machines.extend([failed, busy, quick]);
     let groups = vec![(sku(), (0..machines.len()).collect())];
-    let b = Baseline::learn(&machines, &groups, &Rules::builtin());
+    let b = super::learn(&machines, &groups, &Rules::builtin());
     assert_eq!(b.skus.len(), 1);
     assert_eq!(b.skus[0].machines, 7);
     let e = &b.skus[0].figures["memory.peak_bandwidth.all reads"];
@@ -109,7 +109,7 @@ fn a_baseline_names_what_it_could_not_learn_and_whether_it_learned_a_measurement
     );
     machines.extend([busy, quick]);
     let groups = vec![(sku(), (0..machines.len()).collect())];
-    let learned = Baseline::learn_saying_what_not(&machines, &groups, &Rules::builtin());
+    let learned = super::learn_saying_what_not(&machines, &groups, &Rules::builtin());
     assert!(learned.learned_a_measurement());
     let [gap] = learned.not_learned.as_slice() else {
         panic!("{:?}", learned.not_learned);
@@ -125,7 +125,7 @@ fn a_baseline_names_what_it_could_not_learn_and_whether_it_learned_a_measurement
     for m in &mut machines {
         m.interfered.insert(Section::Memory, "busy".into());
     }
-    let learned = Baseline::learn_saying_what_not(&machines, &groups, &Rules::builtin());
+    let learned = super::learn_saying_what_not(&machines, &groups, &Rules::builtin());
     assert!(!learned.learned_a_measurement());
     assert!(learned.baseline.skus[0].figures.is_empty());
     let missing: Vec<&NotLearned> = learned.not_learned.iter().filter(|g| g.missing).collect();
@@ -247,10 +247,10 @@ fn the_file_round_trips_and_impossible_expectations_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("b.yaml");
     std::fs::write(&path, &text).unwrap();
-    assert!(Baseline::from_file(&path).is_ok());
+    assert!(super::read(&path).is_ok());
     std::fs::write(&path, text.replace("median: 9.4", "median: -9.4")).unwrap();
-    let e = Baseline::from_file(&path).unwrap_err().to_string();
+    let e = super::read(&path).unwrap_err().to_string();
     assert!(e.contains("network.bandwidth") && e.contains("-9.4"), "{e}");
     std::fs::write(&path, text.replace("median: 9.4", "median: .nan")).unwrap();
-    assert!(Baseline::from_file(&path).is_err());
+    assert!(super::read(&path).is_err());
 }

@@ -1,0 +1,324 @@
+//! Baselines: per-SKU expectations learned from a fleet (`health_check baseline`), written as
+//! YAML people can read and edit, and the checks a run is judged by against them (`--baseline`
+//! on a run or on `compare`): one `baseline.<figure>` check per figure the baseline knows.
+
+use super::machine::Machine;
+use super::pipeline::{Judged, Population, Sample};
+use super::reference::Reference;
+use super::rules::{Rule, Rules};
+use crate::units::round_to;
+pub use crate::wire::baseline::{Baseline, Expected, FORMAT, SkuBaseline};
+use crate::wire::document::Section;
+use crate::wire::document::{Check, CheckId, Status};
+use crate::wire::figures::{Figure, basis_difference, family_of_key};
+use crate::wire::fleet::{MachineStatus, Sku};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// A baseline file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("--baseline '{path}': {message}")]
+pub struct BaselineError {
+    /// The file.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A figure a model's machines measured that its baseline does not hold, or holds from fewer of
+/// them than measured it, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotLearned {
+    /// The model, as people read it.
+    pub sku: String,
+    /// The figure (per-client figures pooled, named without the client).
+    pub figure: String,
+    /// Why: measured under interference, or measured otherwise by some machines.
+    pub why: String,
+    /// Whether the baseline holds nothing of it for the model (else it was learned from the
+    /// machines that measured it the common way).
+    pub missing: bool,
+}
+
+/// What `baseline` learned, and what it could not.
+#[derive(Debug, Clone)]
+pub struct Learned {
+    /// The baseline.
+    pub baseline: Baseline,
+    /// The figures left out, or learned from only some of the machines that measured them.
+    pub not_learned: Vec<NotLearned>,
+}
+
+impl Learned {
+    /// Whether the baseline holds at least one figure measured by a section (not only what the
+    /// machines have, such as their CPU count): a baseline of inventory alone judges nothing a
+    /// health check is for.
+    pub fn learned_a_measurement(&self) -> bool {
+        self.baseline.skus.iter().any(|s| {
+            s.figures
+                .keys()
+                .any(|k| family_of_key(k).is_some_and(|f| f.section != Section::System))
+        })
+    }
+}
+
+/// Learns a baseline from machines grouped by model (`groups` from
+/// [`super::compare::group`]): per figure the rules judge, the median and MAD of the figures
+/// measured the way most machines measured them, and without interference. Machines whose
+/// run failed or cannot be read teach nothing.
+pub fn learn(machines: &[Machine], groups: &[(Sku, Vec<usize>)], rules: &Rules) -> Baseline {
+    learn_saying_what_not(machines, groups, rules).baseline
+}
+
+/// [`learn`], and the figures it could not learn (or learned from only some
+/// machines), each with the reason.
+pub fn learn_saying_what_not(
+    machines: &[Machine],
+    groups: &[(Sku, Vec<usize>)],
+    rules: &Rules,
+) -> Learned {
+    let mut not_learned = Vec::new();
+    let mut skus = Vec::new();
+    for (sku, members) in groups {
+        let mut by_key: BTreeMap<String, BTreeMap<&str, Vec<Sample>>> = BTreeMap::new();
+        for &m in members {
+            let machine = &machines[m];
+            if machine.entry.status >= MachineStatus::Failed {
+                continue;
+            }
+            for fig in &machine.figures {
+                if rules.for_figure(&fig.name()).is_none() {
+                    continue;
+                }
+                by_key
+                    .entry(fig.key())
+                    .or_default()
+                    .entry(&fig.basis)
+                    .or_default()
+                    .push(Sample {
+                        value: fig.value,
+                        who: m as i64,
+                        interfered: machine.interfered.contains_key(&fig.family.section),
+                        flagged: false,
+                    });
+            }
+        }
+        let sku_label = sku.label();
+        let figures = by_key
+            .into_iter()
+            .filter_map(|(key, bases)| {
+                let family = family_of_key(&key)?;
+                let measured_by = |samples: &[Sample]| {
+                    samples.iter().map(|s| s.who).collect::<BTreeSet<_>>().len()
+                };
+                let all: usize = bases.values().map(|s| measured_by(s)).sum();
+                let mut gap = |why: String, missing: bool| {
+                    not_learned.push(NotLearned {
+                        sku: sku_label.clone(),
+                        figure: key.clone(),
+                        why,
+                        missing,
+                    });
+                };
+                // The way most machines measured it, counting those the baseline learns from.
+                let learned = bases
+                    .iter()
+                    .filter_map(|(basis, samples)| {
+                        Some((*basis, Population::BASELINE.reference_counted(samples)?))
+                    })
+                    .max_by_key(|(_, (r, _))| r.machines);
+                let Some((basis, (r, count))) = learned else {
+                    gap(
+                        format!(
+                            "measured under interference on all {all} machine(s) that \
+                             measured it: a baseline learns from quiet runs only"
+                        ),
+                        true,
+                    );
+                    return None;
+                };
+                let otherwise: Vec<String> = bases
+                    .iter()
+                    .filter(|(b, _)| **b != basis)
+                    .map(|(b, s)| format!("{} as {b}", measured_by(s)))
+                    .collect();
+                if !otherwise.is_empty() {
+                    gap(
+                        format!(
+                            "learned from the {} machine(s) that measured it as {basis}; \
+                             measured otherwise by {} (not comparable)",
+                            r.machines,
+                            otherwise.join(", ")
+                        ),
+                        false,
+                    );
+                } else if r.machines < measured_by(&bases[basis]) {
+                    gap(
+                        format!(
+                            "learned from {} of the {} machine(s) that measured it: the \
+                             others' runs were under interference",
+                            r.machines,
+                            measured_by(&bases[basis])
+                        ),
+                        false,
+                    );
+                }
+                Some((
+                    key,
+                    Expected {
+                        median: round_to(r.median, 4),
+                        mad: round_to(r.mad, 4),
+                        count,
+                        machines: r.machines,
+                        basis: basis.to_string(),
+                        unit: family.unit.to_string(),
+                        direction: family.direction,
+                    },
+                ))
+            })
+            .collect();
+        skus.push(SkuBaseline {
+            sku: sku.clone(),
+            machines: members.len(),
+            figures,
+        });
+    }
+    let baseline = Baseline {
+        health_check_baseline: FORMAT,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        created_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        rules: rules.specs(),
+        skus,
+    };
+    Learned {
+        baseline,
+        not_learned,
+    }
+}
+
+/// Reads a baseline file: the format this version writes, rules that compile, and every
+/// expectation a number a figure can have.
+pub fn read(path: &Path) -> Result<(Baseline, Rules), BaselineError> {
+    let fail = |message: String| BaselineError {
+        path: path.display().to_string(),
+        message,
+    };
+    let text = super::rules::read_yaml_text(path).map_err(fail)?;
+    let b: Baseline = serde_yaml::from_str(&text).map_err(|e| {
+        let line = e
+            .location()
+            .map_or(String::new(), |l| format!("line {}: ", l.line()));
+        fail(format!("{line}{e}"))
+    })?;
+    if b.health_check_baseline != FORMAT {
+        return Err(fail(format!(
+            "format {} is not the {FORMAT} this version reads; learn it again with 'health_check baseline'",
+            b.health_check_baseline
+        )));
+    }
+    for s in &b.skus {
+        for (figure, e) in &s.figures {
+            let bad = |v: f64| !v.is_finite() || v < 0.0;
+            if bad(e.median) || bad(e.mad) {
+                return Err(fail(format!(
+                    "'{figure}' of '{}' expects median {} and MAD {}: a figure's median and \
+                     spread are finite and not negative; learn the baseline again",
+                    s.sku.label(),
+                    e.median,
+                    e.mad
+                )));
+            }
+        }
+    }
+    let rules = Rules::from_specs(b.rules.clone(), &path.display().to_string())
+        .map_err(|e| fail(e.message))?;
+    Ok((b, rules))
+}
+
+/// Judges a machine's figures against the baseline: one `baseline.<figure>` check per figure the
+/// baseline knows, or one skipped `baseline` check when it does not know the model. `file` names
+/// the baseline in messages.
+pub fn judge(
+    figures: &[Figure],
+    sku: Option<&Sku>,
+    baseline: &Baseline,
+    rules: &Rules,
+    file: &str,
+) -> Vec<Check> {
+    let known = sku.and_then(|s| baseline.for_sku(s));
+    let Some(expected) = known else {
+        let what = sku.map_or(
+            "this machine's model (the document does not say what machine it is)".into(),
+            |s| format!("'{}'", s.label()),
+        );
+        return vec![Check {
+            name: CheckId::new("baseline", ""),
+            status: Status::Skip,
+            value: None,
+            limit: None,
+            message: format!(
+                "{what} is not in the baseline '{file}': learn one for it with 'health_check baseline'"
+            ),
+        }];
+    };
+    figures
+        .iter()
+        .filter_map(|fig| {
+            let e = expected.figures.get(&fig.key())?;
+            let rule = rules.for_figure(&fig.name())?;
+            Some(judge_one(fig, e, rule))
+        })
+        .collect()
+}
+
+fn judge_one(fig: &Figure, e: &Expected, rule: &Rule) -> Check {
+    let name = CheckId::new("baseline", &fig.name());
+    let unit = &e.unit;
+    let value = round_to(fig.value, 3);
+    if *fig.basis != *e.basis {
+        return Check {
+            name,
+            status: Status::Skip,
+            value: Some(value),
+            limit: None,
+            message: format!(
+                "{}: not compared with the baseline: {}",
+                fig.name(),
+                basis_difference(&fig.basis, &e.basis).replace("its group", "the baseline")
+            ),
+        };
+    }
+    let reference = Reference {
+        median: e.median,
+        mad: e.mad,
+        machines: e.machines,
+    };
+    let judged = Judged::new(fig.value, reference, rule, e.direction);
+    let v = judged.verdict;
+    let expected = round_to(e.median, 3);
+    let off = v.deviation_pct.map_or_else(
+        || format!("{} {unit}", round_to(fig.value - e.median, 3)),
+        |d| format!("{d:+.1}%"),
+    );
+    let message = if v.flagged {
+        format!(
+            "{}: {value} {unit} against the model's expected {expected} {unit} ({off}; limit {} \
+             {unit}, tolerance {}%, learned from {} machines)",
+            fig.name(),
+            round_to(v.limit, 3),
+            rule.spec.tolerance_pct,
+            e.machines
+        )
+    } else {
+        format!(
+            "{}: {value} {unit}, expected {expected} {unit} ({off})",
+            fig.name()
+        )
+    };
+    judged.check(name, judged.status(), message)
+}
+
+#[cfg(test)]
+mod tests;
