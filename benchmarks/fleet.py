@@ -19,7 +19,8 @@ blame over every machine's per-client paths on (issue 17) and drift on (issue 20
 for 1,000 machines in under 3 s and under 5 MB (issue 11); at 10,000 machines at most 3 MB and
 open in under 2 s (issue 41).
 
-Usage: benchmarks/fleet.py [--sizes 1000,10000] [--rounds 3]
+Usage: benchmarks/fleet.py [--sizes 1000,10000] [--rounds 3] [--before OTHER_BINARY]
+(--before times another build's compare too, interleaved: a change's gain within one run)
 Needs a release build (cargo build --release --locked)."""
 
 import argparse
@@ -129,6 +130,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--before", help="another build of health_check whose compare is timed beside")
     args = ap.parse_args()
     if not BINARY.exists():
         raise SystemExit("build first: cargo build --release --locked")
@@ -140,9 +142,13 @@ def main():
             make_fleet(d, n)
             out = pathlib.Path(tmp) / "baseline.yaml"
             html = pathlib.Path(tmp) / "fleet.html"
-            rows = {"compare": [], "baseline": [], "report": [], "json.load": []}
-            rss = {"compare": 0.0, "baseline": 0.0, "report": 0.0}
+            rows = {"compare": [], "baseline": [], "report": [], "json.load": [], "before": []}
+            rss = {"compare": 0.0, "baseline": 0.0, "report": 0.0, "before": 0.0}
             for _ in range(args.rounds):
+                if args.before:
+                    s, m = timed([args.before, "compare", str(d)])
+                    rows["before"].append(s)
+                    rss["before"] = max(rss["before"], m)
                 s, m = timed([str(BINARY), "compare", str(d)])
                 rows["compare"].append(s)
                 rss["compare"] = max(rss["compare"], m)
@@ -154,7 +160,7 @@ def main():
                 rss["report"] = max(rss["report"], m)
                 rows["json.load"].append(anchor(d))
             ref = statistics.median(rows["json.load"])
-            for what in ["compare", "baseline", "report"]:
+            for what in ["compare", "baseline", "report"] + (["before"] if args.before else []):
                 med = statistics.median(rows[what])
                 print(f"{n:>6} {what:<9} {med:>9.2f} {med / ref:>12.2f} {rss[what]:>9.0f} {rss[what] * 1024 / n:>8.1f}")
             print(f"{n:>6} {'json.load':<9} {ref:>9.2f} {1.0:>12.2f}")

@@ -8,9 +8,9 @@ use super::machine::Machine;
 use super::pipeline::{Judged, Population, Sample, Subject};
 use super::rules::{Rule, Rules};
 use crate::units::number;
-use crate::wire::figures::{self, Figure, basis_difference};
+use crate::wire::figures::{self, Figure, KeyParts, basis_difference, dotted};
 use crate::wire::fleet::{FigureStats, Finding, GroupEntry, MachineStatus, Matrix, Scope, Sku};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Caches which rule judges each figure name (names repeat across a fleet).
 pub struct RuleCache<'r> {
@@ -118,17 +118,26 @@ pub fn compare(
     let mut entries = Vec::with_capacity(groups.len());
     let mut findings = Vec::new();
     for (sku, members) in groups {
-        let mut by_key: BTreeMap<String, Vec<(usize, usize)>> = BTreeMap::new();
-        let mut keys: BTreeSet<String> = BTreeSet::new();
+        // Keyed by the key's parts, borrowed: a string per figure was most of a fleet's time.
+        let mut parts: HashMap<KeyParts, Vec<(usize, usize)>> = HashMap::new();
+        let mut seen: HashSet<KeyParts> = HashSet::new();
         for &m in members {
             for (f, fig) in machines[m].figures.iter().enumerate() {
-                let key = fig.key();
+                let key = fig.key_parts();
                 if !fig.family.per_client() {
-                    by_key.entry(key.clone()).or_default().push((m, f));
+                    parts.entry(key).or_default().push((m, f));
                 }
-                keys.insert(key);
+                seen.insert(key);
             }
         }
+        let by_key: BTreeMap<String, Vec<(usize, usize)>> = parts
+            .into_iter()
+            .map(|((name, labels), v)| (dotted(name, labels), v))
+            .collect();
+        let keys: BTreeSet<String> = seen
+            .into_iter()
+            .map(|(name, labels)| dotted(name, labels))
+            .collect();
         let mut stats = Vec::with_capacity(by_key.len());
         let mut not_compared: Vec<(usize, String)> = Vec::new();
         for (key, samples) in &by_key {
@@ -210,10 +219,11 @@ fn judge_part(
         basis: basis.to_string(),
     };
     let mut found = Vec::new();
+    // These figures are not per client: each one's name is the key, and so is its rule.
+    let Some(rule) = cache.get(key.to_string()) else {
+        return (Some(stats), found);
+    };
     for &(m, fig) in figs {
-        let Some(rule) = cache.get(fig.name()) else {
-            continue;
-        };
         let judged = Judged::new(fig.value, reference, rule, family.direction);
         if !judged.flagged() {
             continue;
@@ -230,9 +240,8 @@ fn judge_part(
             .deviation_pct
             .map_or_else(String::new, |d| format!("{:.1}% ", d.abs()));
         let message = format!(
-            "{}: {} {unit} is {off}{side} the median {} {unit} of {} machines of its model \
+            "{key}: {} {unit} is {off}{side} the median {} {unit} of {} machines of its model \
              (tolerance {}%)",
-            fig.name(),
             number(fig.value),
             number(reference.median),
             reference.machines,
@@ -241,7 +250,7 @@ fn judge_part(
         found.push(judged.finding(
             Subject {
                 machine: machine.entry.label.clone(),
-                figure: fig.name(),
+                figure: key.to_string(),
                 scope: Scope::Machine,
                 client: None,
                 link: None,

@@ -86,8 +86,10 @@ fn read_machines(
     keep_documents: bool,
 ) -> Result<(Vec<Machine>, Vec<IdentityNote>), ReadError> {
     let inputs = read::expand(&reader.paths).map_err(ReadError::Path)?;
-    let loaded = read::load_all(&inputs);
-    if loaded.is_empty() {
+    let read = read::load_all_as(&inputs, |l| {
+        machine::machine_from(l, keep_documents, &reader.thresholds)
+    });
+    if read.is_empty() {
         let what: Vec<String> = reader
             .paths
             .iter()
@@ -99,12 +101,7 @@ fn read_machines(
             what.join(", ")
         )));
     }
-    Ok(machine::machines_from(
-        loaded,
-        reader.labels,
-        keep_documents,
-        &reader.thresholds,
-    ))
+    Ok(machine::settle(read, reader.labels))
 }
 
 /// Reads the inputs and compares them. `keep_documents` keeps our documents on the machines (the

@@ -260,18 +260,12 @@ fn entry(source: String, kind: DocumentKind) -> MachineEntry {
     }
 }
 
-/// Turns read files into machines, one vote each ([`identity`]), labelled, and says
-/// what was merged, dropped or doubted. `keep_documents` keeps our documents (for the HTML
-/// report); `t` holds the interference limits.
-pub fn machines_from(
-    loaded: Vec<Loaded>,
-    labels: LabelFrom,
-    keep_documents: bool,
-    t: &Thresholds,
-) -> (Vec<Machine>, Vec<IdentityNote>) {
-    let (second, machines): (Vec<Machine>, Vec<Machine>) = loaded
+/// Settles files already turned into machines one by one ([`machine_from`], in the threads
+/// that read them): one vote each ([`identity`]), labelled, and says what was merged, dropped
+/// or doubted.
+pub fn settle(read: Vec<Machine>, labels: LabelFrom) -> (Vec<Machine>, Vec<IdentityNote>) {
+    let (second, machines): (Vec<Machine>, Vec<Machine>) = read
         .into_iter()
-        .map(|l| machine_from(l, keep_documents, t))
         .partition(|m| m.entry.source.ends_with(SECOND_ROUND));
     let (mut machines, mut notes) = identity::one_vote(machines);
     assign_labels(&mut machines, labels);
@@ -445,7 +439,9 @@ fn assign_labels(machines: &mut [Machine], how: LabelFrom) {
     }
 }
 
-fn machine_from(l: Loaded, keep_document: bool, t: &Thresholds) -> Machine {
+/// One read file as a machine of the fleet: its identity, figures, own checks and interference;
+/// `keep_document` keeps our document on it (for the HTML report).
+pub fn machine_from(l: Loaded, keep_document: bool, t: &Thresholds) -> Machine {
     let mut m = Machine::of_entry(entry(l.path.display().to_string(), DocumentKind::Unknown));
     m.entry.started_unix = l.timestamp;
     let envelope = l.machine.as_ref().map(identity_of_envelope);

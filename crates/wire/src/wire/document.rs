@@ -187,23 +187,37 @@ pub enum Part<T> {
 impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Part<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
-        let value = super::strict::Strict::deserialize(d)?.0;
-        let reason = |key: &str| match &value {
-            serde_json::Value::Object(map) if map.len() == 1 => {
-                map.get(key).and_then(|v| v.as_str()).map(str::to_string)
+        // The section's text, read three times without building it as a value (which cost a
+        // fleet's reader most of its time): for a key named twice anywhere, as a reason, as
+        // the section's figures.
+        let raw = Box::<serde_json::value::RawValue>::deserialize(d)?;
+        let text = raw.get();
+        serde_json::from_str::<super::strict::NoRepeatedKey>(text).map_err(D::Error::custom)?;
+        if let Ok(reason) = serde_json::from_str::<OnlyReason>(text) {
+            match reason {
+                OnlyReason {
+                    skipped: Some(why),
+                    error: None,
+                } => return Ok(Part::NotMeasured(NotMeasured::skipped(why))),
+                OnlyReason {
+                    skipped: None,
+                    error: Some(why),
+                } => return Ok(Part::NotMeasured(NotMeasured::error(why))),
+                _ => {}
             }
-            _ => None,
-        };
-        if let Some(why) = reason("skipped") {
-            return Ok(Part::NotMeasured(NotMeasured::skipped(why)));
         }
-        if let Some(why) = reason("error") {
-            return Ok(Part::NotMeasured(NotMeasured::error(why)));
-        }
-        T::deserialize(value)
+        serde_json::from_str(text)
             .map(Part::Measured)
             .map_err(D::Error::custom)
     }
+}
+
+/// An object that holds a reason and nothing else (`{"skipped": "..."}`, `{"error": "..."}`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OnlyReason {
+    skipped: Option<String>,
+    error: Option<String>,
 }
 
 impl<T> Part<T> {

@@ -563,6 +563,9 @@ pub struct Figure {
 /// What a figure depends on besides the machine; shared by the figures of one document.
 pub type Basis = Arc<str>;
 
+/// A figure's key in its parts: the family's name and the labels but the client.
+pub type KeyParts<'a> = (&'static str, &'a [String]);
+
 impl Figure {
     /// A figure; `None` for a value no figure can have (not finite, or negative).
     pub fn new(
@@ -572,7 +575,7 @@ impl Figure {
         basis: Basis,
     ) -> Option<Figure> {
         debug_assert_eq!(labels.len(), family.labels.len(), "{}", family.name);
-        (value.is_finite() && value >= 0.0).then_some(Figure {
+        possible(value).then_some(Figure {
             family,
             labels,
             value,
@@ -596,15 +599,29 @@ impl Figure {
     /// The dotted name without the client: what figures of different clients share, so they
     /// compare with each other (`network.bandwidth`).
     pub fn key(&self) -> String {
-        if self.family.per_client() {
-            dotted(self.family.name, &self.labels[..self.labels.len() - 1])
+        let (name, labels) = self.key_parts();
+        dotted(name, labels)
+    }
+
+    /// [`Figure::key`] in its parts, borrowed (the family's name, the labels but the client):
+    /// a reader grouping a fleet's figures keys them without building a string each.
+    pub fn key_parts(&self) -> KeyParts<'_> {
+        let labels = if self.family.per_client() {
+            &self.labels[..self.labels.len().saturating_sub(1)]
         } else {
-            self.name()
-        }
+            &self.labels[..]
+        };
+        (self.family.name, labels)
     }
 }
 
-fn dotted(name: &str, labels: &[String]) -> String {
+/// Whether a figure can have this value: finite and not negative.
+fn possible(value: f64) -> bool {
+    value.is_finite() && value >= 0.0
+}
+
+/// A family's name and label values joined with dots (`memory.peak_bandwidth.all reads`).
+pub fn dotted(name: &str, labels: &[String]) -> String {
     let mut out =
         String::with_capacity(name.len() + labels.iter().map(|l| l.len() + 1).sum::<usize>());
     out.push_str(name);
@@ -653,6 +670,11 @@ impl Figures {
 
     /// The basis of the common part plus `extra` (`key=value` pairs), shared.
     fn basis(&mut self, extra: &[(&str, String)]) -> Basis {
+        if extra.is_empty() {
+            if let Some(b) = self.bases.get(&self.common) {
+                return b.clone();
+            }
+        }
         let mut text = self.common.clone();
         for (k, v) in extra {
             text.push_str(&format!(", {k}={v}"));
@@ -671,15 +693,17 @@ impl Figures {
         extra: &[(&str, String)],
     ) {
         let Some(v) = value else { return };
-        let labels: Vec<String> = labels.iter().map(|s| s.to_string()).collect();
-        let basis = self.basis(extra);
-        match Figure::new(family, labels.clone(), v, basis) {
-            Some(f) => self.out.figures.push(f),
-            None => self
-                .out
+        let owned: Vec<String> = labels.iter().map(|s| s.to_string()).collect();
+        if !possible(v) {
+            self.out
                 .rejected
-                .push(format!("{}: {v}", dotted(family.name, &labels))),
+                .push(format!("{}: {v}", dotted(family.name, &owned)));
+            return;
         }
+        let basis = self.basis(extra);
+        self.out
+            .figures
+            .extend(Figure::new(family, owned, v, basis));
     }
 
     fn add(&mut self, family: &'static Family, labels: &[&str], value: Option<f64>) {

@@ -81,6 +81,100 @@ impl<'de> Visitor<'de> for StrictVisitor {
     }
 }
 
+/// A JSON value walked without being kept, that fails where an object names a key twice: the
+/// check of [`Strict`] at the cost of a scan (a section is then read as its type from its text,
+/// never built as a [`Value`] first).
+pub struct NoRepeatedKey;
+
+impl<'de> Deserialize<'de> for NoRepeatedKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(WalkVisitor).map(|()| NoRepeatedKey)
+    }
+}
+
+struct WalkVisitor;
+
+/// An object's key, borrowed from the text where it has no escapes.
+struct Key<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+
+            fn visit_borrowed_str<E: Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(v.into()))
+            }
+
+            fn visit_str<E: Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(v.to_string().into()))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+impl<'de> Visitor<'de> for WalkVisitor {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E: Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E: Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E: Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E: Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E: Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_none<E: Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<NoRepeatedKey>()?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut keys = std::collections::HashSet::new();
+        while let Some(Key(key)) = map.next_key::<Key>()? {
+            map.next_value::<NoRepeatedKey>()?;
+            if !keys.insert(key.clone()) {
+                return Err(A::Error::custom(format!("duplicate key '{key}'")));
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +186,19 @@ mod tests {
         for text in [r#"{"a": 1, "a": 2}"#, r#"{"x": [{"b": 1, "b": 1}]}"#] {
             let e = serde_json::from_str::<Strict>(text).err().unwrap();
             assert!(e.to_string().contains("duplicate key"), "{e}");
+            let e = serde_json::from_str::<NoRepeatedKey>(text).err().unwrap();
+            assert!(e.to_string().contains("duplicate key"), "{e}");
         }
+        assert!(
+            serde_json::from_str::<NoRepeatedKey>(
+                r#"{"a": [1, {"b": 2.5}], "\u0061b": {}, "ab2": null}"#
+            )
+            .is_ok()
+        );
+        let escaped = serde_json::from_str::<NoRepeatedKey>(r#"{"ab": 1, "\u0061b": 2}"#);
+        assert!(
+            escaped.is_err(),
+            "a key spelled with an escape is the same key"
+        );
     }
 }
