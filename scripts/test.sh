@@ -182,15 +182,19 @@ checks_and_cross_builds() {
     || { cat "$LOGS/unit-tests.log"; return 1; }
   grep -E '^test result|FAILED|panicked' "$LOGS/unit-tests.log" || true
   slowest_rust "$LOGS/unit-tests.log"
-  step "cargo clippy --workspace --all-targets"
-  cargo clippy --workspace --all-targets --locked -- -D warnings
+  # The checks below take the release profile: their proc macros and build scripts (the bundled
+  # SQLite's C among them) are then the release build's own, not built again for the dev
+  # profile: 110 CPU-s for the four instead of 149 here (nothing in the code depends on
+  # debug_assertions, so the lints see the same code).
+  step "cargo clippy --release --workspace --all-targets"
+  cargo clippy --release --workspace --all-targets --locked -- -D warnings
   # The macOS build compiles and reports the Linux-only parts unsupported.
-  step "cargo check --target x86_64-apple-darwin"
-  cargo check --locked --workspace --target x86_64-apple-darwin
-  step "cargo check --lib --bins (the shipped features)"
-  cargo check --locked --lib --bins
-  step "cargo doc"
-  RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --document-private-items --locked --quiet
+  step "cargo check --release --target x86_64-apple-darwin"
+  cargo check --release --locked --workspace --target x86_64-apple-darwin
+  step "cargo check --release --lib --bins (the shipped features)"
+  cargo check --release --locked --lib --bins
+  step "cargo doc --release"
+  RUSTDOCFLAGS="-D warnings" cargo doc --release --workspace --no-deps --document-private-items --locked --quiet
   step "ruff check and ruff format --check: benchpress tests benchmarks ansible"
   "$VENV/bin/ruff" check benchpress tests benchmarks ansible
   "$VENV/bin/ruff" format --check benchpress tests benchmarks ansible

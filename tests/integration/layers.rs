@@ -507,3 +507,26 @@ fn architecture_code_lives_in_the_lowest_floors() {
          crate on aarch64 in scripts/test.sh): {arch:?}"
     );
 }
+
+/// scripts/test.sh lints and checks the release profile (its proc macros and build scripts are
+/// the release build's own): code compiled only with debug assertions would go unlinted.
+#[test]
+fn no_code_is_compiled_only_with_debug_assertions() {
+    let top = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src", "tests", "benches", "examples"] {
+        if top.join(dir).is_dir() {
+            rust_files(&top.join(dir), &mut files);
+        }
+    }
+    for root in roots() {
+        rust_files(&root, &mut files);
+    }
+    let needle = ["debug_", "assertions)"].concat();
+    let found: Vec<String> = files
+        .iter()
+        .filter(|f| std::fs::read_to_string(f).unwrap().contains(&needle))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(found.is_empty(), "code under {needle}: {found:?}");
+}
