@@ -127,12 +127,19 @@ def test_every_node_failing_at_once_never_drains_past_the_cap_at_any_sample(clus
     with Sampler(cluster) as sampler:
         # Eight runs in the same instant, beside slurmd's own.
         lines = storm_by_hand(cluster)
+        # A node whose slurmd was running its own check in that instant (every 2 s, longer on a
+        # busy host) holds the node's lock: the storm's run there takes no action, and the run
+        # in flight decides a moment later, under the same cap.
+        busy = [line for line in lines if "takes no action" in line]
+        if busy:
+            cluster.wait(lambda: ours(partition(cluster)), RUN_DEADLINE * 2, "slurmd's own runs to settle the cap")
         drained = ours(partition(cluster))
         assert len(drained) == 1, f"{lines}\n{partition(cluster)}"
         # Every other node says it did not drain: held back by the cap, still choosing when its
         # deadline came, or (on a controller slowed by a busy host) unable to read the cap in time.
         held = [line for line in lines if "not draining" in line]
-        assert len(held) == len(NODES) - 1, "\n".join(lines)
+        drained_by_the_storm = len(NODES) - len(held) - len(busy)
+        assert drained_by_the_storm == 1 or (busy and drained_by_the_storm == 0), "\n".join(lines)
         # Then slurmd's own runs, every 2 s on every node, for a few rounds.
         before = len(cluster.runs())
         cluster.wait(lambda: len(cluster.runs()) >= before + 3 * len(NODES), RUN_DEADLINE * 4, "three more rounds")
