@@ -1,89 +1,13 @@
-//! A JSON value read strictly: an object that names a key twice is an error, where
-//! `serde_json::Value` keeps the last one silently. Sections are buffered as values before they
-//! are read as their types (to tell a section's figures from its "not measured" reason), so a
-//! duplicated key must be caught here or it is never caught.
+//! A JSON value checked strictly: an object that names a key twice is an error, where serde
+//! keeps the last one silently (in maps and ignored fields). A section is read as its type from
+//! its own text, after this check, so a duplicated key must be caught here or it is never caught.
 
 use serde::de::{Deserialize, Deserializer, Error, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Number, Value};
 use std::fmt;
 
-/// A value with no object that repeats a key.
-pub struct Strict(pub Value);
-
-impl<'de> Deserialize<'de> for Strict {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(StrictVisitor).map(Strict)
-    }
-}
-
-struct StrictVisitor;
-
-impl<'de> Visitor<'de> for StrictVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E: Error>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E: Error>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
-    }
-
-    fn visit_u64<E: Error>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
-    }
-
-    fn visit_f64<E: Error>(self, v: f64) -> Result<Value, E> {
-        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E: Error>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
-    }
-
-    fn visit_string<E: Error>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E: Error>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E: Error>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut out = Vec::new();
-        while let Some(Strict(v)) = seq.next_element()? {
-            out.push(v);
-        }
-        Ok(Value::Array(out))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let Strict(value) = map.next_value()?;
-            if out.insert(key.clone(), value).is_some() {
-                return Err(A::Error::custom(format!("duplicate key '{key}'")));
-            }
-        }
-        Ok(Value::Object(out))
-    }
-}
-
 /// A JSON value walked without being kept, that fails where an object names a key twice: the
-/// check of [`Strict`] at the cost of a scan (a section is then read as its type from its text,
-/// never built as a [`Value`] first).
+/// check costs a scan (a section is then read as its type from its text, never built as a
+/// `serde_json::Value` first).
 pub struct NoRepeatedKey;
 
 impl<'de> Deserialize<'de> for NoRepeatedKey {
@@ -181,11 +105,7 @@ mod tests {
 
     #[test]
     fn a_repeated_key_is_an_error_at_any_depth() {
-        let ok: Strict = serde_json::from_str(r#"{"a": [1, {"b": 2.5}], "c": null}"#).unwrap();
-        assert_eq!(ok.0["a"][1]["b"], 2.5);
         for text in [r#"{"a": 1, "a": 2}"#, r#"{"x": [{"b": 1, "b": 1}]}"#] {
-            let e = serde_json::from_str::<Strict>(text).err().unwrap();
-            assert!(e.to_string().contains("duplicate key"), "{e}");
             let e = serde_json::from_str::<NoRepeatedKey>(text).err().unwrap();
             assert!(e.to_string().contains("duplicate key"), "{e}");
         }
