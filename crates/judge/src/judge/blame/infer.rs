@@ -243,12 +243,19 @@ impl<'a> Live<'a> {
     }
 
     /// `m`'s live measurements in `ids` (its measurements in one role) with anyone but `peer`
-    /// that speak of it: whether they show it fine in that role.
-    fn shown(&self, ids: &[usize], m: usize, peer: usize) -> Tally {
+    /// that speak of it: whether they show it fine in that role. A poor one with a machine
+    /// found `faulty` (in either role) is put down to that machine: a helper measured once by
+    /// a machine with a fault of its own is not made suspect by it.
+    fn shown(&self, ids: &[usize], m: usize, peer: usize, faulty: &[bool]) -> Tally {
         let mut t = Tally::default();
         for &i in ids {
             let x = &self.obs[i];
-            if self.explained_by[i].is_none() && x.peer(m) != peer && self.speaks_of(i, m) {
+            let other = x.peer(m);
+            if self.explained_by[i].is_none()
+                && other != peer
+                && !(x.poor && faulty[other])
+                && self.speaks_of(i, m)
+            {
                 t.add(x.poor, 1);
             }
         }
@@ -379,7 +386,7 @@ pub fn infer(obs: &[Obs], machines: usize) -> Inference {
                 (
                     end,
                     role,
-                    live.shown(&roles[end][role as usize], end, other),
+                    live.shown(&roles[end][role as usize], end, other, &faulty),
                 )
             };
             let ends = [stand(x.server, x.client), stand(x.client, x.server)];

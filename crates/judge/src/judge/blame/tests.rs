@@ -1042,3 +1042,52 @@ fn paths_between_two_models_are_judged_no_better_than_the_slower_models_own() {
         "{f:#?}"
     );
 }
+
+/// A one-server star after its second round (the project's CI saw it on a real fleet): h4's
+/// NIC is slow and the path h1 <-> h3 is slow. h3 is fine from h2; its only other
+/// poor measurement came from h4, a machine with a fault of its own, which never makes h3
+/// suspect: the path is a link, h4 a client, and nothing is left suspect.
+#[test]
+fn a_poor_measurement_from_a_faulty_machine_leaves_its_peer_fine() {
+    let mut ms = vec![
+        machine(
+            "h1",
+            bw(&[
+                ("h2", 285.0),
+                ("h3", 48.0),
+                ("h4", 49.0),
+                ("h5", 284.0),
+                ("h6", 287.0),
+            ]),
+        ),
+        machine(
+            "h2",
+            bw(&[("h3", 288.0), ("h4", 49.0), ("h5", 286.0), ("h6", 283.0)]),
+        ),
+        machine("h3", bw(&[("h4", 49.0)])),
+        machine("h4", bw(&[("h3", 49.0)])),
+    ];
+    let f = run(&mut ms);
+    assert!(f.iter().all(|x| x.suspect.is_none()), "{f:#?}");
+    assert_eq!(blamed(&f), [("h4", Scope::Client)], "{f:#?}");
+    let links: Vec<&Option<Vec<String>>> = f
+        .iter()
+        .filter(|x| x.scope == Scope::Link)
+        .map(|x| &x.link)
+        .collect();
+    assert_eq!(links.len(), 1, "{f:#?}");
+    let ends = links[0].as_ref().map(|l| l.join(" "));
+    assert!(
+        ends.as_deref()
+            .is_some_and(|e| e.contains("h1") && e.contains("h3")),
+        "{f:#?}"
+    );
+    for m in ["h2", "h3", "h5", "h6"] {
+        assert_eq!(
+            status(&ms, m),
+            MachineStatus::Ok,
+            "{m}: {}",
+            reasons(&ms, m)
+        );
+    }
+}
