@@ -530,3 +530,52 @@ fn no_code_is_compiled_only_with_debug_assertions() {
         .collect();
     assert!(found.is_empty(), "code under {needle}: {found:?}");
 }
+
+/// The non-test code of every source file: its text up to its first `#[cfg(test)]`, and no
+/// file named `tests.rs`.
+fn shipped_code() -> Vec<(PathBuf, String)> {
+    all_files()
+        .into_iter()
+        .filter(|f| f.file_name().is_none_or(|n| n != "tests.rs"))
+        .map(|f| {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or("").to_string();
+            (f, code)
+        })
+        .collect()
+}
+
+/// The files of shipped code, other than `home`, with a line `holds`.
+fn found_outside(home: &str, holds: impl Fn(&str) -> bool) -> Vec<String> {
+    shipped_code()
+        .into_iter()
+        .filter(|(f, code)| !f.ends_with(home) && code.lines().any(&holds))
+        .map(|(f, _)| f.display().to_string())
+        .collect()
+}
+
+/// Verdicts are assembled in one place: a fleet finding is built only by the pipeline's
+/// builders, and every judge of a fleet reads the one view of it the walk makes.
+#[test]
+fn findings_are_built_by_the_pipeline_and_the_fleet_view_made_once() {
+    let built = |line: &str| {
+        let line = line.trim();
+        line.ends_with("Finding {")
+            && !line.contains("->")
+            && !line.starts_with("pub struct")
+            && !line.starts_with("impl")
+    };
+    let literal = found_outside("judge/pipeline.rs", built);
+    assert!(
+        literal.is_empty(),
+        "a Finding built outside judge/pipeline.rs (use its builders): {literal:?}"
+    );
+    assert!(built("        Finding {") && !built("pub struct Finding {"));
+    let views = found_outside("judge/fleet.rs", |l| {
+        l.contains(&["View", "::of("].concat()) && !l.contains("pub fn")
+    });
+    assert!(
+        views.is_empty(),
+        "the fleet's view made outside fleet::judge (pass it down instead): {views:?}"
+    );
+}

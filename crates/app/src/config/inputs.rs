@@ -5,7 +5,8 @@ use super::{HISTORY_ENV, HistoryConfig};
 use crate::cli::{CommonArgs, ReaderArgs};
 use crate::error::ConfigError;
 use crate::judge::baseline;
-use crate::judge::fleet::{BaselineRef, ReaderConfig};
+use crate::judge::baseline::BaselineRef;
+use crate::judge::fleet::ReaderConfig;
 use crate::judge::rules::Rules;
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,8 @@ use crate::cli::{
     StorageArgs,
 };
 use crate::error::ConfigError;
-use crate::judge::fleet::{BaselineRef, ReaderConfig};
+use crate::judge::baseline::BaselineRef;
+use crate::judge::fleet::ReaderConfig;
 use crate::memory::MemoryConfig;
 use crate::net::NetworkConfig;
 use crate::render::export::Format;

@@ -87,22 +87,7 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Outcome {
         });
     }
     if let Some(b) = &config.baseline {
-        // The model as the document will name it (`health_check.machine`), as compare groups it.
-        let sku = crate::wire::fleet::Sku::of(&crate::wire::identity::MachineIdentity::from(
-            &crate::system::identity::identity(&crate::system::source::HostFs, &system),
-        ));
-        let mut judged = crate::judge::baseline::judge(
-            &crate::wire::figures::of_document(&doc).figures,
-            Some(&sku),
-            &b.baseline,
-            &b.rules,
-            &b.path.display().to_string(),
-        );
-        noise::mark_inconclusive(
-            &mut judged,
-            &doc.health_check.interference,
-            &config.thresholds,
-        );
+        let judged = crate::judge::baseline::checks_of_document(&doc, b, &config.thresholds);
         doc.checks.extend(judged);
     }
     let recorded = recorder.map(|r| r.and_then(|r| r.finish(&mut doc, config)));

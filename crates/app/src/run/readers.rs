@@ -187,19 +187,11 @@ pub fn merge(config: &Config, paths: &[std::path::PathBuf]) -> Exit {
 /// Judges a merged document by the baseline too, as a run with `--baseline` would have.
 fn add_baseline_checks(
     doc: &mut crate::wire::document::Document,
-    b: &judge::fleet::BaselineRef,
+    b: &judge::baseline::BaselineRef,
     t: &judge::checks::Thresholds,
 ) {
-    let sku = doc.identity().map(|id| crate::wire::fleet::Sku::of(&id));
     doc.checks.retain(|c| c.name.section != "baseline");
-    let mut judged = judge::baseline::judge(
-        &crate::wire::figures::of_document(doc).figures,
-        sku.as_ref(),
-        &b.baseline,
-        &b.rules,
-        &b.path.display().to_string(),
-    );
-    judge::noise::mark_inconclusive(&mut judged, &doc.health_check.interference, t);
+    let judged = judge::baseline::checks_of_document(doc, b, t);
     doc.checks.extend(judged);
 }
 

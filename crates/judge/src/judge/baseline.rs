@@ -2,18 +2,29 @@
 //! YAML people can read and edit, and the checks a run is judged by against them (`--baseline`
 //! on a run or on `compare`): one `baseline.<figure>` check per figure the baseline knows.
 
-use super::machine::Machine;
+use super::checks::Thresholds;
+use super::machine::{ClientCheck, Machine};
 use super::pipeline::{Judged, Population, Sample};
 use super::reference::Reference;
 use super::rules::{Rule, Rules};
 use crate::units::round_to;
 pub use crate::wire::baseline::{Baseline, Expected, FORMAT, SkuBaseline};
-use crate::wire::document::Section;
-use crate::wire::document::{Check, CheckId, Status};
-use crate::wire::figures::{Figure, basis_difference, family_of_key};
+use crate::wire::document::{Check, CheckId, Document, Section, Status};
+use crate::wire::figures::{self, Figure, basis_difference, family_of_key};
 use crate::wire::fleet::{MachineStatus, Sku};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// A baseline loaded for `--baseline`: the file, its expectations and its rules.
+#[derive(Debug, Clone)]
+pub struct BaselineRef {
+    /// The file as given.
+    pub path: PathBuf,
+    /// What it expects.
+    pub baseline: Baseline,
+    /// The rules it was learned with.
+    pub rules: Rules,
+}
 
 /// A baseline file that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -237,10 +248,84 @@ pub fn read(path: &Path) -> Result<(Baseline, Rules), BaselineError> {
     Ok((b, rules))
 }
 
+/// A machine's baseline checks, the one assembly a run, a merged document and a fleet's machine
+/// share: its `figures` against what `b` expects of its model (`sku`, named by `Sku::of` from
+/// the machine's identity, as compare groups it), and inconclusive where load can move a figure
+/// of a section `interfered` names.
+pub fn checks(
+    figures: &[Figure],
+    sku: Option<&Sku>,
+    interfered: &BTreeMap<Section, String>,
+    b: &BaselineRef,
+) -> Vec<Check> {
+    let mut checks = judge(
+        figures,
+        sku,
+        &b.baseline,
+        &b.rules,
+        &b.path.display().to_string(),
+    );
+    super::noise::mark_interfered(&mut checks, interfered);
+    checks
+}
+
+/// [`checks`] of one document (a run's, or a merged one): its figures, the model its identity
+/// names, and its sections measured under interference beyond `t`.
+pub fn checks_of_document(doc: &Document, b: &BaselineRef, t: &Thresholds) -> Vec<Check> {
+    let sku = doc.identity().as_ref().map(Sku::of);
+    let interfered = super::noise::interfered_sections(&doc.health_check.interference, t);
+    checks(
+        &figures::of_document(doc).figures,
+        sku.as_ref(),
+        &interfered,
+        b,
+    )
+}
+
+/// Judges every machine with figures by the baseline. A check about one path joins the
+/// machine's path checks (a finding or a group may explain it; `account::account` decides); of the
+/// others, a failed check fails the machine, a warned one warns it, an inconclusive one makes it
+/// inconclusive.
+pub fn apply(machines: &mut [Machine], b: &BaselineRef) {
+    for m in machines.iter_mut().filter(|m| !m.figures.is_empty()) {
+        let checks = checks(&m.figures, m.entry.sku.as_ref(), &m.interfered, b);
+        let status_of = |c: &crate::wire::check::Check| match c.status {
+            Status::Fail => MachineStatus::Fail,
+            Status::Warn => MachineStatus::Warn,
+            Status::Inconclusive => MachineStatus::Inconclusive,
+            Status::Pass | Status::Skip => MachineStatus::Ok,
+        };
+        let paths: Vec<ClientCheck> = checks.iter().filter_map(ClientCheck::of_baseline).collect();
+        let about_paths: BTreeSet<String> = paths.iter().map(|p| p.check.to_string()).collect();
+        let own = |c: &&crate::wire::check::Check| !about_paths.contains(&c.name.to_string());
+        let others = checks
+            .iter()
+            .filter(own)
+            .filter(|c| status_of(c) > MachineStatus::Ok)
+            .count();
+        if let Some(worst) = checks.iter().filter(own).max_by_key(|c| status_of(c)) {
+            let status = status_of(worst);
+            if status > MachineStatus::Ok {
+                m.raise(
+                    status,
+                    format!(
+                        "baseline check {} {}: {} ({others} baseline check(s) not passed)",
+                        worst.name,
+                        worst.status.as_str(),
+                        worst.message
+                    ),
+                );
+            }
+        }
+        m.client_checks.extend(paths);
+        m.entry.baseline_checks = checks;
+    }
+}
+
 /// Judges a machine's figures against the baseline: one `baseline.<figure>` check per figure the
 /// baseline knows, or one skipped `baseline` check when it does not know the model. `file` names
 /// the baseline in messages.
-pub fn judge(
+fn judge(
     figures: &[Figure],
     sku: Option<&Sku>,
     baseline: &Baseline,

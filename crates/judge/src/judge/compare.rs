@@ -7,6 +7,7 @@
 use super::machine::Machine;
 use super::pipeline::{Judged, Population, Sample, Subject};
 use super::rules::{Rule, Rules};
+use super::view::View;
 use crate::units::number;
 use crate::wire::figures::{self, Figure, KeyParts, basis_difference, dotted};
 use crate::wire::fleet::{FigureStats, Finding, GroupEntry, MachineStatus, Matrix, Scope, Sku};
@@ -276,19 +277,43 @@ fn mark_missing(machines: &mut [Machine], members: &[usize], keys: &BTreeSet<Str
     }
 }
 
-/// Which machine a client name is: by label, host name or address.
-pub fn client_index(machines: &[Machine]) -> HashMap<String, usize> {
-    let mut index = HashMap::new();
-    for (i, m) in machines.iter().enumerate() {
-        index.entry(m.entry.label.clone()).or_insert(i);
-        if let Some(h) = &m.entry.hostname {
-            index.entry(h.clone()).or_insert(i);
-        }
-        for a in &m.addresses {
-            index.entry(a.clone()).or_insert(i);
+/// A server's aggregate bandwidth (all its clients at once) is compared only with servers whose
+/// clients are alike: as many, of the same models. Its basis gains the clients' models (`unknown`
+/// for a client without a document), so four clients of a slower model never make a server
+/// look slow beside servers of four fast ones.
+pub fn aggregates_by_client_models(machines: &mut [Machine], view: &View) {
+    let model = |name: &str| -> String {
+        view.named(name)
+            .and_then(|c| machines[c].entry.sku.as_ref())
+            .map_or("unknown".to_string(), |s| s.label())
+    };
+    let bases: Vec<Option<String>> = machines
+        .iter()
+        .map(|m| {
+            if m.aggregate_clients.is_empty() {
+                return None;
+            }
+            let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+            for c in &m.aggregate_clients {
+                *counts.entry(model(c)).or_default() += 1;
+            }
+            let models: Vec<String> = counts
+                .into_iter()
+                .map(|(model, n)| format!("{n} x {model}"))
+                .collect();
+            Some(format!("client models: {}", models.join("; ")))
+        })
+        .collect();
+    for (m, models) in machines.iter_mut().zip(bases) {
+        let Some(models) = models else { continue };
+        for f in m
+            .figures
+            .iter_mut()
+            .filter(|f| std::ptr::eq(f.family, &crate::wire::figures::AGGREGATE))
+        {
+            f.basis = format!("{}, {models}", f.basis).into();
         }
     }
-    index
 }
 
 /// The most machines a matrix is given for: N x N cells grow fast (10,000 machines of a star whose
@@ -298,18 +323,14 @@ pub const MATRIX_MAX_MACHINES: usize = 256;
 
 /// The N x N figures between the machines of the inputs, when clients are among them and they
 /// are at most [`MATRIX_MAX_MACHINES`].
-pub fn matrix(machines: &[Machine]) -> Option<Matrix> {
-    let clients = client_index(machines);
+pub fn matrix(machines: &[Machine], view: &View) -> Option<Matrix> {
     let mut pairs: BTreeSet<usize> = BTreeSet::new();
     let mut cells: Vec<(usize, usize, &'static figures::Family, f64)> = Vec::new();
     for (i, m) in machines.iter().enumerate() {
-        for fig in &m.figures {
-            let Some(&j) = fig.client().and_then(|c| clients.get(c)) else {
+        for (f, fig) in m.figures.iter().enumerate() {
+            let Some(j) = view.client(i, f) else {
                 continue;
             };
-            if i == j {
-                continue;
-            }
             pairs.insert(i);
             pairs.insert(j);
             cells.push((i, j, fig.family, fig.value));

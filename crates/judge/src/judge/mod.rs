@@ -4,10 +4,12 @@
 //! (`pipeline.rs`: population, reference, judged, status and finding, interference), and the
 //! fleet's readers built on them: machines and their models (`machine.rs`), `compare`, `blame`,
 //! `baseline`, a shortfall a whole model group shares (`shared.rs`), a run against the machine's
-//! past (`past.rs`), and `fleet.rs`, which runs them.
+//! past (`past.rs`), and `fleet.rs`, which runs them over one `view.rs` of the fleet (names and paths,
+//! made once).
 //!
 //! May import: the leaves, the measurement modules' plain types, and the wire. Nothing above.
 
+pub mod account;
 pub mod baseline;
 pub mod blame;
 pub mod checks;
@@ -23,4 +25,5 @@ pub mod pipeline;
 pub mod reference;
 pub mod rules;
 pub mod shared;
+pub mod view;
 pub mod yaml_guard;

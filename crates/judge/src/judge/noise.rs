@@ -91,11 +91,18 @@ pub fn mark_inconclusive(
     interference: &BTreeMap<Section, InterferenceEntry>,
     t: &Thresholds,
 ) {
-    let why: BTreeMap<Section, String> = interference
+    mark_interfered(checks, &interfered_sections(interference, t));
+}
+
+/// The sections measured under interference beyond `t`, and what interfered.
+pub fn interfered_sections(
+    interference: &BTreeMap<Section, InterferenceEntry>,
+    t: &Thresholds,
+) -> BTreeMap<Section, String> {
+    interference
         .iter()
         .filter_map(|(s, i)| interfered(i, t).map(|w| (*s, w)))
-        .collect();
-    mark_interfered(checks, &why);
+        .collect()
 }
 
 /// Turns the warn and fail verdicts on figures load can move into `inconclusive` where their

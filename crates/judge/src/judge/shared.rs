@@ -8,6 +8,7 @@
 
 use super::machine::{ClientCheck, Machine};
 use super::pipeline::group_finding;
+use super::view::View;
 use crate::stats::median;
 use crate::units::round_to;
 use crate::wire::check::Status;
@@ -27,7 +28,11 @@ pub const SHARE: f64 = 0.8;
 /// Each model is one group; a fleet of several models is one more (the checks are already each
 /// machine's own yardstick, so a shared fabric shows across models too), named where no
 /// model's finding already covers the machines that fall short.
-pub fn findings(machines: &mut [Machine], groups: &[(Sku, Vec<usize>)]) -> Vec<Finding> {
+pub fn findings(
+    machines: &mut [Machine],
+    groups: &[(Sku, Vec<usize>)],
+    view: &View,
+) -> Vec<Finding> {
     let mut sets: Vec<(String, Vec<usize>)> = groups
         .iter()
         .map(|(sku, members)| (format!("model '{}'", sku.label()), members.clone()))
@@ -48,7 +53,7 @@ pub fn findings(machines: &mut [Machine], groups: &[(Sku, Vec<usize>)]) -> Vec<F
             out.push(finding(machines, name, &k, &short, of));
         }
     }
-    excuse(machines, &out);
+    excuse(machines, &out, view);
     out
 }
 
@@ -56,23 +61,17 @@ pub fn findings(machines: &mut [Machine], groups: &[(Sku, Vec<usize>)]) -> Vec<F
 /// group falls short of, or on a path whose other end shares a group finding too (or measured
 /// no path of its own that could say it is well): under a shared cause, a path between two
 /// machines it slows says nothing about either. Their failures become one reason per machine.
-fn excuse(machines: &mut [Machine], found: &[Finding]) {
-    let index = super::compare::client_index(machines);
-    let by_label: BTreeMap<&str, usize> = machines
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.entry.label.as_str(), i))
-        .collect();
+fn excuse(machines: &mut [Machine], found: &[Finding], view: &View) {
     let mut kinds: BTreeMap<usize, BTreeSet<&str>> = BTreeMap::new();
     for f in found {
         for m in f.members.iter().flatten() {
-            if let Some(&i) = by_label.get(m.as_str()) {
+            if let Some(i) = view.labelled(m) {
                 kinds.entry(i).or_default().insert(f.figure.as_str());
             }
         }
     }
-    let sharing = |client: &str| match index.get(client) {
-        Some(&j) => kinds.contains_key(&j) || clients_measured(&machines[j]) == 0,
+    let sharing = |client: &str| match view.named(client) {
+        Some(j) => kinds.contains_key(&j) || clients_measured(&machines[j]) == 0,
         None => true,
     };
     let explained: Vec<(usize, Vec<bool>)> = kinds

@@ -254,3 +254,66 @@ fn the_file_round_trips_and_impossible_expectations_are_refused() {
     std::fs::write(&path, text.replace("median: 9.4", "median: .nan")).unwrap();
     assert!(super::read(&path).is_err());
 }
+
+/// A run (or a merged document) and a fleet's reader judge one document by a baseline alike:
+/// the same model key, the same figures, the same interference. A baseline expecting twice
+/// every figure of a real document, with its memory measured under interference.
+#[test]
+fn a_run_and_a_fleet_give_one_document_the_same_baseline_checks() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/document.json"
+    );
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["health_check"]["interference"] =
+        serde_json::json!({"memory": {"seconds": 10.0, "steal_pct": 40.0}});
+    let dir = std::env::temp_dir().join(format!("hc-baseline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("doc.json");
+    std::fs::write(&file, v.to_string()).unwrap();
+    let doc: Document = serde_json::from_value(v).unwrap();
+    let t = Thresholds::default();
+    let machine = crate::judge::machine::documents::machine_from(
+        crate::wire::read::load(&file).unwrap(),
+        false,
+        &t,
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    let figures = figures::of_document(&doc).figures;
+    let sku = Sku::of(&doc.identity().unwrap());
+    let b = BaselineRef {
+        path: "b.yaml".into(),
+        rules: Rules::builtin(),
+        baseline: Baseline {
+            skus: vec![SkuBaseline {
+                sku: sku.clone(),
+                machines: 10,
+                figures: figures
+                    .iter()
+                    .map(|f| {
+                        let mut e =
+                            expected(2.0 * f.value, 0.0, 10, f.family.unit, f.family.direction);
+                        e.basis = f.basis.to_string();
+                        (f.key(), e)
+                    })
+                    .collect(),
+            }],
+            ..baseline()
+        },
+    };
+    let run = checks_of_document(&doc, &b, &t);
+    let fleet = checks(
+        &machine.figures,
+        machine.entry.sku.as_ref(),
+        &machine.interfered,
+        &b,
+    );
+    assert_eq!(machine.entry.sku.as_ref(), Some(&sku));
+    assert_eq!(run, fleet);
+    let count = |s: Status| run.iter().filter(|c| c.status == s).count();
+    assert!(
+        count(Status::Inconclusive) > 0 && count(Status::Fail) + count(Status::Warn) > 0,
+        "{run:#?}"
+    );
+}

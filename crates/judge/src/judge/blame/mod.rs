@@ -17,11 +17,12 @@ mod infer;
 #[cfg(test)]
 mod tests;
 
-use super::compare::{RuleCache, client_index};
+use super::compare::RuleCache;
 use super::machine::Machine;
 use super::pipeline::{Judged, Population, Sample, Subject};
 use super::reference::Reference;
 use super::rules::Rule;
+use super::view::View;
 use crate::units::number;
 use crate::wire::figures::{BANDWIDTH, Direction, Family, Figure, REVERSE_BANDWIDTH};
 use crate::wire::fleet::{DocumentKind, Finding, MachineStatus, Resolve, Scope};
@@ -35,45 +36,6 @@ struct Measurement {
     server: usize,
     figure: usize,
     client: usize,
-}
-
-/// Names of a machine's own loopback: a test against them measures the kernel, not a path.
-fn loopback(name: &str) -> bool {
-    matches!(name, "localhost" | "127.0.0.1" | "::1" | "ip6-localhost") || name.starts_with("127.")
-}
-
-/// The machine each figure's client is, per machine and figure: one of the inputs, or a machine
-/// known only from these measurements (added to `machines`). Loopback clients, and a machine's
-/// own name, are no other machine.
-fn resolve_clients(machines: &mut Vec<Machine>) -> Vec<Vec<Option<usize>>> {
-    let known = client_index(machines);
-    let mut seen = BTreeSet::new();
-    let mut unknown = Vec::new();
-    for machine in machines.iter() {
-        for c in machine.figures.iter().filter_map(Figure::client) {
-            if !loopback(c) && !known.contains_key(c) && seen.insert(c.to_string()) {
-                unknown.push(c.to_string());
-            }
-        }
-    }
-    machines.extend(unknown.iter().map(|name| Machine::measured_only(name)));
-    let index = client_index(machines);
-    machines
-        .iter()
-        .enumerate()
-        .map(|(m, machine)| {
-            machine
-                .figures
-                .iter()
-                .map(|fig| {
-                    fig.client()
-                        .filter(|c| !loopback(c))
-                        .and_then(|c| index.get(c).copied())
-                        .filter(|&c| c != m)
-                })
-                .collect()
-        })
-        .collect()
 }
 
 /// What the blame found.
@@ -111,16 +73,16 @@ struct Pending {
     fine_clients: HashMap<String, BTreeSet<usize>>,
 }
 
-/// Finds the machines and links behind poor per-client figures. Adds the clients that have no
-/// document of their own to `machines`; sets `suspect` on the candidates of what it cannot pin
-/// down (the findings that blame machines raise their status in the fleet's accounting).
-pub fn blame(machines: &mut Vec<Machine>, cache: &mut RuleCache) -> Blamed {
-    let clients = resolve_clients(machines);
+/// Finds the machines and links behind poor per-client figures, on `view`'s paths (the clients
+/// without a document of their own are machines there); sets `suspect` on the candidates of
+/// what it cannot pin down (the findings that blame machines raise their status in the fleet's
+/// accounting).
+pub fn blame(machines: &mut [Machine], view: &View, cache: &mut RuleCache) -> Blamed {
     // Per figure key and basis: paths between all models together, each against its pair's.
     let mut parts: BTreeMap<(String, String), Vec<Measurement>> = BTreeMap::new();
     for (m, machine) in machines.iter().enumerate() {
         for (f, fig) in machine.figures.iter().enumerate() {
-            let Some(client) = clients.get(m).and_then(|r| r.get(f)).copied().flatten() else {
+            let Some(client) = view.client(m, f) else {
                 continue;
             };
             let key = (fig.key(), fig.basis.to_string());
@@ -145,14 +107,14 @@ pub fn blame(machines: &mut Vec<Machine>, cache: &mut RuleCache) -> Blamed {
     for ((key, _), all) in &parts {
         judge_key(machines, key, all, cache, at, &mut out, &mut pending);
     }
-    drop_settled(machines, &mut pending.suspects, &mut out);
+    drop_settled(machines, view, &mut pending.suspects, &mut out);
     let measured: BTreeSet<(usize, usize)> = parts
         .values()
         .flatten()
         .map(|x| (x.server, x.client))
         .collect();
     out.resolve = plan_resolve(machines, &models, &pending, &measured, &mut out.findings);
-    record_evidence(machines, &out, &pending.suspects);
+    record_evidence(machines, view, &out, &pending.suspects);
     out
 }
 
@@ -161,12 +123,12 @@ pub fn blame(machines: &mut Vec<Machine>, cache: &mut RuleCache) -> Blamed {
 /// one end never makes the other end suspect (that end's other measurements judge it), and a
 /// measurement to settle it would change no status. Its finding goes, so a second round never
 /// asks about it.
-fn drop_settled(machines: &[Machine], suspects: &mut Vec<SuspectPath>, out: &mut Blamed) {
-    let index: HashMap<&str, usize> = machines
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.entry.label.as_str(), i))
-        .collect();
+fn drop_settled(
+    machines: &[Machine],
+    view: &View,
+    suspects: &mut Vec<SuspectPath>,
+    out: &mut Blamed,
+) {
     let failed: BTreeSet<usize> = out
         .findings
         .iter()
@@ -176,7 +138,7 @@ fn drop_settled(machines: &[Machine], suspects: &mut Vec<SuspectPath>, out: &mut
                 && f.severity == Severity::Fail
                 && !matches!(f.scope, Scope::Link | Scope::Group)
         })
-        .filter_map(|f| index.get(f.machine.as_str()).copied())
+        .filter_map(|f| view.labelled(&f.machine))
         .chain((0..machines.len()).filter(|&m| machines[m].entry.status >= MachineStatus::Fail))
         .collect();
     if failed.is_empty() {
@@ -1032,16 +994,11 @@ fn plan_resolve(
 /// (it fails neither); the candidates of a suspect path become `suspect` (or `inconclusive`
 /// when the measurement was disturbed); a machine with no document of its own is judged on
 /// others' measurements.
-fn record_evidence(machines: &mut [Machine], out: &Blamed, suspects: &[SuspectPath]) {
-    let index: HashMap<String, usize> = machines
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.entry.label.clone(), i))
-        .collect();
+fn record_evidence(machines: &mut [Machine], view: &View, out: &Blamed, suspects: &[SuspectPath]) {
     for f in out.findings.iter().filter(|f| f.suspect.is_none()) {
         if let Some(ends) = &f.link {
             for end in ends {
-                if let Some(&m) = index.get(end) {
+                if let Some(m) = view.labelled(end) {
                     machines[m].entry.reasons.push(format!(
                         "one end of a poor path ({} <-> {}): see the link finding",
                         ends[0], ends[1]

@@ -51,6 +51,13 @@ fn peak(v: f64) -> Vec<Figure> {
     vec![fig(&PEAK_BANDWIDTH, &["all reads"], v)]
 }
 
+/// The matrix of machines as read, on their view.
+fn matrix_of(machines: impl Into<Vec<Machine>>) -> Option<crate::wire::fleet::Matrix> {
+    let mut machines = machines.into();
+    let view = crate::judge::view::View::of(&mut machines);
+    matrix(&machines, &view)
+}
+
 #[test]
 fn the_matrix_is_given_up_to_its_size_limit_only() {
     // A ring: every machine measured the next one.
@@ -65,31 +72,31 @@ fn the_matrix_is_given_up_to_its_size_limit_only() {
             })
             .collect()
     };
-    assert!(matrix(&ring(2)).is_some(), "two machines make a matrix");
+    assert!(matrix_of(ring(2)).is_some(), "two machines make a matrix");
     // A measured direction is never overwritten by the other's symmetric fill.
     let ping = &crate::wire::figures::PING_LATENCY;
     let both = [
         machine("m0", vec![fig(ping, &["m1"], 1.0)]),
         machine("m1", vec![fig(ping, &["m0"], 2.0)]),
     ];
-    let m = matrix(&both).unwrap();
+    let m = matrix_of(both).unwrap();
     assert_eq!(m.latency_ms, [[None, Some(1.0)], [Some(2.0), None]]);
     let one = [
         machine("m0", vec![fig(ping, &["m1"], 1.0)]),
         machine("m1", vec![]),
     ];
-    let m = matrix(&one).unwrap();
+    let m = matrix_of(one).unwrap();
     assert_eq!(
         m.latency_ms,
         [[None, Some(1.0)], [Some(1.0), None]],
         "RTT is symmetric"
     );
-    let small = matrix(&ring(3)).expect("three machines measured each other");
+    let small = matrix_of(ring(3)).expect("three machines measured each other");
     assert_eq!(small.machines, ["m0", "m1", "m2"]);
     assert_eq!(small.bandwidth_gbps[0][1], Some(9.0));
     assert_eq!(small.bandwidth_gbps[1][0], None);
-    assert!(matrix(&ring(MATRIX_MAX_MACHINES)).is_some());
-    assert!(matrix(&ring(MATRIX_MAX_MACHINES + 1)).is_none());
+    assert!(matrix_of(ring(MATRIX_MAX_MACHINES)).is_some());
+    assert!(matrix_of(ring(MATRIX_MAX_MACHINES + 1)).is_none());
 }
 
 #[test]

@@ -2,8 +2,10 @@
 
 use super::*;
 use crate::judge::compare::tests::{fig, machine, sku};
+use crate::judge::machine::ClientCheck;
+use crate::wire::check::Status;
 use crate::wire::figures::AGGREGATE;
-use crate::wire::fleet::Sku;
+use crate::wire::fleet::{Scope, Sku};
 
 fn reader() -> ReaderConfig {
     ReaderConfig::builtin()
@@ -197,7 +199,7 @@ fn a_machine_judged_on_few_of_its_figures_says_so_first() {
             })
             .collect();
         let mut ms = vec![m];
-        account_not_compared(&mut ms);
+        crate::judge::account::not_compared(&mut ms);
         ms.remove(0)
     };
     let mostly = with(6);

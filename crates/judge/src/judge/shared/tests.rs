@@ -148,7 +148,7 @@ fn a_few_short_machines_or_a_small_group_fail_as_before() {
 /// A baseline learned from the fleet at 20 Gbit/s, and the fleet judged by it.
 fn by_baseline(ms: Vec<Machine>) -> FleetReport {
     use crate::judge::baseline;
-    use crate::judge::fleet::BaselineRef;
+    use crate::judge::baseline::BaselineRef;
     use crate::judge::rules::Rules;
     let mut fast = mesh(6, 20.0, &[], Status::Pass);
     let groups = crate::judge::compare::group(&mut fast);
