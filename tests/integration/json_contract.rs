@@ -196,8 +196,8 @@ fn documents_read_back_through_the_wire_types_unchanged() {
 fn figures_table() -> String {
     use health_check::wire::figures::{Direction, FAMILIES, Judging};
     let mut out = String::from(
-        "| figure | labels | unit | better | judged by default | load moves it | what it is |\n\
-         | --- | --- | --- | --- | --- | --- | --- |\n",
+        "| figure | labels | unit | better | judged by default | load moves it | in the document | what it is |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for f in FAMILIES {
         assert!(!f.unit.is_empty(), "{}: no unit", f.name);
@@ -233,7 +233,7 @@ fn figures_table() -> String {
             f.labels.join(", ")
         };
         out.push_str(&format!(
-            "| `{}` | {labels} | {} | {} | {judged} | {} | {} |\n",
+            "| `{}` | {labels} | {} | {} | {judged} | {} | `{}` | {} |\n",
             f.name,
             f.unit,
             match f.direction {
@@ -241,6 +241,7 @@ fn figures_table() -> String {
                 Direction::Lower => "lower",
             },
             if f.load_moves { "yes" } else { "no" },
+            f.at.replace('|', "\\|"),
             f.help
         ));
     }

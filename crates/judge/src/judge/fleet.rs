@@ -114,6 +114,11 @@ pub fn judge(
 ) -> (FleetReport, Vec<Machine>) {
     let inputs = machines.len();
     let view = View::of(&mut machines);
+    // The baseline judges each machine's figures as its own run would (a run knows nothing of
+    // its clients' models): before the fleet's comparison adds them to the aggregates' basis.
+    if let Some(b) = baseline {
+        baseline::apply(&mut machines, b);
+    }
     compare::aggregates_by_client_models(&mut machines, &view);
     let groups = compare::group(&mut machines);
     let mut cache = compare::RuleCache::new(&reader.rules);
@@ -121,9 +126,6 @@ pub fn judge(
     findings.extend(super::drift::findings(&machines, &groups, &reader.rules));
     let mut blamed = blame::blame(&mut machines, &view, &mut cache);
     findings.extend(std::mem::take(&mut blamed.findings));
-    if let Some(b) = baseline {
-        baseline::apply(&mut machines, b);
-    }
     findings.extend(super::shared::findings(&mut machines, &groups, &view));
     for f in &mut findings {
         f.headline = headline::of(f);

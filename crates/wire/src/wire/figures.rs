@@ -8,8 +8,10 @@
 //! `sleepbench.calls_per_second`.
 
 use super::dcperf::UpstreamMetrics;
-use super::document::{Document, Profile, Section};
+use super::document::{BandwidthEntry, Document, Profile, Section};
 use super::identity::MachineIdentity;
+use super::memory::MemoryPart;
+use super::storage::{Latency, StoragePart};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -35,7 +37,7 @@ impl Direction {
 }
 
 /// A family of figures: one entry of the table.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Family {
     /// Dotted name before the labels (`memory.idle_latency`).
     pub name: &'static str,
@@ -60,9 +62,80 @@ pub struct Family {
     /// Whether another process's load can move it: measured under interference, it is then
     /// left out of references and its verdicts are inconclusive.
     pub load_moves: bool,
+    /// Where its figures sit in a document, for people and for the test that reads every figure
+    /// back from the JSON: a JSON pointer where `{label}` is an object key that is that label's
+    /// value, `[field={label}]` the element of an array whose `field` (or, for a number, whose
+    /// position in a row) holds it, and `a|b` the first of two fields present.
+    pub at: &'static str,
+    /// How its figures are read: from the machine's identity, or from a document.
+    pub reads: Reads,
     /// The checks of a run that judge this family against a limit (`sleepbench.total_cpu`):
     /// whether load can move such a check is this family's `load_moves`.
     pub run_checks: &'static [&'static str],
+}
+
+impl PartialEq for Family {
+    /// A family is its name (the table holds each name once).
+    fn eq(&self, other: &Family) -> bool {
+        self.name == other.name
+    }
+}
+
+/// Where a family's figures come from: the one reader of them.
+#[derive(Clone, Copy)]
+pub enum Reads {
+    /// What the machine has, from its identity: one figure, no labels.
+    Identity(fn(&MachineIdentity) -> Option<f64>),
+    /// A part of one of our documents: adds the family's figures to the collector.
+    Document(fn(&Document, &mut Figures)),
+}
+
+impl std::fmt::Debug for Reads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Reads::Identity(_) => "Identity",
+            Reads::Document(_) => "Document",
+        })
+    }
+}
+
+/// What a family's figures depend on: a network test's parallel streams.
+fn streams(b: &BandwidthEntry) -> [(&'static str, String); 1] {
+    [("streams", b.streams.to_string())]
+}
+
+/// Memory figures measured by our own kernels (DCPerf's are mm-mem's).
+fn ours() -> (&'static str, String) {
+    ("method", "health_check".to_string())
+}
+
+/// The basis of a loaded-latency sweep's figures: the method and the pages its buffer used.
+fn sweep_basis(m: &MemoryPart, pattern: &str) -> [(&'static str, String); 2] {
+    let pages = m.page_size.delay_latency_bandwidth.get(pattern).cloned();
+    [ours(), ("pages", pages.unwrap_or_else(|| "?".into()))]
+}
+
+/// The basis of storage figures: what was measured (a file, a device).
+fn target(s: &StoragePart) -> [(&'static str, String); 1] {
+    [("storage", super::document::word(&s.kind))]
+}
+
+/// A completion-latency summary's percentiles as figures of `family`.
+fn percentiles(
+    f: &mut Figures,
+    family: &'static Family,
+    l: Option<&Latency>,
+    extra: &[(&str, String)],
+) {
+    let Some(l) = l else { return };
+    for (p, v) in [
+        ("p50", l.p50),
+        ("p99", l.p99),
+        ("p999", l.p999),
+        ("max", l.max),
+    ] {
+        f.add_with(family, &[p], Some(v), extra);
+    }
 }
 
 /// How a family is judged against a reference by default.
@@ -121,10 +194,10 @@ impl Family {
 }
 
 macro_rules! family {
-    ($id:ident, $name:literal, [$($label:literal),*], $unit:literal, $dir:ident, $section:ident, $prom:literal, $scale:expr, $help:literal, $judged:expr, load_moves: $load:literal) => {
-        family!($id, $name, [$($label),*], $unit, $dir, $section, $prom, $scale, $help, $judged, load_moves: $load, run_checks: []);
+    ($id:ident, $name:literal, [$($label:literal),*], $unit:literal, $dir:ident, $section:ident, $prom:literal, $scale:expr, $help:literal, $judged:expr, load_moves: $load:literal, at: $at:literal, reads: $reads:expr) => {
+        family!($id, $name, [$($label),*], $unit, $dir, $section, $prom, $scale, $help, $judged, load_moves: $load, at: $at, reads: $reads, run_checks: []);
     };
-    ($id:ident, $name:literal, [$($label:literal),*], $unit:literal, $dir:ident, $section:ident, $prom:literal, $scale:expr, $help:literal, $judged:expr, load_moves: $load:literal, run_checks: [$($check:literal),*]) => {
+    ($id:ident, $name:literal, [$($label:literal),*], $unit:literal, $dir:ident, $section:ident, $prom:literal, $scale:expr, $help:literal, $judged:expr, load_moves: $load:literal, at: $at:literal, reads: $reads:expr, run_checks: [$($check:literal),*]) => {
         /// One family of figures (see [`FAMILIES`]).
         pub static $id: Family = Family {
             name: $name,
@@ -137,6 +210,8 @@ macro_rules! family {
             help: $help,
             judged: $judged,
             load_moves: $load,
+            at: $at,
+            reads: $reads,
             run_checks: &[$($check),*],
         };
     };
@@ -159,6 +234,10 @@ family!(
     "median ping RTT to the client (older documents: the average)",
     rule_above(50.0, false, 0.05),
     load_moves: true,
+    at: "/ping/[hostname={client}]/median|latency",
+    reads: Reads::Document(|d, f| for p in d.ping.iter().flatten() {
+        f.add(&PING_LATENCY, &[&p.hostname], p.typical_rtt());
+    }),
     run_checks: ["network.ping_rtt"]
 );
 family!(
@@ -173,6 +252,10 @@ family!(
     "ping requests lost",
     Judging::Not("loss is judged on every run against its limit (network.ping_loss_pct): a few lost packets are no level to compare"),
     load_moves: false,
+    at: "/ping/[hostname={client}]/loss_pct",
+    reads: Reads::Document(|d, f| for p in d.ping.iter().flatten() {
+        f.add(&PING_LOSS, &[&p.hostname], p.loss_pct);
+    }),
     run_checks: ["network.ping_loss"]
 );
 family!(
@@ -187,6 +270,10 @@ family!(
     "TCP receiver goodput from this machine to the client",
     rule(20.0, true),
     load_moves: true,
+    at: "/iperf3 bandwidth/[hostname={client}]/bandwidth",
+    reads: Reads::Document(|d, f| for b in d.iperf3_bandwidth.iter().flatten() {
+        f.add_with(&BANDWIDTH, &[&b.hostname], b.bandwidth, &streams(b));
+    }),
     run_checks: ["network.bandwidth"]
 );
 family!(
@@ -201,6 +288,10 @@ family!(
     "TCP receiver goodput from the client to this machine",
     rule(20.0, true),
     load_moves: true,
+    at: "/iperf3 bandwidth/[hostname={client}]/reverse_gbps",
+    reads: Reads::Document(|d, f| for b in d.iperf3_bandwidth.iter().flatten() {
+        f.add_with(&REVERSE_BANDWIDTH, &[&b.hostname], b.reverse_gbps, &streams(b));
+    }),
     run_checks: ["network.reverse_symmetry"]
 );
 family!(
@@ -215,6 +306,10 @@ family!(
     "goodput as a share of what the link can carry as TCP payload",
     rule_above(15.0, false, 5.0),
     load_moves: true,
+    at: "/iperf3 bandwidth/[hostname={client}]/link_efficiency_pct",
+    reads: Reads::Document(|d, f| for b in d.iperf3_bandwidth.iter().flatten() {
+        f.add(&LINK_EFFICIENCY, &[&b.hostname], b.link_efficiency_pct);
+    }),
     run_checks: ["network.link_efficiency"]
 );
 family!(
@@ -228,7 +323,11 @@ family!(
     1.0,
     "TCP retransmits of the sender",
     Judging::Not("retransmits follow the path's other traffic and the test's length, not the machine: shown, not judged"),
-    load_moves: true
+    load_moves: true,
+    at: "/iperf3 bandwidth/[hostname={client}]/retransmits",
+    reads: Reads::Document(|d, f| for b in d.iperf3_bandwidth.iter().flatten() {
+        f.add_with(&RETRANSMITS, &[&b.hostname], b.retransmits.map(|r| r as f64), &streams(b));
+    })
 );
 family!(
     AGGREGATE,
@@ -241,7 +340,13 @@ family!(
     GBIT_S,
     "TCP goodput to all clients at once",
     rule(20.0, true),
-    load_moves: true
+    load_moves: true,
+    at: "/network_aggregate/bandwidth",
+    reads: Reads::Document(|d, f| if let Some(a) = &d.network_aggregate {
+        // All clients at once: only aggregates of as many clients compare.
+        let clients = [("clients", a.clients.len().to_string())];
+        f.add_with(&AGGREGATE, &[], a.bandwidth, &clients);
+    })
 );
 family!(
     CALLS,
@@ -254,7 +359,11 @@ family!(
     1.0,
     "nanosleep calls per second, all threads",
     rule(15.0, true),
-    load_moves: true
+    load_moves: true,
+    at: "/sleepbench/calls per second",
+    reads: Reads::Document(|d, f| if let Some(s) = d.sleep() {
+        f.add(&CALLS, &[], Some(s.calls_per_second));
+    })
 );
 family!(
     CALLS_PER_THREAD,
@@ -268,6 +377,10 @@ family!(
     "nanosleep calls per second per thread",
     rule(15.0, true),
     load_moves: true,
+    at: "/sleepbench/calls_per_second_per_thread",
+    reads: Reads::Document(|d, f| if let Some(s) = d.sleep() {
+        f.add(&CALLS_PER_THREAD, &[], Some(s.calls_per_second_per_thread));
+    }),
     run_checks: ["sleepbench.calls_per_thread"]
 );
 family!(
@@ -282,6 +395,10 @@ family!(
     "busy CPU during the nanosleep benchmark",
     rule_above(30.0, false, 5.0),
     load_moves: true,
+    at: "/sleepbench/total",
+    reads: Reads::Document(|d, f| if let Some(s) = d.sleep() {
+        f.add(&SLEEP_TOTAL, &[], s.total);
+    }),
     run_checks: ["sleepbench.total_cpu"]
 );
 family!(
@@ -296,6 +413,10 @@ family!(
     "hardware-interrupt time during the nanosleep benchmark",
     rule_above(30.0, false, 5.0),
     load_moves: true,
+    at: "/sleepbench/irq%",
+    reads: Reads::Document(|d, f| if let Some(s) = d.sleep() {
+        f.add(&SLEEP_IRQ, &[], s.irq_pct);
+    }),
     run_checks: ["sleepbench.irq"]
 );
 family!(
@@ -309,7 +430,11 @@ family!(
     0.01,
     "kernel time during the nanosleep benchmark",
     rule_above(30.0, false, 5.0),
-    load_moves: true
+    load_moves: true,
+    at: "/sleepbench/sys%",
+    reads: Reads::Document(|d, f| if let Some(s) = d.sleep() {
+        f.add(&SLEEP_SYS, &[], s.sys_pct);
+    })
 );
 family!(
     IDLE_LATENCY,
@@ -323,6 +448,19 @@ family!(
     "idle memory latency from a CPU node to a memory node",
     rule(10.0, true),
     load_moves: true,
+    at: "/memory/idle_latency/{pattern}/{cpu_node}/{mem_node}",
+    reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
+        for (pattern, matrix) in &m.idle_latency.patterns {
+            let pages = m.page_size.idle_latency.get(pattern).cloned();
+            let chain = ("chain", format!("{} MiB", m.region_mib));
+            let extra = [ours(), chain, ("pages", pages.unwrap_or_else(|| "?".into()))];
+            for (cpu, row) in matrix {
+                for (mem, &ns) in row {
+                    f.add_with(&IDLE_LATENCY, &[pattern, cpu, mem], Some(ns), &extra);
+                }
+            }
+        }
+    }),
     run_checks: ["memory.numa_ratio"]
 );
 family!(
@@ -336,7 +474,16 @@ family!(
     1e-9,
     "memory latency under the sweep's load",
     rule(20.0, false),
-    load_moves: true
+    load_moves: true,
+    at: "/memory/delay_latency_bandwidth/{pattern}/[0={delay}]/2",
+    reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
+        for (pattern, rows) in &m.delay_latency_bandwidth {
+            let extra = sweep_basis(m, pattern);
+            for &(delay, _, ns) in rows {
+                f.add_with(&LOADED_LATENCY, &[pattern, &delay.to_string()], Some(ns), &extra);
+            }
+        }
+    })
 );
 family!(
     LOADED_BANDWIDTH,
@@ -349,7 +496,16 @@ family!(
     GIB,
     "bandwidth of the sweep's load",
     rule(20.0, false),
-    load_moves: true
+    load_moves: true,
+    at: "/memory/delay_latency_bandwidth/{pattern}/[0={delay}]/1",
+    reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
+        for (pattern, rows) in &m.delay_latency_bandwidth {
+            let extra = sweep_basis(m, pattern);
+            for &(delay, gib_s, _) in rows {
+                f.add_with(&LOADED_BANDWIDTH, &[pattern, &delay.to_string()], Some(gib_s), &extra);
+            }
+        }
+    })
 );
 family!(
     PEAK_BANDWIDTH,
@@ -363,6 +519,12 @@ family!(
     "peak memory bandwidth per read/write mix",
     rule(10.0, true),
     load_moves: true,
+    at: "/memory/peak_bandwidth_mb_s/{mix}",
+    reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
+        for (mix, &v) in &m.peak_bandwidth_mb_s {
+            f.add_with(&PEAK_BANDWIDTH, &[mix], Some(v), &[ours()]);
+        }
+    }),
     run_checks: ["memory.peak_vs_theoretical", "memory.repeat_spread"]
 );
 family!(
@@ -376,7 +538,11 @@ family!(
     MIB,
     "read bandwidth with wide vector loads",
     rule(10.0, true),
-    load_moves: true
+    load_moves: true,
+    at: "/memory/peak_read_simd_mb_s",
+    reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
+        f.add_with(&PEAK_SIMD, &[], m.peak_read_simd_mb_s, &[ours()]);
+    })
 );
 family!(
     MEMCPY_MEDIUM,
@@ -389,7 +555,11 @@ family!(
     MIB,
     "memcpy of 16 KiB pieces",
     rule(10.0, true),
-    load_moves: true
+    load_moves: true,
+    at: "/memory/memcpy_medium_mb_s",
+    reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
+        f.add_with(&MEMCPY_MEDIUM, &[], m.memcpy_medium_mb_s, &[ours()]);
+    })
 );
 family!(
     MEMCPY_LARGE,
@@ -402,7 +572,11 @@ family!(
     MIB,
     "memcpy of 128 MiB pieces",
     rule(10.0, true),
-    load_moves: true
+    load_moves: true,
+    at: "/memory/memcpy_large_mb_s",
+    reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
+        f.add_with(&MEMCPY_LARGE, &[], m.memcpy_large_mb_s, &[ours()]);
+    })
 );
 family!(
     CACHE_LATENCY,
@@ -416,6 +590,12 @@ family!(
     "latency of a working set of this size",
     rule(25.0, false),
     load_moves: true,
+    at: "/memory/cache_latency_ns/[0={bytes}]/1",
+    reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
+        for &(bytes, ns) in &m.cache_latency_ns {
+            f.add_with(&CACHE_LATENCY, &[&bytes.to_string()], Some(ns), &[ours()]);
+        }
+    }),
     run_checks: ["memory.cache_step"]
 );
 family!(
@@ -430,6 +610,10 @@ family!(
     "4 KiB random reads per second",
     rule(15.0, true),
     load_moves: true,
+    at: "/storage/read_iops_4k",
+    reads: Reads::Document(|d, f| if let Some(s) = d.storage() {
+        f.add_with(&READ_IOPS, &[], s.read_iops_4k, &target(s));
+    }),
     run_checks: ["storage.read_iops"]
 );
 family!(
@@ -443,7 +627,11 @@ family!(
     1.0,
     "4 KiB random writes per second",
     rule(15.0, true),
-    load_moves: true
+    load_moves: true,
+    at: "/storage/write_iops_4k",
+    reads: Reads::Document(|d, f| if let Some(s) = d.storage() {
+        f.add_with(&WRITE_IOPS, &[], s.write_iops_4k, &target(s));
+    })
 );
 family!(
     WRITE_MB_S,
@@ -457,6 +645,10 @@ family!(
     "1 MiB sequential writes, 10^6 bytes/s",
     rule(15.0, true),
     load_moves: true,
+    at: "/storage/write_mb_s_1m",
+    reads: Reads::Document(|d, f| if let Some(s) = d.storage() {
+        f.add_with(&WRITE_MB_S, &[], s.write_mb_s_1m, &target(s));
+    }),
     run_checks: ["storage.write_mb_s"]
 );
 family!(
@@ -471,6 +663,10 @@ family!(
     "4 KiB random read completion latency",
     Judging::Rule { tolerance_pct: 50.0, fails: false, min_difference: None, only: "(p50|p99)" },
     load_moves: true,
+    at: "/storage/read_clat_us/{percentile}",
+    reads: Reads::Document(|d, f| if let Some(s) = d.storage() {
+        percentiles(f, &READ_CLAT, s.read_clat_us.as_ref(), &target(s));
+    }),
     run_checks: ["storage.read_tail_latency"]
 );
 family!(
@@ -485,6 +681,10 @@ family!(
     "4 KiB random write completion latency",
     Judging::Rule { tolerance_pct: 50.0, fails: false, min_difference: None, only: "(p50|p99)" },
     load_moves: true,
+    at: "/storage/write_clat_us/{percentile}",
+    reads: Reads::Document(|d, f| if let Some(s) = d.storage() {
+        percentiles(f, &WRITE_CLAT, s.write_clat_us.as_ref(), &target(s));
+    }),
     run_checks: ["storage.write_tail_latency"]
 );
 
@@ -499,7 +699,9 @@ family!(
     GIB,
     "memory the kernel manages (MemTotal): less than its siblings means a lost DIMM or memory taken",
     rule_above(1.0, true, 0.25),
-    load_moves: false
+    load_moves: false,
+    at: "/health_check/machine/mem_total_kib",
+    reads: Reads::Identity(|id| id.mem_total_kib.map(|k| crate::units::round_to(k as f64 / f64::from(1u32 << 20), 3)))
 );
 family!(
     LOGICAL_CPUS,
@@ -512,7 +714,9 @@ family!(
     1.0,
     "logical CPUs online: fewer than its siblings means CPUs offline or disabled",
     rule_above(0.0, true, 0.5),
-    load_moves: false
+    load_moves: false,
+    at: "/health_check/machine/logical_cpus",
+    reads: Reads::Identity(|id| (id.logical_cpus > 0).then_some(id.logical_cpus as f64))
 );
 
 /// Every family, in document order.
@@ -652,8 +856,8 @@ pub struct Extracted {
 }
 
 /// Collects figures under one basis per section, skipping missing values and refusing
-/// impossible ones.
-struct Figures {
+/// impossible ones: what a family's reader adds its figures to.
+pub struct Figures {
     out: Extracted,
     bases: HashMap<String, Basis>,
     common: String,
@@ -685,7 +889,9 @@ impl Figures {
             .clone()
     }
 
-    fn add_with(
+    /// Adds `family`'s figure with `labels` and `value` (none when `None`), measured with
+    /// `extra` beside the common basis.
+    pub fn add_with(
         &mut self,
         family: &'static Family,
         labels: &[&str],
@@ -706,7 +912,8 @@ impl Figures {
             .extend(Figure::new(family, owned, v, basis));
     }
 
-    fn add(&mut self, family: &'static Family, labels: &[&str], value: Option<f64>) {
+    /// [`Figures::add_with`], measured with nothing beside the common basis.
+    pub fn add(&mut self, family: &'static Family, labels: &[&str], value: Option<f64>) {
         self.add_with(family, labels, value, &[]);
     }
 }
@@ -715,13 +922,11 @@ impl Figures {
 /// on nothing but the machine, so every run of it compares.
 pub fn of_identity(id: &MachineIdentity) -> Extracted {
     let mut f = Figures::new("inventory".into());
-    let gib = id.mem_total_kib.map(|k| k as f64 / f64::from(1u32 << 20));
-    f.add(&MEM_TOTAL, &[], gib.map(|g| crate::units::round_to(g, 3)));
-    f.add(
-        &LOGICAL_CPUS,
-        &[],
-        (id.logical_cpus > 0).then_some(id.logical_cpus as f64),
-    );
+    for family in FAMILIES {
+        if let Reads::Identity(read) = family.reads {
+            f.add(family, &[], read(id));
+        }
+    }
     f.out
 }
 
@@ -731,91 +936,16 @@ pub fn of_document(doc: &Document) -> Extracted {
 }
 
 /// Every figure of one of our documents, with `identity` for the machine figures (older
-/// documents have none of their own: readers take it from the system section).
+/// documents have none of their own: readers take it from the system section): each family's
+/// reader, in the table's order.
 pub fn of_document_as(doc: &Document, identity: Option<&MachineIdentity>) -> Extracted {
     let mut f = Figures::new(format!("profile={}", doc.health_check.profile.name()));
     if let Some(id) = identity {
         f.out = of_identity(id);
     }
-    for p in doc.ping.iter().flatten() {
-        f.add(&PING_LATENCY, &[&p.hostname], p.typical_rtt());
-        f.add(&PING_LOSS, &[&p.hostname], p.loss_pct);
-    }
-    for b in doc.iperf3_bandwidth.iter().flatten() {
-        let c = [b.hostname.as_str()];
-        let streams = [("streams", b.streams.to_string())];
-        f.add_with(&BANDWIDTH, &c, b.bandwidth, &streams);
-        f.add_with(&REVERSE_BANDWIDTH, &c, b.reverse_gbps, &streams);
-        f.add(&LINK_EFFICIENCY, &c, b.link_efficiency_pct);
-        f.add_with(&RETRANSMITS, &c, b.retransmits.map(|r| r as f64), &streams);
-    }
-    if let Some(a) = &doc.network_aggregate {
-        // All clients at once: only aggregates of as many clients compare.
-        let clients = [("clients", a.clients.len().to_string())];
-        f.add_with(&AGGREGATE, &[], a.bandwidth, &clients);
-    }
-    if let Some(s) = doc.sleep() {
-        f.add(&CALLS, &[], Some(s.calls_per_second));
-        f.add(&CALLS_PER_THREAD, &[], Some(s.calls_per_second_per_thread));
-        f.add(&SLEEP_TOTAL, &[], s.total);
-        f.add(&SLEEP_IRQ, &[], s.irq_pct);
-        f.add(&SLEEP_SYS, &[], s.sys_pct);
-    }
-    if let Some(m) = doc.memory() {
-        let ours = ("method", "health_check".to_string());
-        let chain = ("chain", format!("{} MiB", m.region_mib));
-        for (pattern, matrix) in &m.idle_latency.patterns {
-            let pages = m.page_size.idle_latency.get(pattern).cloned();
-            let extra = [
-                ours.clone(),
-                chain.clone(),
-                ("pages", pages.unwrap_or_else(|| "?".into())),
-            ];
-            for (cpu, row) in matrix {
-                for (mem, &ns) in row {
-                    f.add_with(&IDLE_LATENCY, &[pattern, cpu, mem], Some(ns), &extra);
-                }
-            }
-        }
-        for (pattern, rows) in &m.delay_latency_bandwidth {
-            let pages = m.page_size.delay_latency_bandwidth.get(pattern).cloned();
-            let extra = [ours.clone(), ("pages", pages.unwrap_or_else(|| "?".into()))];
-            for &(delay, gib_s, ns) in rows {
-                let d = delay.to_string();
-                f.add_with(&LOADED_LATENCY, &[pattern, &d], Some(ns), &extra);
-                f.add_with(&LOADED_BANDWIDTH, &[pattern, &d], Some(gib_s), &extra);
-            }
-        }
-        let ours = [ours];
-        for (mix, &v) in &m.peak_bandwidth_mb_s {
-            f.add_with(&PEAK_BANDWIDTH, &[mix], Some(v), &ours);
-        }
-        f.add_with(&PEAK_SIMD, &[], m.peak_read_simd_mb_s, &ours);
-        f.add_with(&MEMCPY_MEDIUM, &[], m.memcpy_medium_mb_s, &ours);
-        f.add_with(&MEMCPY_LARGE, &[], m.memcpy_large_mb_s, &ours);
-        for &(bytes, ns) in &m.cache_latency_ns {
-            f.add_with(&CACHE_LATENCY, &[&bytes.to_string()], Some(ns), &ours);
-        }
-    }
-    if let Some(s) = doc.storage() {
-        let target = [("storage", super::document::word(&s.kind))];
-        f.add_with(&READ_IOPS, &[], s.read_iops_4k, &target);
-        f.add_with(&WRITE_IOPS, &[], s.write_iops_4k, &target);
-        f.add_with(&WRITE_MB_S, &[], s.write_mb_s_1m, &target);
-        for (family, lat) in [
-            (&READ_CLAT, &s.read_clat_us),
-            (&WRITE_CLAT, &s.write_clat_us),
-        ] {
-            if let Some(l) = lat {
-                for (p, v) in [
-                    ("p50", l.p50),
-                    ("p99", l.p99),
-                    ("p999", l.p999),
-                    ("max", l.max),
-                ] {
-                    f.add_with(family, &[p], Some(v), &target);
-                }
-            }
+    for family in FAMILIES {
+        if let Reads::Document(read) = family.reads {
+            read(doc, &mut f);
         }
     }
     f.out
