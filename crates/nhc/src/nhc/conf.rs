@@ -78,12 +78,14 @@ pub enum Kind {
 
 /// What is wrong with an nhc.conf.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}:{line}: {message}")]
+#[error("{path}:{line}{}: {message}", .column.map(|c| format!(":{c}")).unwrap_or_default())]
 pub struct ConfError {
     /// The file.
     pub path: String,
     /// The line (0: the file itself).
     pub line: usize,
+    /// The byte of the line where what is wrong starts, from 1, when the fault is one word.
+    pub column: Option<usize>,
     /// What is wrong, and what would be right.
     pub message: String,
 }
@@ -140,6 +142,7 @@ impl Conf {
         let err = |line: usize, message: String| ConfError {
             path: shown.clone(),
             line,
+            column: None,
             message,
         };
         let (tx, rx) = std::sync::mpsc::channel();
@@ -186,9 +189,10 @@ impl Conf {
         host: &[u8],
         root_only: bool,
     ) -> Result<Conf, ConfError> {
-        let err = |line: usize, message: String| ConfError {
+        let err = |line: usize, column: Option<usize>, message: String| ConfError {
             path: path.display().to_string(),
             line,
+            column,
             message,
         };
         let mut conf = Conf {
@@ -213,17 +217,23 @@ impl Conf {
                 conf.notes.push(format!("line {number}: host mask: {p}"));
             }
             // `eval $CHECK`: split on blanks, joined with single spaces, then parsed.
-            let text: Vec<u8> = blank_words(check).collect::<Vec<_>>().join(&b' ');
-            let parsed = words::parse(&text).and_then(|c| {
-                let kind = kind_of(&c, root_only)?;
-                Ok((c, kind))
-            });
+            let split: Vec<&[u8]> = blank_words(check).collect();
+            let text: Vec<u8> = split.join(&b' ');
+            let parsed = match words::parse(&text) {
+                Ok(c) => kind_of(&c, root_only)
+                    .map(|k| (c, k))
+                    .map_err(|m| (m, None)),
+                Err(e) => Err((e.message, Some(column(&read.bytes, &split, e.at)))),
+            };
             let (command, kind) = match (parsed, matches) {
                 (Ok(p), true) => p,
-                (Err(m), true) => return Err(err(number, format!("'{}': {m}", show(&text)))),
-                (Err(m), false) => {
+                (Err((m, col)), true) => {
+                    return Err(err(number, col, format!("'{}': {m}", show(&text))));
+                }
+                (Err((m, col)), false) => {
+                    let at = col.map(|c| format!(", column {c}")).unwrap_or_default();
                     conf.notes.push(format!(
-                        "line {number} (for '{}', not this host): '{}': {m}",
+                        "line {number}{at} (for '{}', not this host): '{}': {m}",
                         show(mask),
                         show(&text)
                     ));
@@ -247,7 +257,11 @@ impl Conf {
             });
         }
         if lines.truncated {
-            return Err(err(0, format!("it is larger than {SIZE_LIMIT} bytes")));
+            return Err(err(
+                0,
+                None,
+                format!("it is larger than {SIZE_LIMIT} bytes"),
+            ));
         }
         if let Some(last) = lines.unterminated {
             conf.notes.push(format!(
@@ -283,6 +297,22 @@ impl Line {
                 .iter()
                 .any(|a| PROGRAM_SETTINGS.contains(&String::from_utf8_lossy(&a.name).as_ref()))
     }
+}
+
+/// The column (a byte of `line`, from 1) of byte `at` of the words of `line` joined with single
+/// spaces (the text a check is parsed from): columns point into the file as it is, blanks and
+/// all.
+fn column(line: &[u8], words: &[&[u8]], at: usize) -> usize {
+    let mut start = 0;
+    for w in words {
+        // Each word is a part of the line: where it starts there.
+        let in_line = (w.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
+        if at <= start + w.len() {
+            return in_line + (at - start).min(w.len()) + 1;
+        }
+        start += w.len() + 1;
+    }
+    line.len() + 1
 }
 
 /// The line cut as NHC cuts it: before the first `||` the mask, after it the check (a line

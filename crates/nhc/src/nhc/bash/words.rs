@@ -138,10 +138,20 @@ const RESERVED: &[&[u8]] = &[
     b"coproc",
 ];
 
+/// Why a check's text is not one simple command, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    /// What is wrong, and what would be right.
+    pub message: String,
+    /// The byte of the text where the word or operator at fault starts.
+    pub at: usize,
+}
+
 /// Parses one check's text as bash parses a simple command.
-pub fn parse(text: &[u8]) -> Result<Command, String> {
+pub fn parse(text: &[u8]) -> Result<Command, ParseError> {
     let mut lx = Lexer { s: text, i: 0 };
     let mut words: Vec<Word> = Vec::new();
+    let mut starts: Vec<usize> = Vec::new();
     loop {
         while lx.i < lx.s.len() && matches!(lx.s[lx.i], b' ' | b'\t' | b'\n') {
             lx.i += 1;
@@ -150,12 +160,20 @@ pub fn parse(text: &[u8]) -> Result<Command, String> {
         if b == b'#' {
             break;
         }
+        let at = lx.i;
         if is_operator(b) {
-            return Err(operator_error(&lx.s[lx.i..]));
+            return Err(ParseError {
+                message: operator_error(&lx.s[at..]),
+                at,
+            });
         }
-        words.push(lx.word(0)?);
+        words.push(lx.word(0).map_err(|message| ParseError { message, at })?);
+        starts.push(at);
     }
-    command(words)
+    command(words).map_err(|(message, word)| ParseError {
+        message,
+        at: starts.get(word).copied().unwrap_or(0),
+    })
 }
 
 fn is_operator(b: u8) -> bool {
@@ -183,8 +201,9 @@ fn operator_error(rest: &[u8]) -> String {
     )
 }
 
-/// Splits the words into assignments, the command's name and its arguments.
-fn command(words: Vec<Word>) -> Result<Command, String> {
+/// Splits the words into assignments, the command's name and its arguments; an error names
+/// the word at fault by its index.
+fn command(words: Vec<Word>) -> Result<Command, (String, usize)> {
     let mut assignments = Vec::new();
     let mut rest = words.into_iter().peekable();
     while let Some(a) = rest.peek().and_then(assignment) {
@@ -203,17 +222,21 @@ fn command(words: Vec<Word>) -> Result<Command, String> {
         match piece {
             Piece::Text { bytes, .. } => name.extend_from_slice(bytes),
             _ => {
-                return Err(
+                return Err((
                     "the command's name holds an expansion: write the check's name out".into(),
-                );
+                    assignments.len(),
+                ));
             }
         }
     }
     let unquoted = matches!(first.as_slice(), [Piece::Text { quoted: false, .. }]);
     if unquoted && RESERVED.contains(&name.as_slice()) {
-        return Err(format!(
-            "'{}' starts a compound command: health_check runs one check per line, not shell",
-            show(&name)
+        return Err((
+            format!(
+                "'{}' starts a compound command: health_check runs one check per line, not shell",
+                show(&name)
+            ),
+            assignments.len(),
         ));
     }
     Ok(Command {
@@ -753,7 +776,7 @@ mod tests {
             ("check_a ~bob", "another user's home"),
             ("$CHECK x", "write the check's name out"),
         ] {
-            let e = parse(line.as_bytes()).unwrap_err();
+            let e = parse(line.as_bytes()).unwrap_err().message;
             assert!(e.contains(want), "{line}: {e}");
         }
         assert!(parse(b"check_a # a comment ; here").is_ok());
@@ -773,6 +796,6 @@ mod tests {
             }]
         );
         let deep = format!("x {}", "${X:-".repeat(100));
-        assert!(parse(deep.as_bytes()).unwrap_err().contains("nest"));
+        assert!(parse(deep.as_bytes()).unwrap_err().message.contains("nest"));
     }
 }

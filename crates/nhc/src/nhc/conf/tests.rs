@@ -227,3 +227,30 @@ fn timeout_is_taken_when_written_out() {
     let c = parse("* || TIMEOUT=30s\n", "n1").unwrap();
     assert!(c.notes[0].contains("no number"), "{:?}", c.notes);
 }
+
+/// A line that is not one check names the byte of the file's line where the fault starts,
+/// blanks and all (an editor's `path:line:column`); a fault of the whole check has no column.
+#[test]
+fn a_parse_error_names_its_column_in_the_line_as_written() {
+    let line = "*  ||   check_fs_mount   -f /    ;   reboot";
+    let e = parse(&format!("# first\n{line}\n"), "n1").unwrap_err();
+    assert_eq!((e.line, e.column), (2, Some(line.find(';').unwrap() + 1)));
+    assert!(e.to_string().starts_with("nhc.conf:2:34: "), "{e}");
+    let line = "* || check_file_contents /f \"unclosed   $x";
+    let e = parse(&format!("{line}\n"), "n1").unwrap_err();
+    assert_eq!(e.column, Some(line.find('"').unwrap() + 1), "{e}");
+    let line = "* || x=1   for i in 1 2";
+    let e = parse(&format!("{line}\n"), "n1").unwrap_err();
+    assert_eq!(e.column, Some(line.find("for").unwrap() + 1), "{e}");
+    let e = parse("* || check_moab_sched\n", "n1").unwrap_err();
+    assert_eq!(e.column, None);
+    assert_eq!(e.to_string(), format!("nhc.conf:1: {}", e.message));
+    // On a line for another host, the note says where too.
+    let line = "other || check_fs_mount -f / | tee";
+    let c = parse(&format!("{line}\n"), "n1").unwrap();
+    let at = format!(
+        "line 1, column {} (for 'other'",
+        line.rfind('|').unwrap() + 1
+    );
+    assert!(c.notes[0].starts_with(&at), "{:?}", c.notes);
+}
