@@ -119,10 +119,12 @@ pub fn account(
     }
 }
 
-/// The clients whose every measurer (two at least, each passing most of its other paths) fails
-/// its own check about them, with how many measured them: several machines fine elsewhere agree,
-/// so the client is at fault, whatever a comparison could say (a model with two machines, one
-/// slow, has no level to compare with). Each fails for it, and their checks are put down to it.
+/// The clients whose every measurer fails its own check about them, two of them at least
+/// passing most of their other paths, with how many measured them: several machines fine
+/// elsewhere agree, so the client is at fault, whatever a comparison could say (a model with two
+/// machines, one slow, has no level to compare with). A measurer failing most of its paths
+/// agrees without counting (a rack server with two slow clients of three). Each fails for it,
+/// and their checks are put down to it.
 fn failed_by_every_measurer(
     machines: &mut [Machine],
     view: &View,
@@ -153,9 +155,8 @@ fn failed_by_every_measurer(
     let out: BTreeMap<usize, usize> = failed_by
         .into_iter()
         .filter(|(j, by)| {
-            by.len() >= 2
-                && measured_by.get(j) == Some(by)
-                && by.iter().all(|i| !failing_most.contains(i))
+            measured_by.get(j) == Some(by)
+                && by.iter().filter(|i| !failing_most.contains(i)).count() >= 2
         })
         .map(|(j, by)| (j, by.len()))
         .collect();

@@ -57,9 +57,11 @@ pub struct Obs {
 }
 
 impl Obs {
-    /// Whether it is evidence about `m`.
+    /// Whether it is evidence about `m`: a fine measurement is about both ends (neither is
+    /// slow along it, whatever the model of the other); a poor one with an end of unknown model
+    /// only about that end.
     pub fn about(&self, m: usize) -> bool {
-        self.only.is_none_or(|o| o == m)
+        !self.poor || self.only.is_none_or(|o| o == m)
     }
 
     /// The machine at the other end from `m`.

@@ -61,6 +61,9 @@ struct SuspectPath {
     unverified: Vec<usize>,
     /// The finding's index in [`Blamed::findings`].
     finding: usize,
+    /// Whether a measurement could settle it: not when its model's paths run at two levels
+    /// (only the parts tell a slower NIC from faults on many machines), so `resolve` asks none.
+    measurable: bool,
 }
 
 /// What judging each figure key leaves for the whole fleet: its suspect paths, and the machines
@@ -530,6 +533,8 @@ fn judge_key(
                 client: m,
                 unverified: vec![m],
                 finding: out.findings.len(),
+                // An unknown model's own document settles it; two levels only the parts do.
+                measurable: at.models[m].is_none() || worse_level.is_none(),
             });
         }
         out.findings.push(finding);
@@ -569,6 +574,7 @@ fn judge_key(
             client: x.client,
             unverified: vec![m],
             finding: out.findings.len(),
+            measurable: true,
         });
         out.findings
             .push(ctx.hidden_finding(i, m, &culprits, behind.len()));
@@ -585,6 +591,7 @@ fn judge_key(
                 client: x.client,
                 unverified: u.unverified.clone(),
                 finding: out.findings.len(),
+                measurable: true,
             });
             out.findings.push(ctx.suspect_finding(u));
         }
@@ -894,7 +901,7 @@ fn plan_resolve(
     let mut load: HashMap<usize, usize> = HashMap::new();
     let mut plan: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     let mut settles: Vec<(usize, String)> = Vec::new();
-    for s in suspects {
+    for s in suspects.iter().filter(|s| s.measurable) {
         let mut settle = Vec::new();
         let unknown_model = s.server == s.client;
         for &e in &s.unverified {

@@ -1074,3 +1074,65 @@ fn a_poor_measurement_from_a_faulty_machine_leaves_its_peer_fine() {
         );
     }
 }
+
+/// A star of two models whose clients wrote no documents, after a second round: a fine
+/// measurement speaks of both its ends whatever the other's model, so the servers are shown fine
+/// by their own clients. x, slow from its rack's server and from the helper the second round
+/// chose, is blamed, and the helper (whose only other tests are to clients of unknown model) is
+/// not made suspect by the one poor test it led.
+#[test]
+fn a_fine_test_to_a_client_of_unknown_model_shows_its_server_fine() {
+    let mut b1 = machine("b1", bw(&[("c41", 14.0), ("c42", 14.1), ("c43", 13.9)]));
+    b1.entry.sku = Some(model_b());
+    let mut ms = vec![
+        machine("s1", bw(&[("c11", 23.5), ("c12", 23.4), ("c13", 23.6)])),
+        machine("s2", bw(&[("c21", 23.5), ("c22", 23.3), ("x", 11.0)])),
+        machine("h", bw(&[("c31", 23.4), ("c32", 23.6), ("x", 11.2)])),
+        b1,
+        identity_only("x"),
+    ];
+    let f = run(&mut ms);
+    assert_eq!(blamed(&f), [("x", Scope::Client)], "{f:#?}");
+    assert!(f.iter().all(|x| x.suspect.is_none()), "{f:#?}");
+    for m in ["s2", "h"] {
+        assert_eq!(
+            status(&ms, m),
+            MachineStatus::Ok,
+            "{m}: {}",
+            reasons(&ms, m)
+        );
+    }
+}
+
+/// A model whose paths run at two levels, the worse as common as the better, leaves its slow
+/// machines suspect: only the parts tell a slower NIC from faults on many machines, so the
+/// report asks no measurement of them (another would change no status).
+#[test]
+fn a_suspect_only_the_parts_can_settle_asks_no_measurement() {
+    let mut ms: Vec<Machine> = (0..4)
+        .map(|i| {
+            let row: Vec<(String, f64)> = (0..6)
+                .map(|c| (format!("c{c}"), if c < 3 { 23.5 } else { 11.7 }))
+                .collect();
+            let row: Vec<(&str, f64)> = row.iter().map(|(c, v)| (c.as_str(), *v)).collect();
+            machine(&format!("s{i}"), bw(&row))
+        })
+        .collect();
+    ms.extend((0..6).map(|c| identity_only(&format!("c{c}"))));
+    let out = run_all(&mut ms);
+    let two_levels: Vec<&Finding> = out
+        .findings
+        .iter()
+        .filter(|f| f.message.contains("two levels"))
+        .collect();
+    assert!(!two_levels.is_empty(), "{:#?}", out.findings);
+    assert!(out.resolve.is_empty(), "{:#?}", out.resolve);
+    for c in ["c3", "c4", "c5"] {
+        assert_eq!(
+            status(&ms, c),
+            MachineStatus::Suspect,
+            "{c}: {}",
+            reasons(&ms, c)
+        );
+    }
+}
