@@ -98,16 +98,6 @@ impl View {
     pub fn client(&self, m: usize, f: usize) -> Option<usize> {
         self.clients.get(m)?.get(f).copied().flatten()
     }
-
-    /// How many machines it was made for.
-    pub fn len(&self) -> usize {
-        self.clients.len()
-    }
-
-    /// Whether it was made for no machine.
-    pub fn is_empty(&self) -> bool {
-        self.clients.is_empty()
-    }
 }
 
 #[cfg(test)]
@@ -162,7 +152,6 @@ mod tests {
         let view = View::of(&mut ms);
         assert_eq!(ms.len(), 3);
         assert_eq!(ms[2].entry.label, "c1");
-        assert_eq!(view.len(), 3);
         assert_eq!(
             (0..4).map(|f| view.client(0, f)).collect::<Vec<_>>(),
             [Some(2), None, None, Some(1)]
