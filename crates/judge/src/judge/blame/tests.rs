@@ -50,6 +50,19 @@ fn reasons(ms: &[Machine], label: &str) -> String {
     m.entry.reasons.join("; ")
 }
 
+/// Asserts each of `labels` reads `ok`, naming the one that does not with its reasons.
+fn assert_ok<S: AsRef<str>>(ms: &[Machine], labels: impl IntoIterator<Item = S>) {
+    for label in labels {
+        let label = label.as_ref();
+        assert_eq!(
+            status(ms, label),
+            MachineStatus::Ok,
+            "{label}: {}",
+            reasons(ms, label)
+        );
+    }
+}
+
 /// Noise of up to ±2 % on a value.
 fn noisy(rng: &mut Rng, v: f64) -> f64 {
     v * (0.98 + 0.04 * rng.below(1001) as f64 / 1000.0)
@@ -171,15 +184,7 @@ fn slow_clients_whose_servers_all_measured_another_slow_one_are_blamed() {
         "the first is said to stand on even witnesses: {:#?}",
         out.findings
     );
-    for i in 0..6 {
-        let s = format!("s{i}");
-        assert_eq!(
-            status(&ms, &s),
-            MachineStatus::Ok,
-            "{s}: {}",
-            reasons(&ms, &s)
-        );
-    }
+    assert_ok(&ms, (0..6).map(|i| format!("s{i}")));
     // No server is left a candidate: each client is suspect only because, without a document
     // of its own, its model is unknown (its own test in the second round tells it).
     for f in &out.findings {
@@ -1011,14 +1016,7 @@ fn paths_between_two_models_are_judged_no_better_than_the_slower_models_own() {
         [("x1", Scope::Client), ("x2", Scope::Client)],
         "{f:#?}"
     );
-    for b in ["b1", "b2", "b3"] {
-        assert_eq!(
-            status(&ms, b),
-            MachineStatus::Ok,
-            "{b}: {}",
-            reasons(&ms, b)
-        );
-    }
+    assert_ok(&ms, ["b1", "b2", "b3"]);
     assert!(
         f.iter()
             .all(|x| x.suspect.is_none() && x.scope != Scope::Link),
@@ -1065,14 +1063,7 @@ fn a_poor_measurement_from_a_faulty_machine_leaves_its_peer_fine() {
             .is_some_and(|e| e.contains("h1") && e.contains("h3")),
         "{f:#?}"
     );
-    for m in ["h2", "h3", "h5", "h6"] {
-        assert_eq!(
-            status(&ms, m),
-            MachineStatus::Ok,
-            "{m}: {}",
-            reasons(&ms, m)
-        );
-    }
+    assert_ok(&ms, ["h2", "h3", "h5", "h6"]);
 }
 
 /// A star of two models whose clients wrote no documents, after a second round: a fine
@@ -1094,14 +1085,7 @@ fn a_fine_test_to_a_client_of_unknown_model_shows_its_server_fine() {
     let f = run(&mut ms);
     assert_eq!(blamed(&f), [("x", Scope::Client)], "{f:#?}");
     assert!(f.iter().all(|x| x.suspect.is_none()), "{f:#?}");
-    for m in ["s2", "h"] {
-        assert_eq!(
-            status(&ms, m),
-            MachineStatus::Ok,
-            "{m}: {}",
-            reasons(&ms, m)
-        );
-    }
+    assert_ok(&ms, ["s2", "h"]);
 }
 
 /// A model whose paths run at two levels, the worse as common as the better, leaves its slow
