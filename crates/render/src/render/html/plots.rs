@@ -239,20 +239,7 @@ where
         .label_style(("sans-serif", 13))
         .axis_desc_style(("sans-serif", 14))
         .draw()?;
-    let x_range = chart.x_range();
-    for r in &c.horizontal {
-        chart.draw_series(DashedLineSeries::new(
-            [(x_range.start, r.at), (x_range.end, r.at)],
-            6,
-            4,
-            REFERENCE.stroke_width(1),
-        ))?;
-        chart.draw_series(std::iter::once(Text::new(
-            r.label.clone(),
-            (x_range.end, r.at),
-            label_style(HPos::Right, VPos::Bottom),
-        )))?;
-    }
+    reference_lines(&mut chart, &c.horizontal)?;
     let y_range = chart.y_range();
     for r in &c.vertical {
         chart.draw_series(DashedLineSeries::new(
@@ -391,8 +378,22 @@ where
             )))?;
         }
     }
+    reference_lines(&mut chart, &c.horizontal)?;
+    root.present()?;
+    Ok(())
+}
+
+/// The references as dashed lines across the chart, each labelled at its right end.
+fn reference_lines<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    lines: &[Reference],
+) -> DrawResult
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
     let x_range = chart.x_range();
-    for r in &c.horizontal {
+    for r in lines {
         chart.draw_series(DashedLineSeries::new(
             [(x_range.start, r.at), (x_range.end, r.at)],
             6,
@@ -405,7 +406,6 @@ where
             label_style(HPos::Right, VPos::Bottom),
         )))?;
     }
-    root.present()?;
     Ok(())
 }
 
