@@ -516,7 +516,7 @@ fn draw(layout: Layout, kind: Kind, n: usize, seed: u64, score: &mut Score) {
                         "  tests round 2: {:?}",
                         tests
                             .iter()
-                            .filter(|t| t.1 == 9 || t.0 == 9)
+                            .filter(|t| t.1 == m || t.0 == m)
                             .collect::<Vec<_>>()
                     );
                     for f in &second.findings {
@@ -538,7 +538,22 @@ fn draw(layout: Layout, kind: Kind, n: usize, seed: u64, score: &mut Score) {
             if std::env::var_os("BLAME_SIM_DEBUG").is_some() && s == MachineStatus::Suspect {
                 let name = &fleet.names[m];
                 eprintln!(
-                    "{layout:?} {n} {kind:?} seed {seed}: healthy {name} suspect after round 2"
+                    "{layout:?} {n} {kind:?} seed {seed}: healthy {name} suspect after round 2; \
+                     its tests in both rounds: {:?}",
+                    tests
+                        .iter()
+                        .filter(|t| t.0 == m || t.1 == m)
+                        .map(|t| format!(
+                            "{} -> {}{}",
+                            fleet.names[t.0],
+                            fleet.names[t.1],
+                            if fleet.fault[t.1].is_some() {
+                                " (faulty)"
+                            } else {
+                                ""
+                            }
+                        ))
+                        .collect::<Vec<_>>()
                 );
                 for f in second
                     .findings
@@ -546,6 +561,13 @@ fn draw(layout: Layout, kind: Kind, n: usize, seed: u64, score: &mut Score) {
                     .filter(|f| f.suspect.as_ref().is_some_and(|s| s.contains(name)))
                 {
                     eprintln!("  {}: {}", f.headline, f.message);
+                }
+                for f in report
+                    .findings
+                    .iter()
+                    .filter(|f| f.message.contains(name.as_str()))
+                {
+                    eprintln!("  round 1: {}: {}", f.headline, f.message);
                 }
             }
         }

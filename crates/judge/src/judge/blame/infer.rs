@@ -24,7 +24,10 @@
 //! server that measured them with half its tests poor; no server is fine elsewhere, so no
 //! client could be blamed and every path stayed suspect through any number of second rounds.
 //! The worst such client explains its measurements, its servers become fine, and the rest follow
-//! on strict support.
+//! on strict support. Two such witnesses are enough when one of them is fine elsewhere: a second
+//! round's helper that found a client slow, beside a server left even by that client's slow
+//! neighbour (the two are explained by one fault; the server would need a fault of its own and
+//! the helper's path another).
 //!
 //! A poor measurement left over is a link when both its ends are fine elsewhere. Otherwise the
 //! data cannot tell its candidates apart (a client measured by one server only: the client or
@@ -282,7 +285,7 @@ const EVEN_WITNESSES: usize = 3;
 /// faulty in its other role needs less: one poor measurement or more, most of them, every one
 /// with a peer fine elsewhere (a half mesh measures some machines once in a role). With `even`,
 /// the weaker support of the module's text: peers even elsewhere count, and it takes
-/// `EVEN_WITNESSES` of them and as many poor measurements, faulty or not.
+/// `EVEN_WITNESSES` of them, or two with one fine elsewhere, faulty or not.
 fn supported(
     live: &Live,
     ids: &[usize],
@@ -297,13 +300,7 @@ fn supported(
         .filter(|&i| live.explained_by[i].is_none() && live.speaks_of(i, m))
         .collect();
     let poor: Vec<usize> = mine.iter().copied().filter(|&i| live.obs[i].poor).collect();
-    let least = if even {
-        EVEN_WITNESSES
-    } else if faulty {
-        1
-    } else {
-        2
-    };
+    let least = if faulty && !even { 1 } else { 2 };
     if poor.len() < least || 2 * poor.len() <= mine.len() {
         return None;
     }
@@ -319,7 +316,9 @@ fn supported(
     fine_peers.sort_unstable();
     fine_peers.dedup();
     let enough = if even {
+        // Three witnesses at least even elsewhere, or two with one of them fine elsewhere.
         fine_peers.len() >= EVEN_WITNESSES
+            || (fine_peers.len() >= 2 && poor.iter().any(|&i| live.peer_fine(i, m, false)))
     } else if faulty {
         fine_peers.len() == all_peers
     } else {

@@ -1120,3 +1120,49 @@ fn a_suspect_only_the_parts_can_settle_asks_no_measurement() {
         );
     }
 }
+
+/// A second round's verdict on a rack of DCPerf's star whose server is of model B and two of its
+/// three clients are slow: with the clients' models known, the server is even (one fine test,
+/// one poor, besides the client in question) and each slow client has one witness fine
+/// elsewhere, the helper that measured it. Two witnesses, one of them fine, blame the client;
+/// the server is then fine for the other (seen in the fleet simulator: Star1, seed 104948).
+#[test]
+fn a_client_slow_from_an_even_server_and_a_fine_helper_is_blamed() {
+    let with_model_b = |label: &str, row: &[(&str, f64)]| {
+        let mut m = machine(label, bw(row));
+        m.entry.sku = Some(model_b());
+        m
+    };
+    let mut ms = vec![
+        with_model_b("b1", &[("c1", 7.0), ("c2", 14.0), ("c3", 7.1)]),
+        with_model_b(
+            "b2",
+            &[("d1", 14.1), ("d2", 13.9), ("d3", 14.0), ("c1", 6.9)],
+        ),
+        with_model_b(
+            "b3",
+            &[("e1", 14.0), ("e2", 14.2), ("e3", 13.8), ("c3", 7.0)],
+        ),
+    ];
+    ms.extend(
+        ["c1", "c2", "c3", "d1", "d2", "d3", "e1", "e2", "e3"]
+            .into_iter()
+            .map(identity_only),
+    );
+    let out = run_all(&mut ms);
+    let mut found = blamed(&out.findings);
+    found.sort();
+    assert_eq!(
+        found,
+        [("c1", Scope::Client), ("c3", Scope::Client)],
+        "{:#?}",
+        out.findings
+    );
+    assert!(
+        out.findings.iter().all(|x| x.suspect.is_none()),
+        "{:#?}",
+        out.findings
+    );
+    assert!(out.resolve.is_empty(), "{:#?}", out.resolve);
+    assert_ok(&ms, ["b1", "b2", "b3", "c2"]);
+}
