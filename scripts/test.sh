@@ -120,11 +120,14 @@ FAULTY_BUILD=(cargo build --release --locked --example health_check_with_faults)
 release_build() {
   "${RUN_TESTS[@]}" --no-run
   "${FAULTY_BUILD[@]}"
-  # The integration tests' executable, run without cargo below: a cargo command holds the build
-  # directory's lock while its tests run, and the checks' builds beside them need it.
-  "${RUN_TESTS[@]}" --no-run --message-format=json 2>/dev/null \
-    | sed -n 's/.*"executable":"\([^"]*\/integration-[0-9a-f]*\)".*/\1/p' >"$LOGS/integration-executable"
-  [ -s "$LOGS/integration-executable" ]
+  # The test executables, run without cargo below: a cargo command holds the build directory's
+  # lock while its tests run, and the builds beside them need it.
+  "${RUN_TESTS[@]}" --no-run --message-format=json 2>/dev/null >"$LOGS/test-build.json"
+  local t
+  for t in accuracy fleet_degraded integration; do
+    sed -n "s/.*\"executable\":\"\\([^\"]*\\/$t-[0-9a-f]*\\)\".*/\\1/p" "$LOGS/test-build.json" >"$LOGS/$t-executable"
+    [ -s "$LOGS/$t-executable" ]
+  done
 }
 if [ -n "${SKIP_INSTALL:-}" ]; then
   step "release build"
@@ -146,18 +149,32 @@ slowest_rust() { # LOG: the 20 slowest tests in it
   printf '\nslowest 20 tests:\n' >&2
   sed -nE 's/^test (.*) \.\.\. [a-zA-Z]+ <([0-9.]+)s>$/\2s \1/p' "$1" | sort -rn | head -20 >&2 || true
 }
-# Output goes to the terminal through tee in a process substitution: a pipe into tee would wait
-# for every process still holding the test's stdout, and a test's leftover child held it 24 s.
-timed_tests() { # LOG COMMAND...: run a test command, timed, its output also in LOG
-  local log=$1
-  shift
-  "${TIMED[@]}" "$@" "${TIMES[@]}" > >(tee "$log") 2>&1
+# A test executable, timed, as cargo runs it (from the package's directory, the harness's flags
+# after the test name). Output goes to the terminal through tee in a process substitution: a pipe
+# into tee would wait for every process still holding the test's stdout, and a test's leftover
+# child held it 24 s.
+run_tests() { # NAME LOG
+  env RUSTC_BOOTSTRAP=1 "$(cat "$LOGS/$1-executable")" -Z unstable-options --report-time \
+    > >(tee "$2") 2>&1
   sleep 1 # tee's last lines
-  slowest_rust "$log"
+  slowest_rust "$2"
 }
-# The tests that hold figures to their references (the accuracy tests, the degraded fleet): alone.
-step "cargo test --release --test accuracy --test fleet_degraded (alone)"
-timed_tests "$LOGS/reference-tests.log" cargo test --release --locked --test accuracy --test fleet_degraded
+# The unit tests' build (our crates unoptimised; they run with the checks below), at the lowest
+# priority beside the accuracy tests: those measure one CPU's worth most of the time, and each
+# ratio is of interleaved pairs, ours and the C reference's, so load beside them falls on both
+# alike. The build takes the idle CPU (about half of it; 60 s of wall time of the suite).
+unit_tests_build() {
+  renice -n 19 -p "$BASHPID" >/dev/null
+  export CARGO_INCREMENTAL=0
+  "${UNIT_TESTS[@]}" --no-run
+}
+bg_start "the unit tests' build" unit_tests_build
+step "the accuracy tests (beside, at low priority: the unit tests' build)"
+run_tests accuracy "$LOGS/accuracy-tests.log"
+bg_wait "the unit tests' build"
+# The degraded fleet alone: its verdicts are that healthy runs, one after another, are alike.
+step "the degraded fleet (alone)"
+run_tests fleet_degraded "$LOGS/fleet-degraded-tests.log"
 
 # The floors with architecture code (the memory kernels, the OS calls: crates/measure and
 # crates/base) unoptimised for aarch64: their tests take seconds under qemu. The floors above have
@@ -177,7 +194,7 @@ checks_and_cross_builds() {
   export CARGO_INCREMENTAL=0
   # The unit tests (the judge, the parsers, the kernels' own checks: logic that runs in seconds)
   # assert no speed: they run here, off the critical path.
-  step "cargo test --release --workspace --lib (our crates unoptimised)"
+  step "cargo test --release --workspace --lib (our crates unoptimised, built beside the accuracy tests)"
   "${TIMED[@]}" "${UNIT_TESTS[@]}" "${TIMES[@]}" >"$LOGS/unit-tests.log" 2>&1 \
     || { cat "$LOGS/unit-tests.log"; return 1; }
   grep -E '^test result|FAILED|panicked' "$LOGS/unit-tests.log" || true
@@ -230,11 +247,7 @@ pytest_others() {
 bg_start "$CHECKS" checks_and_cross_builds
 bg_start "pytest (what runs wrote)" pytest_others
 step "the integration tests (beside, at low priority: pytest's other modules; $CHECKS)"
-# As cargo runs them: from the package's directory, the harness's flags after the test name.
-env RUSTC_BOOTSTRAP=1 "$(cat "$LOGS/integration-executable")" -Z unstable-options --report-time \
-  > >(tee "$LOGS/integration-tests.log") 2>&1
-sleep 1
-slowest_rust "$LOGS/integration-tests.log"
+run_tests integration "$LOGS/integration-tests.log"
 
 # pytest's modules whose verdicts rest on figures measured now, at normal priority: the Ansible
 # fleet's shaped links one test at a time. Beside them a second fleet of namespaces runs the
@@ -255,7 +268,12 @@ pytest_fleet2() {
 bg_start "pytest (Slurm, deployment, install)" pytest_slurm
 bg_start "pytest (the second fleet: dry runs, work directories, check mode; the fleet page)" pytest_fleet2
 step "pytest: the Ansible fleet (beside: the second fleet and the fleet page; Slurm's, the deployment's, the install role's; what is left of $CHECKS)"
-"${PYTEST[@]}" --basetemp "$PYTEST_TMP/fleet" "${PYTEST_FLEET[@]}"
+# The Ansible fleet is the suite's critical path (its module ends last): as root its processes
+# (the playbooks, the hosts' sshd and runs) take precedence over the groups beside it, which
+# have time to spare, and its shaped transfers keep their rate.
+FLEET_FIRST=()
+[ "$(id -u)" -ne 0 ] || FLEET_FIRST=(nice -n -5)
+"${FLEET_FIRST[@]}" "${PYTEST[@]}" --basetemp "$PYTEST_TMP/fleet" "${PYTEST_FLEET[@]}"
 bg_wait "pytest (the second fleet: dry runs, work directories, check mode; the fleet page)"
 bg_wait "pytest (Slurm, deployment, install)"
 # At the lowest priority, what is left of them gives way to the fleet's tests.

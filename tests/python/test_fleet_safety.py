@@ -2,8 +2,9 @@
 (tests/python/fleet_harness.py): a dry run prints the schedule and touches nothing; a --limit
 without localhost stops before touching a host; a work directory another user could change
 fails that host, with the reason, while the others complete; the default work directory as root
-is root's own; check mode goes through every task and changes nothing. Nothing here measures a
-link.
+is root's own; check mode goes through every task and changes nothing; a run interrupted in its
+network phase stops its responders. Nothing here measures a link (the interrupted run's transfer
+is cut within a second, and nothing asserts its rate).
 
 A fleet of its own, so these tests run beside test_fleet_ansible.py's (scripts/test.sh): most of
 a playbook's time is Ansible's round trips, and the two fleets share the CPUs' idle time; the
@@ -14,14 +15,18 @@ Needs root, iproute2, openssh-server, openssh-client and ansible-core; without t
 with one line (fails when HEALTH_CHECK_TEST_REQUIRE_ALL is set)."""
 
 import json
+import os
 import pathlib
 import pwd
 import shutil
+import signal
+import subprocess
+import time
 
 import fleet_harness as fh
 import pytest
 from conftest import require
-from fleet_harness import QUICK, QUICK_ARGS, assert_no_responder_left, last_run, output
+from fleet_harness import QUICK, QUICK_ARGS, assert_no_responder_left, health_check_pids, last_run, output
 
 
 @pytest.fixture(scope="module")
@@ -144,4 +149,46 @@ def test_check_mode_says_what_it_would_do_and_changes_nothing(fleet):
     assert "check mode: nothing was measured" in proc.stdout, output(proc)
     assert work_dir_contents(fleet) == before, "check mode copies nothing and makes no documents"
     assert fleet.run_dirs() == runs, "check mode writes no results"
+    assert_no_responder_left(fleet)
+
+
+def test_an_interrupted_run_stops_its_responders(fleet):
+    """fleet-run.sh: Ctrl-C during the network phase, then the responders are stopped (--tags stop;
+    ansible-playbook itself skips always: sections when interrupted). Two hosts of the four
+    (--limit, which the stop keeps): the interruption and the stop are the same for any number."""
+    argv = fleet.playbook_argv(
+        "--limit",
+        "h1,h2,localhost",
+        mode="pairs",
+        args="--only system,network --iperf-time 30",
+        extra_vars=QUICK,
+        playbook=fh.REPO / "ansible" / "fleet-run.sh",
+    )
+    proc = subprocess.Popen(
+        argv,
+        env=fleet.env(),
+        cwd=fleet.work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if all(5201 in fleet.listening_ports(h) for h in fleet.hosts[:2]) and any(
+                len(health_check_pids(fleet, h)) > 1 for h in fleet.hosts[:2]
+            ):
+                break  # every responder is up and a round's test is running
+            time.sleep(0.3)
+        else:
+            pytest.fail(f"the network phase never started:\n{proc.communicate()[0][-4000:]}")
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode != 0, out[-4000:]
+    assert "stopping the responders" in out, out[-4000:]
     assert_no_responder_left(fleet)
