@@ -20,7 +20,11 @@ for 1,000 machines in under 3 s and under 5 MB (issue 11); at 10,000 machines at
 open in under 2 s (issue 41).
 
 Usage: benchmarks/fleet.py [--sizes 1000,10000] [--rounds 3] [--before OTHER_BINARY]
-(--before times another build's compare too, interleaved: a change's gain within one run)
+                           [--documents full|network] [--only compare] [--keep DIR]
+(--before times another build's compare too, interleaved: a change's gain within one run;
+--documents network writes a fleet run's documents, system and network sections only, about 5
+KiB each, for the million-document run; --only compare times compare alone beside json.load;
+--keep DIR writes the fleet there and keeps it, or reuses the one a run kept there)
 Needs a release build (cargo build --release --locked)."""
 
 import argparse
@@ -77,10 +81,25 @@ FINGERPRINT = {
 }
 
 
-def make_fleet(directory, n):
+# A fleet run's document (ansible/fleet.yml's rounds, --only system,network): what it has of the
+# fixture's sections and checks.
+NETWORK_SECTIONS = ("health_check", "system", "ping", "iperf3 bandwidth", "iperf3_bandwidth", "network_aggregate")
+
+
+def network_only(doc):
+    out = {k: v for k, v in doc.items() if k in NETWORK_SECTIONS}
+    out["checks"] = [c for c in doc["checks"] if c["name"].startswith(("network.", "system."))]
+    hc = out["health_check"]
+    hc["sections"] = {k: v for k, v in hc["sections"].items() if k in ("system", "network")}
+    return out
+
+
+def make_fleet(directory, n, documents="full"):
     """Each machine also measures the next PEERS machines by host name (a mesh's rounds), so
     compare's blame runs over n x PEERS paths; one machine in 50 is slow on every path."""
     base = json.loads((REPO / "tests/fixtures/document.json").read_text())
+    if documents == "network":
+        base = network_only(base)
     rng = random.Random(n)
     slow = {i for i in range(0, n, 50)}
     for i in range(n):
@@ -131,15 +150,21 @@ def main():
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--before", help="another build of health_check whose compare is timed beside")
+    ap.add_argument("--documents", choices=("full", "network"), default="full")
+    ap.add_argument("--only", choices=("compare",), help="time compare alone (beside json.load)")
+    ap.add_argument("--keep", type=pathlib.Path, help="write the fleet into (or reuse it from) this directory")
     args = ap.parse_args()
     if not BINARY.exists():
         raise SystemExit("build first: cargo build --release --locked")
     print(f"{'docs':>6} {'what':<9} {'median s':>9} {'x json.load':>12} {'peak MiB':>9} {'KiB/doc':>8}")
     for n in [int(s) for s in args.sizes.split(",")]:
         with tempfile.TemporaryDirectory() as tmp:
-            d = pathlib.Path(tmp) / "fleet"
-            d.mkdir()
-            make_fleet(d, n)
+            d = args.keep / f"fleet-{args.documents}-{n}" if args.keep else pathlib.Path(tmp) / "fleet"
+            if not (d / "complete").exists():
+                shutil.rmtree(d, ignore_errors=True)
+                d.mkdir(parents=True)
+                make_fleet(d, n, args.documents)
+                (d / "complete").write_text("")
             out = pathlib.Path(tmp) / "baseline.yaml"
             html = pathlib.Path(tmp) / "fleet.html"
             rows = {"compare": [], "baseline": [], "report": [], "json.load": [], "before": []}
@@ -152,18 +177,22 @@ def main():
                 s, m = timed([str(BINARY), "compare", str(d)])
                 rows["compare"].append(s)
                 rss["compare"] = max(rss["compare"], m)
-                s, m = timed([str(BINARY), "baseline", str(d), "-o", str(out)])
-                rows["baseline"].append(s)
-                rss["baseline"] = max(rss["baseline"], m)
-                s, m = timed([str(BINARY), "report", str(d), "--html", str(html)])
-                rows["report"].append(s)
-                rss["report"] = max(rss["report"], m)
+                if not args.only:
+                    s, m = timed([str(BINARY), "baseline", str(d), "-o", str(out)])
+                    rows["baseline"].append(s)
+                    rss["baseline"] = max(rss["baseline"], m)
+                    s, m = timed([str(BINARY), "report", str(d), "--html", str(html)])
+                    rows["report"].append(s)
+                    rss["report"] = max(rss["report"], m)
                 rows["json.load"].append(anchor(d))
             ref = statistics.median(rows["json.load"])
-            for what in ["compare", "baseline", "report"] + (["before"] if args.before else []):
+            timed_here = ["compare"] + ([] if args.only else ["baseline", "report"])
+            for what in timed_here + (["before"] if args.before else []):
                 med = statistics.median(rows[what])
                 print(f"{n:>6} {what:<9} {med:>9.2f} {med / ref:>12.2f} {rss[what]:>9.0f} {rss[what] * 1024 / n:>8.1f}")
             print(f"{n:>6} {'json.load':<9} {ref:>9.2f} {1.0:>12.2f}")
+            if args.only:
+                continue
             opened = page_load_seconds(html)
             shown = "no browser here" if opened is None else f"opens in {opened:.2f} s (median of 3, headless Chromium)"
             print(f"{n:>6} HTML page: {html.stat().st_size / 1e6:.2f} MB, {shown}")

@@ -111,7 +111,7 @@ fn figure_labels(f: &Figure) -> Vec<(&'static str, String)> {
     f.family
         .labels
         .iter()
-        .zip(&f.labels)
+        .zip(f.labels.iter())
         .map(|(&name, value)| {
             let v = if name.ends_with("_node") {
                 value.strip_prefix("Node-").unwrap_or(value).to_string()
@@ -302,7 +302,7 @@ mod tests {
         assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
         let f = Figure {
             family: &figures::IDLE_LATENCY,
-            labels: vec!["FullRandom".into(), "Node-0".into(), "Node-3".into()],
+            labels: figures::labels(vec!["FullRandom".into(), "Node-0".into(), "Node-3".into()]),
             value: 120.5,
             basis: std::sync::Arc::from("profile=standard"),
         };

@@ -251,6 +251,9 @@ fn take_extracted(m: &mut Machine, got: Extracted) {
     }
     m.entry.figures = got.figures.len();
     m.figures = got.figures;
+    // Read one at a time, the figures left room for as many again: a fleet keeps every
+    // machine's.
+    m.figures.shrink_to_fit();
 }
 
 /// What benchpress's envelope says of the machine: model, CPUs and memory, no topology.

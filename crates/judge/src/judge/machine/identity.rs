@@ -8,7 +8,7 @@
 //! such case is named in the report (`identity`), so an operator sees which files were merged, dropped or doubted.
 
 use super::Machine;
-use crate::wire::figures::Figure;
+use crate::wire::figures::{Figure, Labels};
 use crate::wire::fleet::{IdentityKind, IdentityNote, MachineStatus};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,7 +24,7 @@ pub fn one_vote(machines: Vec<Machine>) -> (Vec<Machine>, Vec<IdentityNote>) {
 type Run = (Option<String>, Option<u64>);
 
 /// A figure's place among a machine's runs: family, labels and basis.
-type FigureKey = (String, Vec<String>, String);
+type FigureKey = (String, Labels, String);
 
 fn run_of(m: &Machine) -> Run {
     (m.entry.boot_id.clone(), m.entry.started_unix)

@@ -133,7 +133,7 @@ fn every_family_reads_its_figures_from_where_the_table_says() {
             .figures
             .iter()
             .filter(|f| f.family == *family)
-            .map(|f| (f.labels.clone(), f.value))
+            .map(|f| (f.labels.to_vec(), f.value))
             .collect();
         by_labels(&mut want);
         by_labels(&mut got);
