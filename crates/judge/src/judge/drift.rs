@@ -21,7 +21,7 @@ pub fn findings(machines: &[Machine], groups: &[(Sku, Vec<usize>)], rules: &Rule
     for (_, members) in groups {
         let mut by_fact: BTreeMap<&str, BTreeMap<&str, Vec<usize>>> = BTreeMap::new();
         for &m in members {
-            for (fact, value) in &machines[m].facts {
+            for (fact, value) in machines[m].facts.iter() {
                 by_fact
                     .entry(fact)
                     .or_default()
@@ -79,10 +79,12 @@ mod tests {
 
     fn with_facts(label: &str, facts: &[(&str, &str)]) -> Machine {
         let mut m = machine(label, Vec::new());
-        m.facts = facts
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        m.facts = std::sync::Arc::new(
+            facts
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
         m
     }
 
@@ -141,7 +143,7 @@ mod tests {
         assert!(findings(&ms, &group_of(4), &Rules::builtin()).is_empty());
         // Three of four is a norm.
         let mut ms = ms;
-        ms[3].facts.insert("cpu.microcode".into(), "0xa".into());
+        std::sync::Arc::make_mut(&mut ms[3].facts).insert("cpu.microcode".into(), "0xa".into());
         let f = findings(&ms, &group_of(4), &Rules::builtin());
         assert_eq!(f.len(), 1);
         assert_eq!(

@@ -9,6 +9,10 @@ use crate::wire::document::{Document, Section, Status};
 use crate::wire::figures::{self, Figure};
 use crate::wire::fleet::{DocumentKind, MachineEntry, MachineStatus};
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// A machine's configuration facts, shared (see [`Machine::facts`]).
+pub type Facts = Arc<BTreeMap<String, String>>;
 
 pub mod documents;
 pub mod identity;
@@ -54,8 +58,9 @@ pub struct Machine {
     /// may explain a failure by the client or the path, a shortfall its whole group shares by
     /// the group; the failures left fail the machine.
     pub client_checks: Vec<ClientCheck>,
-    /// Its configuration as facts (`system.fingerprint`), for the drift among siblings.
-    pub facts: BTreeMap<String, String>,
+    /// Its configuration as facts (`system.fingerprint`), for the drift among siblings; one
+    /// copy for the machines a reading thread found alike (most of a model's are).
+    pub facts: Facts,
     /// The clients its aggregate bandwidth measured together, as its document names them.
     pub aggregate_clients: Vec<String>,
 }
@@ -219,7 +224,7 @@ impl Machine {
             document: None,
             interfered: BTreeMap::new(),
             client_checks: Vec::new(),
-            facts: BTreeMap::new(),
+            facts: Facts::default(),
             aggregate_clients: Vec::new(),
         }
     }

@@ -357,7 +357,10 @@ struct Candidates {
 impl Candidates {
     fn new(live: &Live, roles: &[[Vec<usize>; 2]], faulty: &[bool]) -> Candidates {
         let mut c = Candidates {
-            found: [vec![[None, None]; roles.len()], vec![[None, None]; roles.len()]],
+            found: [
+                vec![[None, None]; roles.len()],
+                vec![[None, None]; roles.len()],
+            ],
             ranked: [BTreeSet::new(), BTreeSet::new()],
         };
         for m in 0..roles.len() {
@@ -384,10 +387,13 @@ impl Candidates {
 
     /// The best fault on peers fine elsewhere or, when there is none, on even ones.
     fn best(&self) -> Option<Fault> {
-        self.ranked.iter().zip(&self.found).find_map(|(ranked, found)| {
-            let &(_, _, Reverse((m, r))) = ranked.last()?;
-            found[m][r].clone()
-        })
+        self.ranked
+            .iter()
+            .zip(&self.found)
+            .find_map(|(ranked, found)| {
+                let &(_, _, Reverse((m, r))) = ranked.last()?;
+                found[m][r].clone()
+            })
     }
 }
 
@@ -544,13 +550,13 @@ mod tests {
             let slow_client: Vec<bool> = (0..machines).map(|_| rng.below(8) == 0).collect();
             let unknown: Vec<bool> = (0..machines).map(|_| rng.below(6) == 0).collect();
             let mut obs = Vec::new();
-            for server in 0..machines {
+            for (server, &slow_leader) in slow_server.iter().enumerate() {
                 for _ in 0..1 + rng.below(5) {
                     let client = rng.below(machines);
                     if client == server {
                         continue;
                     }
-                    let poor = slow_server[server] || slow_client[client] || rng.below(15) == 0;
+                    let poor = slow_leader || slow_client[client] || rng.below(15) == 0;
                     obs.push(Obs {
                         server,
                         client,

@@ -224,7 +224,7 @@ pub fn machine_from(l: Loaded, keep_document: bool, t: &Thresholds) -> Machine {
             describe_ours(&doc, identity.as_ref(), &mut m, t);
             take_extracted(&mut m, figures::of_document_as(&doc, identity.as_ref()));
             if let Some(sys) = doc.system() {
-                m.facts = sys.fingerprint.clone();
+                m.facts = shared_facts(&sys.fingerprint);
             }
             if let Some(a) = &doc.network_aggregate {
                 m.aggregate_clients = a.clients.clone();
@@ -235,6 +235,24 @@ pub fn machine_from(l: Loaded, keep_document: bool, t: &Thresholds) -> Machine {
         }
     }
     m
+}
+
+/// The copy of `facts` this thread's machines share: a fleet's machines of one model mostly
+/// report the same (10,000 copies of twenty facts were a third of a fleet run's memory).
+fn shared_facts(facts: &std::collections::BTreeMap<String, String>) -> super::Facts {
+    thread_local! {
+        static SEEN: std::cell::RefCell<std::collections::HashSet<super::Facts>> =
+            std::cell::RefCell::default();
+    }
+    SEEN.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        if let Some(shared) = seen.get(facts) {
+            return shared.clone();
+        }
+        let shared = super::Facts::new(facts.clone());
+        seen.insert(shared.clone());
+        shared
+    })
 }
 
 /// Takes a document's figures; an impossible value makes the whole document untrusted.
