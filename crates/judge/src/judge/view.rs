@@ -111,7 +111,7 @@ mod tests {
             .iter()
             .map(|c| Figure {
                 family: &BANDWIDTH,
-                labels: crate::wire::figures::labels(vec![c.to_string()]),
+                labels: crate::wire::figures::labels(&[c]),
                 value: 9.0,
                 basis: "profile=standard".into(),
             })

@@ -302,7 +302,7 @@ mod tests {
         assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
         let f = Figure {
             family: &figures::IDLE_LATENCY,
-            labels: figures::labels(vec!["FullRandom".into(), "Node-0".into(), "Node-3".into()]),
+            labels: figures::labels(&["FullRandom", "Node-0", "Node-3"]),
             value: 120.5,
             basis: std::sync::Arc::from("profile=standard"),
         };

@@ -771,24 +771,42 @@ pub type Basis = Arc<str>;
 /// A figure's label values, shared (see [`labels`]).
 pub type Labels = Arc<[String]>;
 
+/// The label values a thread has made into figures' labels, each set once, by its values joined
+/// with NUL, and the buffer a lookup joins them in: a label set seen before costs no
+/// allocation. A value holding a NUL itself (a JSON string can) is never shared: joined, two
+/// different sets could read alike.
+#[derive(Default)]
+struct SharedLabels {
+    by_text: HashMap<Box<str>, Labels>,
+    text: String,
+}
+
 thread_local! {
-    /// The label values this thread has made into figures' labels: each set once.
-    static LABELS: std::cell::RefCell<std::collections::HashSet<Labels>> =
-        std::cell::RefCell::default();
+    static LABELS: std::cell::RefCell<SharedLabels> = std::cell::RefCell::default();
 }
 
 /// The shared copy of `values`: the first of this thread's figures with these labels made it.
 /// Kept for the process's life, as many as the distinct label values read (a fleet's figures
 /// and client names), once per reading thread.
-pub fn labels(values: Vec<String>) -> Labels {
-    LABELS.with(|set| {
-        let mut set = set.borrow_mut();
-        if let Some(shared) = set.get(values.as_slice()) {
-            return shared.clone();
+pub fn labels<S: AsRef<str>>(values: &[S]) -> Labels {
+    let made = || -> Labels { values.iter().map(|v| v.as_ref().to_string()).collect() };
+    if values.iter().any(|v| v.as_ref().contains('\0')) {
+        return made();
+    }
+    LABELS.with(|shared| {
+        let mut shared = shared.borrow_mut();
+        let SharedLabels { by_text, text } = &mut *shared;
+        text.clear();
+        for v in values {
+            text.push_str(v.as_ref());
+            text.push('\0');
         }
-        let shared: Labels = Arc::from(values);
-        set.insert(shared.clone());
-        shared
+        if let Some(found) = by_text.get(text.as_str()) {
+            return found.clone();
+        }
+        let made = made();
+        by_text.insert(text.as_str().into(), made.clone());
+        made
     })
 }
 
@@ -806,7 +824,7 @@ impl Figure {
         debug_assert_eq!(labels.len(), family.labels.len(), "{}", family.name);
         possible(value).then(|| Figure {
             family,
-            labels: self::labels(labels),
+            labels: self::labels(&labels),
             value,
             basis,
         })
@@ -924,17 +942,21 @@ impl Figures {
         extra: &[(&str, String)],
     ) {
         let Some(v) = value else { return };
-        let owned: Vec<String> = labels.iter().map(|s| s.to_string()).collect();
         if !possible(v) {
+            let owned: Vec<String> = labels.iter().map(|s| s.to_string()).collect();
             self.out
                 .rejected
                 .push(format!("{}: {v}", dotted(family.name, &owned)));
             return;
         }
+        debug_assert_eq!(labels.len(), family.labels.len(), "{}", family.name);
         let basis = self.basis(extra);
-        self.out
-            .figures
-            .extend(Figure::new(family, owned, v, basis));
+        self.out.figures.push(Figure {
+            family,
+            labels: self::labels(labels),
+            value: v,
+            basis,
+        });
     }
 
     /// [`Figures::add_with`], measured with nothing beside the common basis.

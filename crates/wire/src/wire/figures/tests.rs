@@ -359,3 +359,17 @@ fn every_run_check_belongs_to_one_family_of_its_section() {
     }
     assert!(seen.len() >= 16, "{seen:?}");
 }
+
+#[test]
+fn label_values_are_shared_and_never_confused() {
+    let a = labels(&["all reads", "Node-0"]);
+    let b = labels(&[String::from("all reads"), String::from("Node-0")]);
+    assert!(Arc::ptr_eq(&a, &b), "one copy for the same values");
+    assert_eq!(&a[..], ["all reads", "Node-0"]);
+    assert_ne!(labels(&["a", "b"]), labels(&["a\0b"]));
+    // Joined with NUL, these two would read alike: a value holding a NUL is never shared.
+    let (x, y) = (labels(&["a\0", "b"]), labels(&["a", "\0b"]));
+    assert_eq!(&x[..], ["a\0", "b"]);
+    assert_eq!(&y[..], ["a", "\0b"]);
+    assert_eq!(&labels::<&str>(&[])[..], [] as [&str; 0]);
+}
