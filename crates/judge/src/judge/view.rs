@@ -109,12 +109,15 @@ mod tests {
         let mut m = Machine::measured_only(label);
         m.figures = clients
             .iter()
-            .map(|c| Figure {
-                family: &BANDWIDTH,
-                labels: crate::wire::figures::labels(&[c]),
-                value: 9.0,
-                basis: "profile=standard".into(),
+            .map(|c| {
+                Figure::new(
+                    &BANDWIDTH,
+                    vec![c.to_string()],
+                    9.0,
+                    "profile=standard".into(),
+                )
             })
+            .map(Option::unwrap)
             .collect();
         m
     }

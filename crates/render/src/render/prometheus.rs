@@ -300,12 +300,13 @@ mod tests {
     #[test]
     fn label_values_are_escaped_nodes_are_numbers_and_units_are_base_units() {
         assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
-        let f = Figure {
-            family: &figures::IDLE_LATENCY,
-            labels: figures::labels(&["FullRandom", "Node-0", "Node-3"]),
-            value: 120.5,
-            basis: std::sync::Arc::from("profile=standard"),
-        };
+        let f = Figure::new(
+            &figures::IDLE_LATENCY,
+            vec!["FullRandom".into(), "Node-0".into(), "Node-3".into()],
+            120.5,
+            std::sync::Arc::from("profile=standard"),
+        )
+        .unwrap();
         let mut e = Exposition::default();
         figure_gauge(&mut e, &f, &[]);
         let text = e.text();

@@ -750,19 +750,71 @@ pub static FAMILIES: &[&Family] = &[
     &WRITE_CLAT,
 ];
 
-/// One figure: a family, its label values, the number, and how it was measured.
+/// One figure: what it is (its family, label values and how it was measured) and the number.
+/// What it is reads through the figure (`figure.family`, `figure.labels`, `figure.basis`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
-    /// Its family.
-    pub family: &'static Family,
-    /// Label values, in the family's label order; one copy per thread for every figure that
-    /// has them (a fleet's machines name the same labels: 250 figures of 10,000 machines).
-    pub labels: Labels,
+    /// Its family, label values and basis: one copy for the figures a thread read alike (a
+    /// fleet's machines measure the same figures: 16 bytes a figure, not 48).
+    pub spec: Arc<Spec>,
     /// The number, in the family's unit.
     pub value: f64,
+}
+
+/// What a figure is, apart from its number.
+#[derive(Debug, PartialEq)]
+pub struct Spec {
+    /// Its family.
+    pub family: &'static Family,
+    /// Label values, in the family's label order.
+    pub labels: Labels,
     /// What the figure depends on besides the machine, as `key=value` pairs joined by `, `
     /// (`profile=standard, pages=1 GiB`): only figures measured alike are compared.
     pub basis: Basis,
+}
+
+impl Eq for Spec {}
+
+impl std::hash::Hash for Spec {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.family.name.hash(state);
+        self.labels.hash(state);
+        self.basis.hash(state);
+    }
+}
+
+thread_local! {
+    /// The specs this thread's figures share.
+    static SPECS: std::cell::RefCell<std::collections::HashSet<Arc<Spec>>> =
+        std::cell::RefCell::default();
+}
+
+impl Spec {
+    /// The shared copy of this spec (see [`Figure::spec`]).
+    pub fn shared(family: &'static Family, labels: Labels, basis: Basis) -> Arc<Spec> {
+        let spec = Spec {
+            family,
+            labels,
+            basis,
+        };
+        SPECS.with(|set| {
+            let mut set = set.borrow_mut();
+            if let Some(found) = set.get(&spec) {
+                return found.clone();
+            }
+            let made = Arc::new(spec);
+            set.insert(made.clone());
+            made
+        })
+    }
+}
+
+impl std::ops::Deref for Figure {
+    type Target = Spec;
+
+    fn deref(&self) -> &Spec {
+        &self.spec
+    }
 }
 
 /// What a figure depends on besides the machine; shared by the figures of one document.
@@ -823,11 +875,17 @@ impl Figure {
     ) -> Option<Figure> {
         debug_assert_eq!(labels.len(), family.labels.len(), "{}", family.name);
         possible(value).then(|| Figure {
-            family,
-            labels: self::labels(&labels),
+            spec: Spec::shared(family, self::labels(&labels), basis),
             value,
-            basis,
         })
+    }
+
+    /// The same figure with another basis.
+    pub fn with_basis(&self, basis: Basis) -> Figure {
+        Figure {
+            spec: Spec::shared(self.family, self.labels.clone(), basis),
+            value: self.value,
+        }
     }
 
     /// The dotted name: family name, then the label values.
@@ -952,10 +1010,8 @@ impl Figures {
         debug_assert_eq!(labels.len(), family.labels.len(), "{}", family.name);
         let basis = self.basis(extra);
         self.out.figures.push(Figure {
-            family,
-            labels: self::labels(labels),
+            spec: Spec::shared(family, self::labels(labels), basis),
             value: v,
-            basis,
         });
     }
 

@@ -1,7 +1,7 @@
 //! Tests of `compare.rs`.
 
 use super::*;
-use crate::wire::figures::{Basis, Family, IDLE_LATENCY, MEM_TOTAL, PEAK_BANDWIDTH};
+use crate::wire::figures::{Basis, Family, IDLE_LATENCY, MEM_TOTAL, PEAK_BANDWIDTH, Spec};
 use crate::wire::fleet::DocumentKind;
 use std::sync::Arc;
 
@@ -15,10 +15,8 @@ pub fn fig(family: &'static Family, labels: &[&str], value: f64) -> Figure {
 
 pub fn fig_as(family: &'static Family, labels: &[&str], value: f64, basis: Basis) -> Figure {
     Figure {
-        family,
-        labels: labels.iter().map(|s| s.to_string()).collect(),
+        spec: Spec::shared(family, crate::wire::figures::labels(labels), basis),
         value,
-        basis,
     }
 }
 
