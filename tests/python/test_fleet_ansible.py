@@ -252,127 +252,6 @@ def plant_leftover_responder(fleet, h):
     assert 5201 in fleet.listening_ports(h)
 
 
-def shape_path(fleet, src, dst, rate, rest):
-    """Only `src`'s traffic to `dst` through `rate` (an htb class chosen by a u32 filter on the
-    destination; the rest through a class of `rest`). This kernel has no prio qdisc."""
-    tc = ["tc", "qdisc", "del", "dev", "eth0", "root"]
-    fleet.exec(src, tc, check=False)
-    for argv in (
-        ["qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", "default", "10"],
-        ["class", "add", "dev", "eth0", "parent", "1:", "classid", "1:10", "htb", "rate", rest],
-        ["class", "add", "dev", "eth0", "parent", "1:", "classid", "1:30", "htb", "rate", rate],
-        [
-            "filter",
-            "add",
-            "dev",
-            "eth0",
-            "parent",
-            "1:",
-            "protocol",
-            "ip",
-            "prio",
-            "1",
-            "u32",
-            "match",
-            "ip",
-            "dst",
-            f"{dst.address}/32",
-            "flowid",
-            "1:30",
-        ],
-    ):
-        fleet.exec(src, ["tc", *argv])
-
-
-def star_with_one_server(fleet):
-    """DCPerf's star with one server, h1, and three clients (no documents of their own)."""
-    h1, h2, h3, h4 = fleet.hosts
-    proc = fleet.playbook(
-        mode="star",
-        groups={"health_check_server": [h1], "health_check_clients": [h2, h3, h4]},
-        args="--only system,network --ping-count 3 --iperf-time 2 " + VM_LIMITS,
-        extra_vars=QUICK,
-    )
-    assert proc.returncode == 0, output(proc)
-    assert "Leaders measure what settles the suspects" in proc.stdout, output(proc)
-    run, report = last_run(fleet)
-    assert_no_responder_left(fleet)
-    return run, report, {m["label"]: m for m in report["machines"]}
-
-
-def measured(run):
-    """Every document's bandwidth measurements, one line each: a failure shows what was measured
-    (on this 2-CPU VM a starved transfer is the usual cause, not the judge)."""
-    lines = []
-    for doc in sorted(run.glob("h*.json")):
-        data = json.loads(doc.read_text())
-        pairs = [f"{m.get('hostname')} {m.get('bandwidth', m.get('error'))}" for m in data.get("iperf3 bandwidth", [])]
-        lines.append(f"{doc.name}: {', '.join(pairs) or '-'}")
-    return "\n".join(lines)
-
-
-# The two-round star first: its minute is mostly wall time (shaped transfers, two rounds), and
-# the CPU-bound playbooks after it then have the CPUs to themselves once the groups beside them
-# (scripts/test.sh) have finished. Its verdicts rest on its transfers' rates: the fleet's
-# processes run before the groups beside it in the CPU (scripts/test.sh), and its links run at
-# 300 Mbit/s, a sixth of the CPU per byte of a gigabit.
-def test_a_second_round_settles_a_one_server_star_slow_client_and_slow_path(fleet):
-    """DCPerf's star with one server (h1) and three clients, one playbook for both cases: h4 slow
-    (its own link shaped) and the path h1 -> h3 slow (only h1's traffic to h3 shaped). Neither can
-    be told apart after the first round, where one server measured them. The playbook's second
-    round measures h3 and h4 from the one host under no suspicion (h2), and the report of both
-    rounds blames h4 (slow from there too: as the client, or as a machine when it led a test of
-    its own) and the path h1 <-> h3 (fine from there); nobody else is failed, and nothing is
-    left suspect.
-
-    The links run at 300 Mbit/s, not the fixture's 1 Gbit/s: the four hosts share this VM's two
-    CPUs, and with CI's compilers beside them a 1 Gbit/s transfer was once starved to a fifth of
-    its rate (the one measurement from the helper that settles h3 came out poor)."""
-    h1, h3, h4 = fleet.hosts[0], fleet.hosts[2], fleet.hosts[3]
-    fleet.shape_all("300mbit")
-    fleet.shape(h4, "50mbit")
-    shape_path(fleet, h1, h3, "50mbit", rest="300mbit")
-    try:
-        run, report, machines = star_with_one_server(fleet)
-    finally:
-        fleet.exec(h1, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
-        fleet.shape_all("1gbit")
-    seen = measured(run)
-    resolves = sorted(p.name for p in run.glob("*.resolve.json"))
-    assert {"h3.resolve.json", "h4.resolve.json"} <= set(resolves), list(run.iterdir())
-    findings = [f for f in report["findings"] if f["figure"].startswith("network.bandwidth")]
-    assert not any("suspect" in f for f in findings), (
-        seen + "\n" + "\n".join(f"{f['headline']}: {f['message']}" for f in report["findings"])
-    )
-    # The fleet's namespaces share this VM's two CPUs: an RTT of 3 pings, tens of microseconds,
-    # taken while another host's run writes its identity, now and then comes out 50 % and 50 us
-    # above the rest. Measured once, that path is rightly left suspect; bandwidth is what this
-    # test is about.
-    latency_suspects = {
-        name for f in report["findings"] if f["figure"].startswith("ping.latency") for name in f.get("suspect") or []
-    }
-    # The slow client.
-    assert machines["h4"]["status"] == "fail", (machines["h4"], seen)
-    assert "network.bandwidth" in machines["h4"]["reasons"][0], machines["h4"]["reasons"]
-    # Its link is shaped both ways: as the client, or (where the second round had it lead a test
-    # to learn its model) as a machine slow in both roles.
-    assert {("h4", "client"), ("h4", "machine")} & {(f["machine"], f["scope"]) for f in findings}, findings
-    # The slow path, and only that about h3.
-    links = [f for f in findings if f.get("link") and set(f["link"]) == {"h1", "h3"}]
-    assert links, (report["findings"], seen)
-    assert "poor only between h1 and" in links[0]["message"], links[0]["message"]
-    assert not [f for f in findings if f["scope"] != "link" and f["machine"] != "h4"], (findings, seen)
-
-    def not_blamed(m):
-        if m["status"] == "suspect":
-            return m["label"] in latency_suspects
-        return m["status"] not in ("fail", "warn")
-
-    for m in report["machines"]:
-        if m["label"] not in ("h4", h4.address):
-            assert not_blamed(m), (m, seen)
-
-
 @pytest.fixture(scope="module")
 def pairs_run(fleet):
     """pairs with h4's sshd stopped (unreachable) and h3's work directory impossible to create (its
@@ -538,3 +417,121 @@ def test_the_fleet_report_gives_the_reason_a_host_has_no_document(pairs_run):
     reasons = {m["label"]: " ".join(m.get("reasons", [])) for m in report["machines"]}
     assert "unreachable" in reasons["h4"] and "Connection refused" in reasons["h4"], reasons
     assert "work directory" in reasons["h3"], reasons
+
+
+def shape_path(fleet, src, dst, rate, rest):
+    """Only `src`'s traffic to `dst` through `rate` (an htb class chosen by a u32 filter on the
+    destination; the rest through a class of `rest`). This kernel has no prio qdisc."""
+    tc = ["tc", "qdisc", "del", "dev", "eth0", "root"]
+    fleet.exec(src, tc, check=False)
+    for argv in (
+        ["qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", "default", "10"],
+        ["class", "add", "dev", "eth0", "parent", "1:", "classid", "1:10", "htb", "rate", rest],
+        ["class", "add", "dev", "eth0", "parent", "1:", "classid", "1:30", "htb", "rate", rate],
+        [
+            "filter",
+            "add",
+            "dev",
+            "eth0",
+            "parent",
+            "1:",
+            "protocol",
+            "ip",
+            "prio",
+            "1",
+            "u32",
+            "match",
+            "ip",
+            "dst",
+            f"{dst.address}/32",
+            "flowid",
+            "1:30",
+        ],
+    ):
+        fleet.exec(src, ["tc", *argv])
+
+
+def star_with_one_server(fleet):
+    """DCPerf's star with one server, h1, and three clients (no documents of their own)."""
+    h1, h2, h3, h4 = fleet.hosts
+    proc = fleet.playbook(
+        mode="star",
+        groups={"health_check_server": [h1], "health_check_clients": [h2, h3, h4]},
+        args="--only system,network --ping-count 3 --iperf-time 2 " + VM_LIMITS,
+        extra_vars=QUICK,
+    )
+    assert proc.returncode == 0, output(proc)
+    assert "Leaders measure what settles the suspects" in proc.stdout, output(proc)
+    run, report = last_run(fleet)
+    assert_no_responder_left(fleet)
+    return run, report, {m["label"]: m for m in report["machines"]}
+
+
+def measured(run):
+    """Every document's bandwidth measurements, one line each: a failure shows what was measured
+    (on this 2-CPU VM a starved transfer is the usual cause, not the judge)."""
+    lines = []
+    for doc in sorted(run.glob("h*.json")):
+        data = json.loads(doc.read_text())
+        pairs = [f"{m.get('hostname')} {m.get('bandwidth', m.get('error'))}" for m in data.get("iperf3 bandwidth", [])]
+        lines.append(f"{doc.name}: {', '.join(pairs) or '-'}")
+    return "\n".join(lines)
+
+
+# The two-round star last: its verdicts rest on its shaped transfers, which the heaviest part of the
+# suite (every group at once, just before) once starved to two-thirds of their rate.
+def test_a_second_round_settles_a_one_server_star_slow_client_and_slow_path(fleet):
+    """DCPerf's star with one server (h1) and three clients, one playbook for both cases: h4 slow
+    (its own link shaped) and the path h1 -> h3 slow (only h1's traffic to h3 shaped). Neither can
+    be told apart after the first round, where one server measured them. The playbook's second
+    round measures h3 and h4 from the one host under no suspicion (h2), and the report of both
+    rounds blames h4 (slow from there too: as the client, or as a machine when it led a test of
+    its own) and the path h1 <-> h3 (fine from there); nobody else is failed, and nothing is
+    left suspect.
+
+    The links run at 300 Mbit/s, not the fixture's 1 Gbit/s: the four hosts share this VM's two
+    CPUs, and with CI's compilers beside them a 1 Gbit/s transfer was once starved to a fifth of
+    its rate (the one measurement from the helper that settles h3 came out poor)."""
+    h1, h3, h4 = fleet.hosts[0], fleet.hosts[2], fleet.hosts[3]
+    fleet.shape_all("300mbit")
+    fleet.shape(h4, "50mbit")
+    shape_path(fleet, h1, h3, "50mbit", rest="300mbit")
+    try:
+        run, report, machines = star_with_one_server(fleet)
+    finally:
+        fleet.exec(h1, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
+        fleet.shape_all("1gbit")
+    seen = measured(run)
+    resolves = sorted(p.name for p in run.glob("*.resolve.json"))
+    assert {"h3.resolve.json", "h4.resolve.json"} <= set(resolves), list(run.iterdir())
+    findings = [f for f in report["findings"] if f["figure"].startswith("network.bandwidth")]
+    assert not any("suspect" in f for f in findings), (
+        seen + "\n" + "\n".join(f"{f['headline']}: {f['message']}" for f in report["findings"])
+    )
+    # The fleet's namespaces share this VM's two CPUs: an RTT of 3 pings, tens of microseconds,
+    # taken while another host's run writes its identity, now and then comes out 50 % and 50 us
+    # above the rest. Measured once, that path is rightly left suspect; bandwidth is what this
+    # test is about.
+    latency_suspects = {
+        name for f in report["findings"] if f["figure"].startswith("ping.latency") for name in f.get("suspect") or []
+    }
+    # The slow client.
+    assert machines["h4"]["status"] == "fail", (machines["h4"], seen)
+    assert "network.bandwidth" in machines["h4"]["reasons"][0], machines["h4"]["reasons"]
+    # Its link is shaped both ways: as the client, or (where the second round had it lead a test
+    # to learn its model) as a machine slow in both roles.
+    assert {("h4", "client"), ("h4", "machine")} & {(f["machine"], f["scope"]) for f in findings}, findings
+    # The slow path, and only that about h3.
+    links = [f for f in findings if f.get("link") and set(f["link"]) == {"h1", "h3"}]
+    assert links, (report["findings"], seen)
+    assert "poor only between h1 and" in links[0]["message"], links[0]["message"]
+    assert not [f for f in findings if f["scope"] != "link" and f["machine"] != "h4"], (findings, seen)
+
+    def not_blamed(m):
+        if m["status"] == "suspect":
+            return m["label"] in latency_suspects
+        return m["status"] not in ("fail", "warn")
+
+    for m in report["machines"]:
+        if m["label"] not in ("h4", h4.address):
+            assert not_blamed(m), (m, seen)
