@@ -517,10 +517,10 @@ def test_a_second_round_settles_a_one_server_star_slow_client_and_slow_path(flee
     }
     # The slow client.
     assert machines["h4"]["status"] == "fail", (machines["h4"], seen)
-    assert "network.bandwidth" in machines["h4"]["reasons"][0], machines["h4"]["reasons"]
+    assert "network.bandwidth" in machines["h4"]["reasons"][0], (machines["h4"]["reasons"], findings, seen)
     # Its link is shaped both ways: as the client, or (where the second round had it lead a test
     # to learn its model) as a machine slow in both roles.
-    assert {("h4", "client"), ("h4", "machine")} & {(f["machine"], f["scope"]) for f in findings}, findings
+    assert {("h4", "client"), ("h4", "machine")} & {(f["machine"], f["scope"]) for f in findings}, (findings, seen)
     # The slow path, and only that about h3.
     links = [f for f in findings if f.get("link") and set(f["link"]) == {"h1", "h3"}]
     assert links, (report["findings"], seen)
