@@ -468,12 +468,15 @@ def star_with_one_server(fleet):
 
 
 def measured(run):
-    """Every document's bandwidth measurements, one line each: a failure shows what was measured
+    """Every document's bandwidth measurements (both directions), one line each: a failure shows what was measured
     (on this 2-CPU VM a starved transfer is the usual cause, not the judge)."""
     lines = []
     for doc in sorted(run.glob("h*.json")):
         data = json.loads(doc.read_text())
-        pairs = [f"{m.get('hostname')} {m.get('bandwidth', m.get('error'))}" for m in data.get("iperf3 bandwidth", [])]
+        pairs = [
+            f"{m.get('hostname')} {m.get('bandwidth', m.get('error'))} (reverse {m.get('reverse_gbps')})"
+            for m in data.get("iperf3 bandwidth", [])
+        ]
         lines.append(f"{doc.name}: {', '.join(pairs) or '-'}")
     return "\n".join(lines)
 
