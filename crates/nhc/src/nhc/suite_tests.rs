@@ -188,13 +188,11 @@ struct Places {
 }
 
 impl Places {
-    fn fill(&self, s: &str, machine: &Value, line: &str) -> String {
+    /// `now` (seconds since the epoch) is the assertion's one moment: the line and NHC's message
+    /// filled a second apart would name ages a second apart.
+    fn fill(&self, s: &str, machine: &Value, line: &str, now: i64) -> String {
         use std::os::unix::fs::MetadataExt;
         let root = std::fs::symlink_metadata("/").unwrap();
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_secs() as i64;
         let rdev = root.rdev();
         let mut out = s.to_string();
         let stats = [
@@ -353,7 +351,11 @@ fn check_line(a: &Value, suite: &Value, places: &Places) -> Result<(), String> {
     let machine = a["machine"]
         .as_str()
         .map_or(Value::Null, |m| suite["machines"][m].clone());
-    let line = places.fill(&text(a, "line"), &machine, &text(a, "line"));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let line = places.fill(&text(a, "line"), &machine, &text(a, "line"), now);
     let mut conf = String::new();
     for (k, v) in machine["settings"].as_object().into_iter().flatten() {
         let v = quoted(v.as_str().unwrap_or_default()).replace('\\', "\\\\");
@@ -403,7 +405,7 @@ fn check_line(a: &Value, suite: &Value, places: &Places) -> Result<(), String> {
             "NHC failed without a message; we said {failures:?}"
         )),
         (Value::String(msg), _) => {
-            let msg = places.fill(msg, &machine, &text(a, "line"));
+            let msg = places.fill(msg, &machine, &text(a, "line"), now);
             // Where NHC acted (created a directory, started or killed a service), its message
             // ends with what it did; ours says what NHC would have done instead.
             let said = nhc_said_before_acting(&msg);
