@@ -90,8 +90,10 @@ bg_wait() { # NAME: wait for it; print its output; fail the suite with it
 # that measure need them quiet, and pytest's tests (Ansible's round trips, Slurm's intervals,
 # responders' grace periods) leave them idle a third of the time, their real runs lifting the
 # interference limits. So: the release build beside the package installation (mostly downloads);
-# then the Rust tests, which measure, alone; then pytest beside every other build (lints, macOS,
-# the shipped features, docs, aarch64); last, the aarch64 tests under qemu-user.
+# then the Rust tests that compare figures with references: the accuracy tests (beside the unit
+# tests' build, at the lowest priority, in the CPU they leave idle) and the degraded fleet
+# alone; then the integration tests and pytest beside every other build (lints, macOS, the
+# shipped features, docs, aarch64); last, the aarch64 tests under qemu-user.
 step "rustup target add aarch64-unknown-linux-gnu x86_64-apple-darwin; cargo fmt --all --check"
 rustup target add aarch64-unknown-linux-gnu x86_64-apple-darwin >/dev/null 2>&1
 cargo fmt --all --check

@@ -876,11 +876,11 @@ fn plan_resolve(
     // Suspicion is per figure: a host whose ping was noisy may settle a bandwidth question.
     let mut under_suspicion: HashMap<&str, Vec<bool>> = HashMap::new();
     for s in suspects {
-        let flags = under_suspicion
+        let marks = under_suspicion
             .entry(s.key.as_str())
             .or_insert_with(|| vec![false; n]);
         for &m in &s.unverified {
-            flags[m] = true;
+            marks[m] = true;
         }
     }
     let fine_servers: HashMap<&str, Vec<bool>> = pending
