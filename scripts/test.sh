@@ -65,9 +65,9 @@ bg_start() { # NAME COMMAND...: start in the background
   "$@" >"$LOGS/$name.log" 2>&1 &
   BG[$name]=$!
 }
-kill_tree() { # PID: it and everything it started
-  local children child
-  read -r -a children < <(cat /proc/"$1"/task/*/children 2>/dev/null)
+kill_tree() { # PID: it and everything it started (a process that has ended has no children)
+  local children=() child
+  read -r -a children < <(cat /proc/"$1"/task/*/children 2>/dev/null) || true
   for child in "${children[@]}"; do kill_tree "$child"; done
   kill "$1" 2>/dev/null || true
 }
@@ -82,7 +82,8 @@ bg_wait() { # NAME: wait for it; print its output; fail the suite with it
   wait "${BG[$name]}" || rc=$?
   step "$name (ran in the background; exit $rc)"
   cat "$LOGS/$name.log" >&2
-  unset "BG[$name]"
+  # Single quotes: the name is expanded once, as a key (a name with a quote in it stays whole).
+  unset 'BG[$name]'
   [ "$rc" -eq 0 ] || { echo "FAILED: $name (exit $rc)" >&2; exit "$rc"; }
 }
 
@@ -282,5 +283,7 @@ bg_wait "pytest (Slurm, deployment, install)"
 bg_wait "pytest (what runs wrote)"
 rm -rf "$PYTEST_TMP"
 bg_wait "$CHECKS"
+# Every background step was waited for (the exit trap would otherwise stop what is left).
+[ "${#BG[@]}" -eq 0 ] || { echo "FAILED: never waited for: ${!BG[*]}" >&2; exit 1; }
 
 step "all tests passed"
