@@ -538,6 +538,7 @@ def test_a_second_round_settles_a_one_server_star_slow_client_and_slow_path(flee
             return m["label"] in latency_suspects
         return m["status"] not in ("fail", "warn")
 
+    every_finding = "\n".join(f"{f['headline']}: {f['message']}" for f in report["findings"])
     for m in report["machines"]:
         if m["label"] not in ("h4", h4.address):
-            assert not_blamed(m), (m, seen)
+            assert not_blamed(m), f"{m['label']} {m['status']}: {m.get('reasons')}\n{seen}\n{every_finding}"
