@@ -355,11 +355,14 @@ def test_mesh_gives_a_complete_matrix_in_lockstep_rounds_and_flags_the_slow_host
             for j in range(n):
                 cell = matrix[name][i][j]
                 assert (cell is None) if i == j else (cell is not None and cell > 0), f"{name}[{i}][{j}] = {cell}"
+    # Every cell where the matrix says: the slow host's under its 200 Mbit/s, the others' well above
+    # it. Not at their 1 Gbit/s: a round's two 1-second transfers share the CPUs with the suite's
+    # other groups (0.49 seen); the links' accuracy is the integration tests'.
     for i in range(n):
         for j in range(n):
             if i != j:
                 bw = matrix["bandwidth_gbps"][i][j]
-                assert (bw < 0.21) if slow.name in (matrix["machines"][i], matrix["machines"][j]) else bw > 0.8, (
+                assert (bw < 0.21) if slow.name in (matrix["machines"][i], matrix["machines"][j]) else bw > 0.3, (
                     f"bandwidth {matrix['machines'][i]} -> {matrix['machines'][j]}: {bw}"
                 )
 

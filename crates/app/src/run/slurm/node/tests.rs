@@ -204,3 +204,17 @@ fn a_partition_is_counted_and_an_odd_answer_is_unknown() {
         );
     }
 }
+
+#[test]
+fn a_node_listed_twice_counts_once_as_its_last_line_says() {
+    let text = "n2\x1fidle\x1f(null)\x1fnone\n\
+                n1\x1fidle\x1f(null)\x1fnone\n\
+                n2\x1fdrained\x1f(null)\x1fhealth_check: errors.edac: check failed\n\
+                n3\x1fidle\x1f(null)\x1fnone\n";
+    let p = parse_partition(text, "debug", "n1").unwrap();
+    let names: Vec<&str> = p.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["n1", "n2", "n3"]);
+    assert_eq!(p.node("n2").unwrap().state, "drained");
+    assert_eq!(p.ours_besides("n1"), 1);
+    assert_eq!(p.allowed(100.0), 3);
+}
