@@ -1,5 +1,5 @@
 """ansible/fleet.yml on a real fleet: 4 hosts as network namespaces on a bridge, each with its own
-sshd, 1 Gbit/s token-bucket links (tests/python/fleet_harness.py). Runs the playbook with
+sshd, 300 Mbit/s token-bucket links (tests/python/fleet_harness.py). Runs the playbook with
 ansible-core in pairs and mesh modes and checks what an operator relies on: every document
 gathered, the mesh matrix complete, the host behind a slower link flagged, an unreachable host and
 a failed one reported with their reasons while the others complete, rounds in lockstep, no
@@ -217,6 +217,10 @@ def test_addresses_are_taken_as_given_or_resolved_on_the_controller():
 # ---------------------------------------------------------------- a real fleet
 
 
+# Every host's link, both ways (the tests that slow one say so).
+LINK = "300mbit"
+
+
 def need(reason):
     require(not reason, reason)
 
@@ -224,8 +228,11 @@ def need(reason):
 @pytest.fixture(scope="module")
 def fleet(binary, tmp_path_factory):
     need(fh.missing_prerequisite(binary))
+    # 300 Mbit/s, not 1 Gbit/s: the four hosts share this VM's two CPUs with the suite's other
+    # groups, and 1-second transfers at 1 Gbit/s came out at 0.44-0.49 of it there (packets are
+    # the kernel's work, not at the tests' priority), a path found poor that was not.
     with fh.Fleet(4, tmp_path_factory.mktemp("fleet"), binary=binary) as f:
-        f.shape_all("1gbit")
+        f.shape_all(LINK)
         f.warm()
         yield f
 
@@ -290,10 +297,8 @@ def test_pairs_gathers_every_live_host_and_records_why_the_others_have_none(flee
     leader = json.loads((run / "h1.json").read_text())
     assert leader["health_check"]["sections"]["network"] == "ok"
     measured = {b["hostname"]: b for b in leader["iperf3 bandwidth"]}
-    # A real transfer over the shaped link, never above it. Its accuracy is the integration
-    # tests' (links alone); here a 1-second transfer shares the CPUs with the suite (0.44 seen).
     bandwidth = measured[fleet.hosts[1].address]["bandwidth"]
-    assert 0.25 < bandwidth <= 1.05, f"h1 measured h2 over its 1 Gbit/s link: {bandwidth} Gbit/s"
+    assert 0.8 * 0.3 < bandwidth <= 1.05 * 0.3, f"h1 measured h2 over its 300 Mbit/s link: {bandwidth} Gbit/s"
     assert "error" in measured[h3.address], "h3 never started its responder"
     unreachable = json.loads((run / "h4.json").read_text())["fleet_host_error"]
     assert unreachable.startswith("unreachable:") and "Connection refused" in unreachable, unreachable
@@ -318,7 +323,7 @@ def test_pairs_gathers_every_live_host_and_records_why_the_others_have_none(flee
 
 @pytest.fixture(scope="module")
 def mesh_run(fleet, pairs_run):
-    """mesh with h3 behind 200 Mbit/s instead of 1 Gbit/s, a responder left in h1 by an 'earlier
+    """mesh with h3 behind 50 Mbit/s instead of 300, a responder left in h1 by an 'earlier
     interrupted run' (the playbook must stop it through its pid file), and a baseline learned from
     the pairs run's documents."""
     slow = fleet.hosts[2]
@@ -331,13 +336,13 @@ def mesh_run(fleet, pairs_run):
         env=fleet.env(),
     )
     plant_leftover_responder(fleet, fleet.hosts[0])
-    fleet.shape(slow, "200mbit")
+    fleet.shape(slow, "50mbit")
     try:
         proc = fleet.playbook(
             mode="mesh", args=QUICK_ARGS, extra_vars={**QUICK, "health_check_baseline": str(baseline)}
         )
     finally:
-        fleet.shape(slow, "1gbit")
+        fleet.shape(slow, LINK)
     assert proc.returncode == 0, output(proc)
     run, report = last_run(fleet)
     return proc, run, report, slow
@@ -355,14 +360,11 @@ def test_mesh_gives_a_complete_matrix_in_lockstep_rounds_and_flags_the_slow_host
             for j in range(n):
                 cell = matrix[name][i][j]
                 assert (cell is None) if i == j else (cell is not None and cell > 0), f"{name}[{i}][{j}] = {cell}"
-    # Every cell where the matrix says: the slow host's under its 200 Mbit/s, the others' well above
-    # it. Not at their 1 Gbit/s: a round's two 1-second transfers share the CPUs with the suite's
-    # other groups (0.49 seen); the links' accuracy is the integration tests'.
     for i in range(n):
         for j in range(n):
             if i != j:
                 bw = matrix["bandwidth_gbps"][i][j]
-                assert (bw < 0.21) if slow.name in (matrix["machines"][i], matrix["machines"][j]) else bw > 0.3, (
+                assert (bw < 0.055) if slow.name in (matrix["machines"][i], matrix["machines"][j]) else bw > 0.24, (
                     f"bandwidth {matrix['machines'][i]} -> {matrix['machines'][j]}: {bw}"
                 )
 
@@ -498,18 +500,17 @@ def test_a_second_round_settles_a_one_server_star_slow_client_and_slow_path(flee
     its own) and the path h1 <-> h3 (fine from there); nobody else is failed, and nothing is
     left suspect.
 
-    The links run at 300 Mbit/s, not the fixture's 1 Gbit/s: the four hosts share this VM's two
-    CPUs, and with CI's compilers beside them a 1 Gbit/s transfer was once starved to a fifth of
-    its rate (the one measurement from the helper that settles h3 came out poor)."""
+    The links run at the fixture's 300 Mbit/s: with 1 Gbit/s and CI's compilers beside them, a
+    transfer was once starved to a fifth of its rate (the one measurement from the helper that
+    settles h3 came out poor)."""
     h1, h3, h4 = fleet.hosts[0], fleet.hosts[2], fleet.hosts[3]
-    fleet.shape_all("300mbit")
     fleet.shape(h4, "50mbit")
-    shape_path(fleet, h1, h3, "50mbit", rest="300mbit")
+    shape_path(fleet, h1, h3, "50mbit", rest=LINK)
     try:
         run, report, machines = star_with_one_server(fleet)
     finally:
         fleet.exec(h1, ["tc", "qdisc", "del", "dev", "eth0", "root"], check=False)
-        fleet.shape_all("1gbit")
+        fleet.shape_all(LINK)
     seen = measured(run)
     resolves = sorted(p.name for p in run.glob("*.resolve.json"))
     assert {"h3.resolve.json", "h4.resolve.json"} <= set(resolves), list(run.iterdir())
@@ -536,10 +537,17 @@ def test_a_second_round_settles_a_one_server_star_slow_client_and_slow_path(flee
     assert "poor only between h1 and" in links[0]["message"], links[0]["message"]
     assert not [f for f in findings if f["scope"] != "link" and f["machine"] != "h4"], (findings, seen)
 
+    # The same noise warns too: all three pings of a healthy client at 0.1 ms against 0.025 seen.
+    def latency_only(label):
+        about = [f for f in report["findings"] if f["machine"] == label or label in (f.get("suspect") or [])]
+        return about and all(f["figure"].startswith("ping.latency") and f["severity"] != "fail" for f in about)
+
     def not_blamed(m):
         if m["status"] == "suspect":
             return m["label"] in latency_suspects
-        return m["status"] not in ("fail", "warn")
+        if m["status"] == "warn":
+            return latency_only(m["label"])
+        return m["status"] != "fail"
 
     every_finding = "\n".join(f"{f['headline']}: {f['message']}" for f in report["findings"])
     for m in report["machines"]:
