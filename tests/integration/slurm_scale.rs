@@ -127,7 +127,7 @@ fn storm_with(dir: &Path, states: &Path, failing: usize, more: &[&str]) -> Vec<S
                 .args(["--deadline", "300", "--only", "system"])
                 .env("HEALTH_CHECK_INJECT_PANIC", "system")
                 // No backtrace of the panic (its stderr is dropped): with RUST_BACKTRACE set,
-                // reading the binary's symbols was two-thirds of the storm's 48 CPU-seconds.
+                // reading the binary's symbols was over a third of the storm's 48 CPU-seconds.
                 .env("RUST_BACKTRACE", "0")
                 .env_remove("HEALTH_CHECK_OPTS")
                 .env_remove("HEALTH_CHECK_HISTORY")

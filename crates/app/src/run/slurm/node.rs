@@ -273,9 +273,9 @@ pub fn parse_partition(
     partition: &str,
     me: &str,
 ) -> Result<Partition, ControllerError> {
-    // A node listed twice (sinfo lists a node once per state it is in) counts once, as its last
-    // line says. Most nodes have neither comment nor reason: two allocations a line, for
-    // partitions of tens of thousands of nodes read by each of their nodes.
+    // A node listed twice counts once, as its last line says. Most nodes have neither comment
+    // nor reason: two allocations a line, for partitions of tens of thousands of nodes, read by
+    // each node that fails.
     let mut nodes = Vec::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let mut parts = line.splitn(4, SINFO_SEPARATOR);
