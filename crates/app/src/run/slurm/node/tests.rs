@@ -218,3 +218,60 @@ fn a_node_listed_twice_counts_once_as_its_last_line_says() {
     assert_eq!(p.ours_besides("n1"), 1);
     assert_eq!(p.allowed(100.0), 3);
 }
+
+/// The reading as the earlier one made it (a tree by name, the last line winning), kept as the
+/// property test's reference: the order and allocation changed, never what is read.
+fn partition_as_a_tree(text: &str, me: &str) -> Option<Vec<(String, String, String, String)>> {
+    let mut nodes = std::collections::BTreeMap::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let f: Vec<&str> = line.splitn(4, SINFO_SEPARATOR).collect();
+        if f.len() < 4 {
+            return None;
+        }
+        let unset = |v: &str| {
+            let v = v.trim();
+            if v == "(null)" || v == "none" { "" } else { v }.to_string()
+        };
+        let name = f[0].trim().to_string();
+        let fields = (
+            name.clone(),
+            f[1].trim().to_string(),
+            unset(f[2]),
+            unset(f[3]),
+        );
+        nodes.insert(name, fields);
+    }
+    (!nodes.is_empty() && nodes.contains_key(me)).then(|| nodes.into_values().collect())
+}
+
+use proptest::prelude::*;
+
+proptest::proptest! {
+    /// Generated sinfo answers (names repeated, padded, fields unset or not, lines that cannot
+    /// be read, any text): never a panic, and the same nodes as the reference, in name order.
+    #[test]
+    fn a_partition_is_read_as_the_reference_reads_it(
+        lines in proptest::collection::vec(
+            proptest::prop_oneof![
+                4 => (
+                    proptest::sample::select(vec!["n1", "n2", " n2", "n10", "", "n1 "]),
+                    proptest::sample::select(vec!["idle", "drained", " mixed ", ""]),
+                    proptest::sample::select(vec!["(null)", "none", "DIMM", " x "]),
+                    proptest::sample::select(vec!["none", "health_check: a", "admin", ""]),
+                )
+                    .prop_map(|(n, s, c, r)| format!("{n}\x1f{s}\x1f{c}\x1f{r}")),
+                1 => ".{0,12}",
+            ],
+            0..12,
+        ),
+    ) {
+        let text = lines.join("\n");
+        let ours = parse_partition(&text, "p", "n1").ok().map(|p| {
+            p.nodes
+                .into_iter()
+                .map(|n| (n.name, n.state, n.comment, n.reason))
+                .collect::<Vec<_>>()
+        });
+        proptest::prop_assert_eq!(ours, partition_as_a_tree(&text, "n1"));
+    }
+}
