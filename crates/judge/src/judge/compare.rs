@@ -5,13 +5,15 @@
 //! figures are the blame's (`blame/`); the N x N matrix is drawn here.
 
 use super::machine::Machine;
-use super::pipeline::{Judged, Population, Sample, Subject};
+use super::pipeline::{Judged, Population, Sample, Subject, distinct};
 use super::rules::{Rule, Rules};
 use super::view::View;
 use crate::units::number;
-use crate::wire::figures::{self, Figure, KeyParts, basis_difference, dotted};
+use crate::wire::figures::{self, Figure, KeyParts, Spec, basis_difference, dotted};
 use crate::wire::fleet::{FigureStats, Finding, GroupEntry, MachineStatus, Matrix, Scope, Sku};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use foldhash::fast::FixedState;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// Caches which rule judges each figure name (names repeat across a fleet).
 pub struct RuleCache<'r> {
@@ -103,10 +105,45 @@ fn by_basis(figs: &[(usize, &Figure)]) -> Vec<(String, Vec<(usize, usize)>)> {
     let mut out: Vec<(String, Vec<(usize, usize)>)> =
         parts.into_iter().map(|(b, v)| (b.to_string(), v)).collect();
     // The most machines first: the group's own way of measuring.
-    out.sort_by_key(|(_, v)| {
-        std::cmp::Reverse(v.iter().map(|s| s.0).collect::<BTreeSet<_>>().len())
-    });
+    out.sort_by_key(|(_, v)| std::cmp::Reverse(distinct(v.iter().map(|s| s.0))));
     out
+}
+
+/// The keys of a group's figures, numbered. A figure's spec is shared by the figures a reading
+/// thread read alike, so a key is found by the spec's address first (a hash of a pointer), and
+/// only a spec not seen yet has its key's parts hashed: 10,000 machines x 250 figures were most
+/// of a fleet's comparison when each was hashed by its name and labels.
+#[derive(Default)]
+struct KeyIndex<'a> {
+    by_spec: HashMap<*const Spec, usize, FixedState>,
+    by_parts: HashMap<KeyParts<'a>, usize, FixedState>,
+    parts: Vec<KeyParts<'a>>,
+}
+
+impl<'a> KeyIndex<'a> {
+    /// The number of `fig`'s key.
+    fn of(&mut self, fig: &'a Figure) -> usize {
+        let spec = Arc::as_ptr(&fig.spec);
+        if let Some(&k) = self.by_spec.get(&spec) {
+            return k;
+        }
+        let parts = fig.key_parts();
+        let next = self.parts.len();
+        let k = *self.by_parts.entry(parts).or_insert(next);
+        if k == next {
+            self.parts.push(parts);
+        }
+        self.by_spec.insert(spec, k);
+        k
+    }
+
+    /// The keys' dotted names, by number.
+    fn names(&self) -> Vec<String> {
+        self.parts
+            .iter()
+            .map(|&(name, labels)| dotted(name, labels))
+            .collect()
+    }
 }
 
 /// Compares every group on the figures that are not per client. Returns the groups' statistics
@@ -119,38 +156,45 @@ pub fn compare(
     let mut entries = Vec::with_capacity(groups.len());
     let mut findings = Vec::new();
     for (sku, members) in groups {
-        // Keyed by the key's parts, borrowed: a string per figure was most of a fleet's time.
-        let mut parts: HashMap<KeyParts, Vec<(usize, usize)>> = HashMap::new();
-        let mut seen: HashSet<KeyParts> = HashSet::new();
+        // Each figure's key by number; the samples of each key that is not per client.
+        let mut keys = KeyIndex::default();
+        let mut samples: Vec<Vec<(usize, usize)>> = Vec::new();
+        let mut own: Vec<Vec<usize>> = Vec::with_capacity(members.len());
         for &m in members {
-            for (f, fig) in machines[m].figures.iter().enumerate() {
-                let key = fig.key_parts();
-                if !fig.family.per_client() {
-                    parts.entry(key).or_default().push((m, f));
+            let figures = &machines[m].figures;
+            let mut mine = Vec::with_capacity(figures.len());
+            for (f, fig) in figures.iter().enumerate() {
+                let k = keys.of(fig);
+                if samples.len() <= k {
+                    samples.resize_with(k + 1, Vec::new);
                 }
-                seen.insert(key);
+                if !fig.family.per_client() {
+                    samples[k].push((m, f));
+                }
+                mine.push(k);
             }
+            own.push(mine);
         }
-        let by_key: BTreeMap<String, Vec<(usize, usize)>> = parts
-            .into_iter()
-            .map(|((name, labels), v)| (dotted(name, labels), v))
-            .collect();
-        let keys: BTreeSet<String> = seen
-            .into_iter()
-            .map(|(name, labels)| dotted(name, labels))
-            .collect();
-        let mut stats = Vec::with_capacity(by_key.len());
+        let names = keys.names();
+        drop(keys);
+        // By name, as the report lists them.
+        let mut order: Vec<usize> = (0..names.len()).collect();
+        order.sort_by(|&a, &b| names[a].cmp(&names[b]));
+        let mut stats = Vec::new();
         let mut not_compared: Vec<(usize, String)> = Vec::new();
-        for (key, samples) in &by_key {
-            let figs: Vec<(usize, &Figure)> = samples
+        for &k in &order {
+            if samples[k].is_empty() {
+                continue;
+            }
+            let key = &names[k];
+            let figs: Vec<(usize, &Figure)> = samples[k]
                 .iter()
                 .map(|&(m, f)| (m, &machines[m].figures[f]))
                 .collect();
             let parts = by_basis(&figs);
             let main_basis = parts.first().map(|p| p.0.clone()).unwrap_or_default();
             for (basis, part) in &parts {
-                let machines_here: BTreeSet<usize> = part.iter().map(|s| s.0).collect();
-                if machines_here.len() < 2 && members.len() > 1 {
+                if distinct(part.iter().map(|s| s.0)) < 2 && members.len() > 1 {
                     let why = if *basis == main_basis {
                         "no other machine of its model measured it".to_string()
                     } else {
@@ -170,7 +214,7 @@ pub fn compare(
         for (m, why) in not_compared {
             machines[m].entry.not_compared.push(why);
         }
-        mark_missing(machines, members, &keys);
+        mark_missing(machines, members, &own, &names, &order);
         entries.push(GroupEntry {
             sku: sku.clone(),
             label: sku.label(),
@@ -212,7 +256,7 @@ fn judge_part(
         unit: family.unit.to_string(),
         direction: family.direction,
         count: values.len(),
-        machines: figs.iter().map(|f| f.0).collect::<BTreeSet<_>>().len(),
+        machines: distinct(figs.iter().map(|f| f.0)),
         median: reference.median,
         mad: reference.mad,
         min: values.iter().copied().fold(f64::INFINITY, f64::min),
@@ -264,16 +308,29 @@ fn judge_part(
     (Some(stats), found)
 }
 
-/// Lists the keys a group's machines have that this machine lacks.
-fn mark_missing(machines: &mut [Machine], members: &[usize], keys: &BTreeSet<String>) {
-    for &m in members {
+/// Lists the keys a group's machines have that this machine lacks: `own[i]` holds the key
+/// numbers of `members[i]`'s figures, `names` the keys' names, `order` the numbers by name.
+fn mark_missing(
+    machines: &mut [Machine],
+    members: &[usize],
+    own: &[Vec<usize>],
+    names: &[String],
+    order: &[usize],
+) {
+    // Which member last had each key: no set per machine.
+    let mut had = vec![usize::MAX; names.len()];
+    for (i, (&m, mine)) in members.iter().zip(own).enumerate() {
         if machines[m].figures.is_empty() {
             continue;
         }
-        let own: std::collections::HashSet<String> =
-            machines[m].figures.iter().map(Figure::key).collect();
-        machines[m].entry.missing_figures =
-            keys.iter().filter(|k| !own.contains(*k)).cloned().collect();
+        for &k in mine {
+            had[k] = i;
+        }
+        machines[m].entry.missing_figures = order
+            .iter()
+            .filter(|&&k| had[k] != i)
+            .map(|&k| names[k].clone())
+            .collect();
     }
 }
 
