@@ -12,6 +12,7 @@ use super::document::{BandwidthEntry, Document, Profile, Section};
 use super::identity::MachineIdentity;
 use super::memory::MemoryPart;
 use super::storage::{Latency, StoragePart};
+use foldhash::fast::FixedState;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -785,7 +786,7 @@ impl std::hash::Hash for Spec {
 
 thread_local! {
     /// The specs this thread's figures share.
-    static SPECS: std::cell::RefCell<std::collections::HashSet<Arc<Spec>>> =
+    static SPECS: std::cell::RefCell<std::collections::HashSet<Arc<Spec>, FixedState>> =
         std::cell::RefCell::default();
 }
 
@@ -829,7 +830,7 @@ pub type Labels = Arc<[String]>;
 /// different sets could read alike.
 #[derive(Default)]
 struct SharedLabels {
-    by_text: HashMap<Box<str>, Labels>,
+    by_text: HashMap<Box<str>, Labels, FixedState>,
     text: String,
 }
 
@@ -960,34 +961,38 @@ pub struct Extracted {
 /// impossible ones: what a family's reader adds its figures to.
 pub struct Figures {
     out: Extracted,
-    bases: HashMap<String, Basis>,
+    bases: HashMap<Box<str>, Basis, FixedState>,
     common: String,
+    /// Where a basis is spelled to be looked up: a basis seen before costs no allocation.
+    text: String,
 }
 
 impl Figures {
     fn new(common: String) -> Figures {
         Figures {
             out: Extracted::default(),
-            bases: HashMap::new(),
+            bases: HashMap::default(),
             common,
+            text: String::new(),
         }
     }
 
     /// The basis of the common part plus `extra` (`key=value` pairs), shared.
     fn basis(&mut self, extra: &[(&str, String)]) -> Basis {
-        if extra.is_empty() {
-            if let Some(b) = self.bases.get(&self.common) {
-                return b.clone();
+        let text = &mut self.text;
+        text.clear();
+        text.push_str(&self.common);
+        for (k, v) in extra {
+            for part in [", ", k, "=", v] {
+                text.push_str(part);
             }
         }
-        let mut text = self.common.clone();
-        for (k, v) in extra {
-            text.push_str(&format!(", {k}={v}"));
+        if let Some(b) = self.bases.get(text.as_str()) {
+            return b.clone();
         }
-        self.bases
-            .entry(text)
-            .or_insert_with_key(|t| Arc::from(t.as_str()))
-            .clone()
+        let made: Basis = Arc::from(text.as_str());
+        self.bases.insert(text.as_str().into(), made.clone());
+        made
     }
 
     /// Adds `family`'s figure with `labels` and `value` (none when `None`), measured with

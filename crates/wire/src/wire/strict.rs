@@ -2,7 +2,10 @@
 //! keeps the last one silently (in maps and ignored fields). A section is read as its type from
 //! its own text, after this check, so a duplicated key must be caught here or it is never caught.
 
+use foldhash::fast::FixedState;
 use serde::de::{Deserialize, Deserializer, Error, MapAccess, SeqAccess, Visitor};
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt;
 
 /// A JSON value walked without being kept, that fails where an object names a key twice: the
@@ -19,7 +22,7 @@ impl<'de> Deserialize<'de> for NoRepeatedKey {
 struct WalkVisitor;
 
 /// An object's key, borrowed from the text where it has no escapes.
-struct Key<'de>(std::borrow::Cow<'de, str>);
+struct Key<'de>(Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -88,10 +91,22 @@ impl<'de> Visitor<'de> for WalkVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut keys = std::collections::HashSet::new();
+        // Most objects have a few keys: compared in a list, no hash and no allocation; a large
+        // one is hashed.
+        const LISTED: usize = 16;
+        let mut listed: Vec<Cow<'de, str>> = Vec::new();
+        let mut hashed: HashSet<Cow<'de, str>, FixedState> = HashSet::default();
         while let Some(Key(key)) = map.next_key::<Key>()? {
             map.next_value::<NoRepeatedKey>()?;
-            if !keys.insert(key.clone()) {
+            let repeated = if hashed.is_empty() && listed.len() < LISTED {
+                let seen = listed.contains(&key);
+                listed.push(key.clone());
+                seen
+            } else {
+                hashed.extend(listed.drain(..));
+                !hashed.insert(key.clone())
+            };
+            if repeated {
                 return Err(A::Error::custom(format!("duplicate key '{key}'")));
             }
         }
@@ -120,5 +135,28 @@ mod tests {
             escaped.is_err(),
             "a key spelled with an escape is the same key"
         );
+    }
+
+    /// Objects of 0 to 40 keys (the list and the hashed set both), a repeat anywhere or none:
+    /// refused exactly when a key repeats.
+    #[test]
+    fn a_repeat_is_found_in_small_and_large_objects() {
+        let mut rng = crate::rng::Rng::new(11);
+        for _ in 0..3000 {
+            let n = rng.below(41);
+            let mut keys: Vec<String> = (0..n).map(|i| format!("k{i}")).collect();
+            let repeat = n > 1 && rng.below(2) == 0;
+            if repeat {
+                let (from, to) = (rng.below(n), rng.below(n));
+                if from != to {
+                    keys[to] = keys[from].clone();
+                }
+            }
+            let unique = keys.iter().collect::<std::collections::HashSet<_>>().len() == n;
+            let body: Vec<String> = keys.iter().map(|k| format!("\"{k}\": [1]")).collect();
+            let text = format!("{{{}}}", body.join(", "));
+            let read = serde_json::from_str::<NoRepeatedKey>(&text);
+            assert_eq!(read.is_ok(), unique, "{text}");
+        }
     }
 }

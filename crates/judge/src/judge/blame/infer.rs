@@ -33,6 +33,7 @@
 //! data cannot tell its candidates apart (a client measured by one server only: the client or
 //! the path?): it is ambiguous, with the ends that are not shown fine.
 
+use foldhash::fast::FixedState;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, HashMap};
 
@@ -161,8 +162,8 @@ struct Live<'a> {
 /// Counts of live measurements per side, and per side and peer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Tallies {
-    side: HashMap<Side, Tally>,
-    pair: HashMap<(Side, usize), Tally>,
+    side: HashMap<Side, Tally, FixedState>,
+    pair: HashMap<(Side, usize), Tally, FixedState>,
 }
 
 impl Tallies {

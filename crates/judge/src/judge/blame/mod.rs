@@ -19,16 +19,18 @@ mod tests;
 
 use super::compare::RuleCache;
 use super::machine::Machine;
-use super::pipeline::{Judged, Population, Sample, Subject};
+use super::pipeline::{Judged, Population, Sample, Subject, distinct};
 use super::reference::Reference;
 use super::rules::Rule;
 use super::view::View;
 use crate::units::number;
-use crate::wire::figures::{BANDWIDTH, Direction, Family, Figure, REVERSE_BANDWIDTH};
+use crate::wire::figures::{BANDWIDTH, Direction, Family, Figure, REVERSE_BANDWIDTH, Spec};
 use crate::wire::fleet::{DocumentKind, Finding, MachineStatus, Resolve, Scope};
 use crate::wire::rule::{RuleSpec, Severity};
+use foldhash::fast::FixedState;
 use infer::{Fault, Obs, Role, Unexplained, infer};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// One measurement of a path.
 #[derive(Debug, Clone, Copy)]
@@ -72,8 +74,9 @@ struct SuspectPath {
 #[derive(Default)]
 struct Pending {
     suspects: Vec<SuspectPath>,
-    fine_servers: HashMap<String, BTreeSet<usize>>,
-    fine_clients: HashMap<String, BTreeSet<usize>>,
+    /// By key, a flag per machine.
+    fine_servers: HashMap<String, Vec<bool>>,
+    fine_clients: HashMap<String, Vec<bool>>,
 }
 
 /// Finds the machines and links behind poor per-client figures, on `view`'s paths (the clients
@@ -82,20 +85,34 @@ struct Pending {
 /// accounting).
 pub fn blame(machines: &mut [Machine], view: &View, cache: &mut RuleCache) -> Blamed {
     // Per figure key and basis: paths between all models together, each against its pair's.
-    let mut parts: BTreeMap<(String, String), Vec<Measurement>> = BTreeMap::new();
+    // A figure's part is found by its shared spec's address; only a spec not seen yet spells
+    // its key (the figures of a client are a spec each, of a few parts).
+    let mut part_of_spec: HashMap<*const Spec, usize, FixedState> = HashMap::default();
+    let mut part_of_key: HashMap<(String, String), usize> = HashMap::new();
+    let mut parts: Vec<((String, String), Vec<Measurement>)> = Vec::new();
     for (m, machine) in machines.iter().enumerate() {
         for (f, fig) in machine.figures.iter().enumerate() {
             let Some(client) = view.client(m, f) else {
                 continue;
             };
-            let key = (fig.key(), fig.basis.to_string());
-            parts.entry(key).or_default().push(Measurement {
+            let p = *part_of_spec
+                .entry(Arc::as_ptr(&fig.spec))
+                .or_insert_with(|| {
+                    let key = (fig.key(), fig.basis.to_string());
+                    *part_of_key.entry(key.clone()).or_insert_with(|| {
+                        parts.push((key, Vec::new()));
+                        parts.len() - 1
+                    })
+                });
+            parts[p].1.push(Measurement {
                 server: m,
                 figure: f,
                 client,
             });
         }
     }
+    drop(part_of_spec);
+    parts.sort_by(|a, b| a.0.cmp(&b.0));
     let mut out = Blamed::default();
     let mut pending = Pending::default();
     // A machine of unknown model (a star's client) is judged with the paths of the model that
@@ -111,11 +128,13 @@ pub fn blame(machines: &mut [Machine], view: &View, cache: &mut RuleCache) -> Bl
         judge_key(machines, key, all, cache, at, &mut out, &mut pending);
     }
     drop_settled(machines, view, &mut pending.suspects, &mut out);
-    let measured: BTreeSet<(usize, usize)> = parts
-        .values()
-        .flatten()
+    let mut measured: Vec<(usize, usize)> = parts
+        .iter()
+        .flat_map(|(_, all)| all)
         .map(|x| (x.server, x.client))
         .collect();
+    measured.sort_unstable();
+    measured.dedup();
     out.resolve = plan_resolve(machines, &models, &pending, &measured, &mut out.findings);
     record_evidence(machines, view, &out, &pending.suspects);
     out
@@ -246,13 +265,8 @@ fn references(
     let ends: HashMap<Bucket, (usize, usize)> = by
         .iter()
         .map(|(&b, ids)| {
-            let distinct = |end: fn(&Measurement) -> usize| {
-                ids.iter()
-                    .map(|&i| end(&all[i]))
-                    .collect::<BTreeSet<_>>()
-                    .len()
-            };
-            (b, (distinct(|x| x.server), distinct(|x| x.client)))
+            let ends = |end: fn(&Measurement) -> usize| distinct(ids.iter().map(|&i| end(&all[i])));
+            (b, (ends(|x| x.server), ends(|x| x.client)))
         })
         .collect();
     let mut refs: HashMap<Bucket, Reference> = by
@@ -268,13 +282,8 @@ fn references(
                 .copied()
                 .filter(|&i| models[all[i].server].is_some() && models[all[i].client].is_some())
                 .collect();
-            let count = |end: fn(&Measurement) -> usize| {
-                known
-                    .iter()
-                    .map(|&i| end(&all[i]))
-                    .collect::<BTreeSet<_>>()
-                    .len()
-            };
+            let count =
+                |end: fn(&Measurement) -> usize| distinct(known.iter().map(|&i| end(&all[i])));
             let enough = count(|x| x.server) >= 2 && count(|x| x.client) >= 3;
             let ids = if !at.one_model && enough { known } else { ids };
             let quiet = Population::SIBLINGS.select(&ids, |&i| Sample {
@@ -285,15 +294,22 @@ fn references(
                     .contains_key(&family.section),
                 flagged: false,
             });
-            let mut per_end: HashMap<usize, Vec<f64>> = HashMap::new();
+            // Each end's values, by a sort rather than a map of 10,000 machines' lists.
+            let mut per_end: Vec<(usize, f64)> = Vec::with_capacity(2 * quiet.len());
             for &&i in &quiet {
                 let v = figure(machines, &all[i]).value;
-                per_end.entry(all[i].server).or_default().push(v);
-                per_end.entry(all[i].client).or_default().push(v);
+                per_end.push((all[i].server, v));
+                per_end.push((all[i].client, v));
             }
+            per_end.sort_unstable_by_key(|e| e.0);
+            let mut one = Vec::new();
             let typical: Vec<f64> = per_end
-                .values()
-                .filter_map(|v| crate::stats::median(v))
+                .chunk_by(|a, b| a.0 == b.0)
+                .filter_map(|end| {
+                    one.clear();
+                    one.extend(end.iter().map(|e| e.1));
+                    crate::stats::median(&one)
+                })
                 .collect();
             // Faults pull both medians and widen both spreads: the machines' medians mix slow
             // and fast paths (a server of one slow client and one fast has their mean), and a
@@ -360,7 +376,8 @@ fn references(
                 Reference {
                     median,
                     mad: spread(&typical).min(spread(&values)),
-                    machines: per_end.len(),
+                    // One typical value per end: the machines behind the reference.
+                    machines: typical.len(),
                 },
             ))
         })
@@ -468,20 +485,19 @@ fn judge_key(
         }
         excluded = next;
     };
-    let servers = pending.fine_servers.entry(key.to_string()).or_default();
-    servers.extend(
-        all.iter()
-            .zip(&obs)
-            .filter(|(_, o)| !o.poor)
-            .map(|(x, _)| x.server),
-    );
-    let clients = pending.fine_clients.entry(key.to_string()).or_default();
-    clients.extend(
-        all.iter()
-            .zip(&obs)
-            .filter(|(_, o)| !o.poor)
-            .map(|(x, _)| x.client),
-    );
+    let n = machines.len();
+    let servers = pending
+        .fine_servers
+        .entry(key.to_string())
+        .or_insert_with(|| vec![false; n]);
+    let clients = pending
+        .fine_clients
+        .entry(key.to_string())
+        .or_insert_with(|| vec![false; n]);
+    for (x, _) in all.iter().zip(&obs).filter(|(_, o)| !o.poor) {
+        servers[x.server] = true;
+        clients[x.client] = true;
+    }
     if !obs.iter().any(|o| o.poor) {
         return;
     }
@@ -859,20 +875,13 @@ fn plan_resolve(
     machines: &[Machine],
     models: &[Option<usize>],
     pending: &Pending,
-    measured: &BTreeSet<(usize, usize)>,
+    measured: &[(usize, usize)],
     findings: &mut [Finding],
 ) -> Vec<Resolve> {
     let n = machines.len();
     let suspects = &pending.suspects;
     // Every choice below scans the fleet for each end of each suspect path: its questions are
     // answered from flat tables (a star of 20,000 machines spent 2 s in set lookups here).
-    let flags = |of: &BTreeSet<usize>| {
-        let mut v = vec![false; n];
-        for &m in of {
-            v[m] = true;
-        }
-        v
-    };
     // Suspicion is per figure: a host whose ping was noisy may settle a bandwidth question.
     let mut under_suspicion: HashMap<&str, Vec<bool>> = HashMap::new();
     for s in suspects {
@@ -883,16 +892,7 @@ fn plan_resolve(
             marks[m] = true;
         }
     }
-    let fine_servers: HashMap<&str, Vec<bool>> = pending
-        .fine_servers
-        .iter()
-        .map(|(k, v)| (k.as_str(), flags(v)))
-        .collect();
-    let fine_clients: HashMap<&str, Vec<bool>> = pending
-        .fine_clients
-        .iter()
-        .map(|(k, v)| (k.as_str(), flags(v)))
-        .collect();
+    let (fine_servers, fine_clients) = (&pending.fine_servers, &pending.fine_clients);
     // A suspect path measured again is one more sample of what is in doubt, never a witness;
     // and a second round measures every figure of the pairs it names, so a pair suspect in
     // another figure is the last choice (a throughput shortfall measured again is one more
