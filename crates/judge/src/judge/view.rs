@@ -14,9 +14,10 @@ pub struct View {
     names: HashMap<String, usize>,
     /// Which machine a label is (labels are unique once read).
     labels: HashMap<String, usize>,
-    /// Per machine and figure: the other machine a per-client figure measured; `None` for
-    /// figures of the machine alone, its loopback and its own names.
-    clients: Vec<Vec<Option<usize>>>,
+    /// Per machine, (figure, the other machine it measured) for its per-client figures, by
+    /// figure: none for figures of the machine alone, its loopback and its own names (a list
+    /// of the few per-client figures, not a slot for each of 250).
+    clients: Vec<Vec<(u32, u32)>>,
 }
 
 /// Names of a machine's own loopback: a test against them measures the kernel, not a path.
@@ -68,11 +69,14 @@ impl View {
                 machine
                     .figures
                     .iter()
-                    .map(|fig| {
-                        fig.client()
+                    .enumerate()
+                    .filter_map(|(f, fig)| {
+                        let c = fig
+                            .client()
                             .filter(|c| !loopback(c))
                             .and_then(|c| names.get(c).copied())
-                            .filter(|&c| c != m)
+                            .filter(|&c| c != m)?;
+                        Some((f as u32, c as u32))
                     })
                     .collect()
             })
@@ -96,7 +100,9 @@ impl View {
 
     /// The other machine figure `f` of machine `m` measured, if it measured one.
     pub fn client(&self, m: usize, f: usize) -> Option<usize> {
-        self.clients.get(m)?.get(f).copied().flatten()
+        let of = self.clients.get(m)?;
+        let at = of.binary_search_by_key(&(f as u32), |e| e.0).ok()?;
+        Some(of[at].1 as usize)
     }
 }
 

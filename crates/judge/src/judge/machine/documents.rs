@@ -16,9 +16,13 @@ use std::collections::HashMap;
 /// that read them): one vote each ([`identity`]), labelled, and says what was merged, dropped
 /// or doubted.
 pub fn settle(read: Vec<Machine>, labels: LabelFrom) -> (Vec<Machine>, Vec<IdentityNote>) {
-    let (second, machines): (Vec<Machine>, Vec<Machine>) = read
-        .into_iter()
-        .partition(|m| m.entry.source.ends_with(SECOND_ROUND));
+    let is_second = |m: &Machine| m.entry.source.ends_with(SECOND_ROUND);
+    // Split only when there is a second round: a fleet's machines are not copied for nothing.
+    let (second, machines): (Vec<Machine>, Vec<Machine>) = if read.iter().any(is_second) {
+        read.into_iter().partition(is_second)
+    } else {
+        (Vec::new(), read)
+    };
     let (mut machines, mut notes) = identity::one_vote(machines);
     assign_labels(&mut machines, labels);
     notes.extend(join_second_round(&mut machines, second, labels));
@@ -42,6 +46,9 @@ fn join_second_round(
 ) -> Vec<IdentityNote> {
     let mut notes = Vec::new();
     let mut added = Vec::new();
+    if second.is_empty() {
+        return notes;
+    }
     // Every host a test of either round measured, whatever order the files come in.
     let clients: std::collections::HashSet<String> = machines
         .iter()

@@ -10,7 +10,8 @@
 use super::Machine;
 use crate::wire::figures::{Figure, Labels};
 use crate::wire::fleet::{IdentityKind, IdentityNote, MachineStatus};
-use std::collections::{BTreeMap, BTreeSet};
+use foldhash::fast::FixedState;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// The machines with one vote each, and what was done to get there.
 pub fn one_vote(machines: Vec<Machine>) -> (Vec<Machine>, Vec<IdentityNote>) {
@@ -178,14 +179,17 @@ fn median_of_runs(mut runs: Vec<Machine>) -> Machine {
 /// names decides nothing (a bridge's or a NAT's, on every host alike), so sharing it is no clash.
 /// Claims are gathered in maps, so the work grows with the fleet, not with its square.
 fn clashes(mut machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) -> Vec<Machine> {
-    let clients: BTreeSet<String> = machines
-        .iter()
-        .flat_map(|m| {
-            m.figures
+    // Borrowed, and only where a document says its machine id: a fleet's clients are a name
+    // in each of a few hundred thousand figures.
+    let clients: HashSet<&str, FixedState> =
+        if machines.iter().any(|m| m.entry.machine_id.is_some()) {
+            machines
                 .iter()
-                .filter_map(|f| f.client().map(str::to_string))
-        })
-        .collect();
+                .flat_map(|m| m.figures.iter().filter_map(Figure::client))
+                .collect()
+        } else {
+            HashSet::default()
+        };
     // Claim -> the machines (index) making it; only documents that say their machine id count.
     let mut claims: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, m) in machines.iter().enumerate() {
@@ -195,7 +199,7 @@ fn clashes(mut machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) -> Vec<Mac
         if let Some(h) = &m.entry.hostname {
             claims.entry(format!("host name {h}")).or_default().push(i);
         }
-        for a in m.addresses.iter().filter(|a| clients.contains(*a)) {
+        for a in m.addresses.iter().filter(|a| clients.contains(a.as_str())) {
             claims.entry(format!("address {a}")).or_default().push(i);
         }
     }
