@@ -474,7 +474,7 @@ pub fn aggregates_by_client_models(machines: &mut [Machine], view: &View) {
             .iter_mut()
             .filter(|f| std::ptr::eq(f.family, &crate::wire::figures::AGGREGATE))
         {
-            *f = f.with_basis(format!("{}, {models}", f.basis).into());
+            *f = f.with_basis(figures::basis(&format!("{}, {models}", f.basis)));
         }
     }
 }

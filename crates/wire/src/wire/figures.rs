@@ -784,28 +784,55 @@ impl std::hash::Hash for Spec {
     }
 }
 
+/// The specs a thread's figures share: by value, and in front of that by the addresses of a
+/// spec's family, labels and basis, which are shared themselves ([`labels`], [`basis`]): a
+/// figure read again finds its spec without hashing its strings. An address is a key only
+/// while the spec found holds that very label set and basis (so they stay alive, and the
+/// address is never another's later).
+#[derive(Default)]
+struct SharedSpecs {
+    by_value: std::collections::HashSet<Arc<Spec>, FixedState>,
+    by_address: HashMap<(usize, usize, usize), Arc<Spec>, FixedState>,
+}
+
 thread_local! {
-    /// The specs this thread's figures share.
-    static SPECS: std::cell::RefCell<std::collections::HashSet<Arc<Spec>, FixedState>> =
-        std::cell::RefCell::default();
+    static SPECS: std::cell::RefCell<SharedSpecs> = std::cell::RefCell::default();
 }
 
 impl Spec {
     /// The shared copy of this spec (see [`Figure::spec`]).
     pub fn shared(family: &'static Family, labels: Labels, basis: Basis) -> Arc<Spec> {
-        let spec = Spec {
-            family,
-            labels,
-            basis,
-        };
-        SPECS.with(|set| {
-            let mut set = set.borrow_mut();
-            if let Some(found) = set.get(&spec) {
+        let address = (
+            std::ptr::from_ref(family) as usize,
+            Arc::as_ptr(&labels).cast::<u8>() as usize,
+            Arc::as_ptr(&basis).cast::<u8>() as usize,
+        );
+        SPECS.with(|specs| {
+            let mut specs = specs.borrow_mut();
+            if let Some(found) = specs.by_address.get(&address) {
                 return found.clone();
             }
-            let made = Arc::new(spec);
-            set.insert(made.clone());
-            made
+            let spec = Spec {
+                family,
+                labels,
+                basis,
+            };
+            let found = match specs.by_value.get(&spec) {
+                Some(found) => found.clone(),
+                None => {
+                    let made = Arc::new(spec);
+                    specs.by_value.insert(made.clone());
+                    made
+                }
+            };
+            let (l, b) = (
+                Arc::as_ptr(&found.labels).cast::<u8>() as usize,
+                Arc::as_ptr(&found.basis).cast::<u8>() as usize,
+            );
+            if (l, b) == (address.1, address.2) {
+                specs.by_address.insert(address, found.clone());
+            }
+            found
         })
     }
 }
@@ -859,6 +886,26 @@ pub fn labels<S: AsRef<str>>(values: &[S]) -> Labels {
         }
         let made = made();
         by_text.insert(text.as_str().into(), made.clone());
+        made
+    })
+}
+
+thread_local! {
+    /// The bases this thread's figures share, by their text.
+    static BASES: std::cell::RefCell<HashMap<Box<str>, Basis, FixedState>> =
+        std::cell::RefCell::default();
+}
+
+/// The shared copy of the basis `text`: the first of this thread's figures measured so made it.
+/// Kept for the process's life, as many as the distinct bases read, once per reading thread.
+pub fn basis(text: &str) -> Basis {
+    BASES.with(|bases| {
+        let mut bases = bases.borrow_mut();
+        if let Some(found) = bases.get(text) {
+            return found.clone();
+        }
+        let made: Basis = Arc::from(text);
+        bases.insert(text.into(), made.clone());
         made
     })
 }
@@ -961,7 +1008,6 @@ pub struct Extracted {
 /// impossible ones: what a family's reader adds its figures to.
 pub struct Figures {
     out: Extracted,
-    bases: HashMap<Box<str>, Basis, FixedState>,
     common: String,
     /// Where a basis is spelled to be looked up: a basis seen before costs no allocation.
     text: String,
@@ -971,7 +1017,6 @@ impl Figures {
     fn new(common: String) -> Figures {
         Figures {
             out: Extracted::default(),
-            bases: HashMap::default(),
             common,
             text: String::new(),
         }
@@ -987,12 +1032,7 @@ impl Figures {
                 text.push_str(part);
             }
         }
-        if let Some(b) = self.bases.get(text.as_str()) {
-            return b.clone();
-        }
-        let made: Basis = Arc::from(text.as_str());
-        self.bases.insert(text.as_str().into(), made.clone());
-        made
+        basis(text)
     }
 
     /// Adds `family`'s figure with `labels` and `value` (none when `None`), measured with

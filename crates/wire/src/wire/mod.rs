@@ -8,6 +8,7 @@
 
 pub mod baseline;
 pub mod check;
+pub mod checked;
 pub mod counters;
 pub mod dcperf;
 pub mod document;

@@ -238,7 +238,9 @@ pub fn load(path: &Path) -> Option<Loaded> {
     // Most files a reader meets are our documents: one pass reads them. Any other form (an
     // envelope, DCPerf's metrics, a fleet report, a host's error, a document that does not
     // read) is probed first, to say what it is.
-    if let Ok(doc) = serde_json::from_str::<Document>(&text) {
+    let quick = super::checked::read_document(&text)
+        .unwrap_or_else(|| serde_json::from_str::<Document>(&text));
+    if let Ok(doc) = quick {
         return Some(Loaded {
             path: path.to_path_buf(),
             content: Ok(Content::Ours(Box::new(doc))),
