@@ -23,6 +23,18 @@ pub fn check(text: &str) -> Result<(), serde_json::Error> {
 /// is left to the hashed walk.
 const SCANNED_KEYS: usize = 64;
 
+/// The bytes the scan stops at: brackets, commas and quotes.
+const STRUCTURAL: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    let stops = b"{}[],\"";
+    while i < stops.len() {
+        table[stops[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 /// Whether `text` clearly names no key twice: `true` only when every object's keys, spelled
 /// without escapes, were seen to differ. Made for valid JSON (it does not validate: a string's
 /// end and a container's nesting are all it follows); on anything it does not expect (an
@@ -37,7 +49,13 @@ pub fn clearly_no_repeated_key(text: &[u8]) -> bool {
     let mut expect_key = false;
     let mut i = 0;
     while i < text.len() {
-        match text[i] {
+        // Numbers, literals and white space are stepped over in a tight loop: most of a
+        // document's bytes.
+        while i < text.len() && !STRUCTURAL[usize::from(text[i])] {
+            i += 1;
+        }
+        let Some(&byte) = text.get(i) else { break };
+        match byte {
             b'{' => {
                 open.push(Some(keys.len()));
                 expect_key = true;
@@ -48,8 +66,8 @@ pub fn clearly_no_repeated_key(text: &[u8]) -> bool {
             }
             b'}' | b']' => {
                 match open.pop() {
-                    Some(Some(start)) if text[i] == b'}' => keys.truncate(start),
-                    Some(None) if text[i] == b']' => {}
+                    Some(Some(start)) if byte == b'}' => keys.truncate(start),
+                    Some(None) if byte == b']' => {}
                     _ => return false,
                 }
                 expect_key = false;
@@ -57,7 +75,7 @@ pub fn clearly_no_repeated_key(text: &[u8]) -> bool {
             b',' => expect_key = matches!(open.last(), Some(Some(_))),
             b'"' => {
                 let start = i + 1;
-                let Some(len) = text[start..].iter().position(|&b| b == b'"' || b == b'\\') else {
+                let Some(len) = memchr::memchr2(b'"', b'\\', &text[start..]) else {
                     return false;
                 };
                 let mut end = start + len;

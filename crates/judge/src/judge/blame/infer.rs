@@ -159,17 +159,22 @@ struct Live<'a> {
     tallies: Tallies,
 }
 
-/// Counts of live measurements per side, and per side and peer.
+/// Counts of live measurements per side (a slot each: machine x role), and per side and peer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Tallies {
-    side: HashMap<Side, Tally, FixedState>,
+    side: Vec<Tally>,
     pair: HashMap<(Side, usize), Tally, FixedState>,
 }
 
 impl Tallies {
+    /// The slot of `side`.
+    fn slot((machine, role): Side) -> usize {
+        2 * machine + usize::from(role == Role::Client)
+    }
+
     /// `side`'s live measurements with anyone but `peer`.
     fn elsewhere(&self, side: Side, peer: usize) -> Tally {
-        let all = self.side.get(&side).copied().unwrap_or_default();
+        let all = self.side.get(Self::slot(side)).copied().unwrap_or_default();
         let between = self.pair.get(&(side, peer)).copied().unwrap_or_default();
         Tally {
             n: all.n - between.n,
@@ -198,10 +203,14 @@ impl Role {
 
 impl<'a> Live<'a> {
     fn new(obs: &'a [Obs]) -> Live<'a> {
+        let machines = obs.iter().map(|x| x.server.max(x.client) + 1).max();
         let mut live = Live {
             obs,
             explained_by: vec![None; obs.len()],
-            tallies: Tallies::default(),
+            tallies: Tallies {
+                side: vec![Tally::default(); 2 * machines.unwrap_or(0)],
+                pair: HashMap::with_capacity_and_hasher(2 * obs.len(), FixedState::default()),
+            },
         };
         for x in obs {
             live.count(x, 1);
@@ -215,7 +224,7 @@ impl<'a> Live<'a> {
             ((x.client, Role::Client), x.server),
         ] {
             if x.about(side.0) {
-                self.tallies.side.entry(side).or_default().add(x.poor, by);
+                self.tallies.side[Tallies::slot(side)].add(x.poor, by);
                 self.tallies
                     .pair
                     .entry((side, peer))

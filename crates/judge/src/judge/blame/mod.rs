@@ -294,22 +294,28 @@ fn references(
                     .contains_key(&family.section),
                 flagged: false,
             });
-            // Each end's values, by a sort rather than a map of 10,000 machines' lists.
-            let mut per_end: Vec<(usize, f64)> = Vec::with_capacity(2 * quiet.len());
+            // Each end's values, placed by a count per end (a map of 10,000 machines' lists
+            // was most of this, and a sort of their pairs half of what was left).
+            let mut starts = vec![0usize; machines.len() + 1];
+            for &&i in &quiet {
+                starts[all[i].server + 1] += 1;
+                starts[all[i].client + 1] += 1;
+            }
+            for e in 1..starts.len() {
+                starts[e] += starts[e - 1];
+            }
+            let mut next = starts.clone();
+            let mut by_end = vec![0.0; 2 * quiet.len()];
             for &&i in &quiet {
                 let v = figure(machines, &all[i]).value;
-                per_end.push((all[i].server, v));
-                per_end.push((all[i].client, v));
+                for end in [all[i].server, all[i].client] {
+                    by_end[next[end]] = v;
+                    next[end] += 1;
+                }
             }
-            per_end.sort_unstable_by_key(|e| e.0);
-            let mut one = Vec::new();
-            let typical: Vec<f64> = per_end
-                .chunk_by(|a, b| a.0 == b.0)
-                .filter_map(|end| {
-                    one.clear();
-                    one.extend(end.iter().map(|e| e.1));
-                    crate::stats::median(&one)
-                })
+            let typical: Vec<f64> = starts
+                .windows(2)
+                .filter_map(|w| crate::stats::median(&by_end[w[0]..w[1]]))
                 .collect();
             // Faults pull both medians and widen both spreads: the machines' medians mix slow
             // and fast paths (a server of one slow client and one fast has their mean), and a
@@ -565,19 +571,20 @@ fn judge_key(
     // its other end is hidden behind that fault: nothing shows it fine (a star's client measured
     // only by a slow server). It is suspect, and the second round measures it with another.
     let at_fault: BTreeSet<usize> = inference.faults.iter().map(|f| f.machine).collect();
-    let mut seen: BTreeMap<usize, (u32, Vec<(usize, usize)>)> = BTreeMap::new();
+    // Per machine: its measurements, and those poor and explained by the other end's fault.
+    let mut seen: Vec<(u32, Vec<(usize, usize)>)> = vec![(0, Vec::new()); machines.len()];
     for (i, x) in all.iter().enumerate() {
         let by = inference.explained_by[i].map(|f| inference.faults[f].machine);
         for (end, other) in [(x.server, x.client), (x.client, x.server)] {
-            let e = seen.entry(end).or_default();
+            let e = &mut seen[end];
             e.0 += 1;
             if obs[i].poor && by == Some(other) {
                 e.1.push((i, other));
             }
         }
     }
-    for (m, (n, behind)) in seen {
-        if at_fault.contains(&m) || behind.len() as u32 != n {
+    for (m, (n, behind)) in seen.into_iter().enumerate() {
+        if n == 0 || at_fault.contains(&m) || behind.len() as u32 != n {
             continue;
         }
         let culprits: BTreeSet<usize> = behind.iter().map(|&(_, c)| c).collect();
