@@ -130,18 +130,8 @@ fn failed_by_every_measurer(
     view: &View,
     failing_most: &BTreeSet<usize>,
 ) -> BTreeMap<usize, usize> {
-    let mut measured_by: HashMap<usize, BTreeSet<usize>> = HashMap::new();
     let mut failed_by: HashMap<usize, BTreeSet<usize>> = HashMap::new();
     for (i, m) in machines.iter().enumerate() {
-        for j in m
-            .figures
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.family.per_client() && f.family.section == Section::Network)
-            .filter_map(|(f, _)| view.client(i, f))
-        {
-            measured_by.entry(j).or_default().insert(i);
-        }
         for j in m
             .client_checks
             .iter()
@@ -150,6 +140,24 @@ fn failed_by_every_measurer(
             .filter(|&j| j != i)
         {
             failed_by.entry(j).or_default().insert(i);
+        }
+    }
+    // Who measured them, for those only (a fleet's every path otherwise).
+    let mut measured_by: HashMap<usize, BTreeSet<usize>> = HashMap::new();
+    if !failed_by.is_empty() {
+        for (i, m) in machines.iter().enumerate() {
+            for j in view
+                .clients_of(i)
+                .filter(|&(f, j)| {
+                    let fam = m.figures[f].family;
+                    failed_by.contains_key(&j)
+                        && fam.per_client()
+                        && fam.section == Section::Network
+                })
+                .map(|(_, j)| j)
+            {
+                measured_by.entry(j).or_default().insert(i);
+            }
         }
     }
     let out: BTreeMap<usize, usize> = failed_by

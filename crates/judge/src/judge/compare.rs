@@ -490,13 +490,15 @@ pub fn matrix(machines: &[Machine], view: &View) -> Option<Matrix> {
     let mut pairs: BTreeSet<usize> = BTreeSet::new();
     let mut cells: Vec<(usize, usize, &'static figures::Family, f64)> = Vec::new();
     for (i, m) in machines.iter().enumerate() {
-        for (f, fig) in m.figures.iter().enumerate() {
-            let Some(j) = view.client(i, f) else {
-                continue;
-            };
+        for (f, j) in view.clients_of(i) {
+            let fig = &m.figures[f];
             pairs.insert(i);
             pairs.insert(j);
             cells.push((i, j, fig.family, fig.value));
+        }
+        // Too many already: no matrix (a fleet's cells were a copy of every path).
+        if pairs.len() > MATRIX_MAX_MACHINES {
+            return None;
         }
     }
     if pairs.len() < 2 || pairs.len() > MATRIX_MAX_MACHINES {

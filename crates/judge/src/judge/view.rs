@@ -4,6 +4,7 @@
 
 use super::machine::Machine;
 use crate::wire::figures::Figure;
+use foldhash::fast::FixedState;
 use std::collections::{BTreeSet, HashMap};
 
 /// Names and paths of the machines of one judgement.
@@ -11,9 +12,9 @@ use std::collections::{BTreeSet, HashMap};
 pub struct View {
     /// Which machine a name is: its label, host name or one of its addresses (the first
     /// machine to claim a name keeps it).
-    names: HashMap<String, usize>,
+    names: HashMap<String, usize, FixedState>,
     /// Which machine a label is (labels are unique once read).
-    labels: HashMap<String, usize>,
+    labels: HashMap<String, usize, FixedState>,
     /// Per machine, (figure, the other machine it measured) for its per-client figures, by
     /// figure: none for figures of the machine alone, its loopback and its own names (a list
     /// of the few per-client figures, not a slot for each of 250).
@@ -25,8 +26,8 @@ fn loopback(name: &str) -> bool {
     matches!(name, "localhost" | "127.0.0.1" | "::1" | "ip6-localhost") || name.starts_with("127.")
 }
 
-fn names(machines: &[Machine]) -> HashMap<String, usize> {
-    let mut index = HashMap::new();
+fn names(machines: &[Machine]) -> HashMap<String, usize, FixedState> {
+    let mut index = HashMap::default();
     for (i, m) in machines.iter().enumerate() {
         index.entry(m.entry.label.clone()).or_insert(i);
         if let Some(h) = &m.entry.hostname {
@@ -98,6 +99,16 @@ impl View {
         self.labels.get(label).copied()
     }
 
+    /// Machine `m`'s figures that measured another machine, as (figure, machine), by figure:
+    /// what a walk over every figure asking [`View::client`] finds, without the walk.
+    pub fn clients_of(&self, m: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.clients
+            .get(m)
+            .into_iter()
+            .flatten()
+            .map(|&(f, c)| (f as usize, c as usize))
+    }
+
     /// The other machine figure `f` of machine `m` measured, if it measured one.
     pub fn client(&self, m: usize, f: usize) -> Option<usize> {
         let of = self.clients.get(m)?;
@@ -166,6 +177,12 @@ mod tests {
             [Some(2), None, None, Some(1)]
         );
         assert_eq!(view.client(1, 0), Some(2));
+        for m in 0..ms.len() {
+            let walked: Vec<(usize, usize)> = (0..ms[m].figures.len())
+                .filter_map(|f| Some((f, view.client(m, f)?)))
+                .collect();
+            assert_eq!(view.clients_of(m).collect::<Vec<_>>(), walked, "{m}");
+        }
         assert_eq!((view.named("c1"), view.labelled("s2")), (Some(2), Some(1)));
         assert_eq!(view.named("nobody"), None);
     }

@@ -163,7 +163,9 @@ struct Live<'a> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Tallies {
     side: Vec<Tally>,
-    pair: HashMap<(Side, usize), Tally, FixedState>,
+    /// By [`Tallies::pair_key`]: 16 bytes an entry (a fleet's blame holds two per
+    /// measurement).
+    pair: HashMap<u64, Tally, FixedState>,
 }
 
 impl Tallies {
@@ -172,10 +174,20 @@ impl Tallies {
         2 * machine + usize::from(role == Role::Client)
     }
 
+    /// A side and a peer in one word: the side's slot and the peer, 32 bits each (a fleet of
+    /// two billion machines would be needed to overflow it).
+    fn pair_key(side: Side, peer: usize) -> u64 {
+        ((Self::slot(side) as u64) << 32) | (peer as u64 & 0xffff_ffff)
+    }
+
     /// `side`'s live measurements with anyone but `peer`.
     fn elsewhere(&self, side: Side, peer: usize) -> Tally {
         let all = self.side.get(Self::slot(side)).copied().unwrap_or_default();
-        let between = self.pair.get(&(side, peer)).copied().unwrap_or_default();
+        let between = self
+            .pair
+            .get(&Self::pair_key(side, peer))
+            .copied()
+            .unwrap_or_default();
         Tally {
             n: all.n - between.n,
             poor: all.poor - between.poor,
@@ -227,7 +239,7 @@ impl<'a> Live<'a> {
                 self.tallies.side[Tallies::slot(side)].add(x.poor, by);
                 self.tallies
                     .pair
-                    .entry((side, peer))
+                    .entry(Tallies::pair_key(side, peer))
                     .or_default()
                     .add(x.poor, by);
             }
