@@ -5,11 +5,12 @@
 //! figures are the blame's (`blame/`); the N x N matrix is drawn here.
 
 use super::machine::Machine;
+use super::parallel;
 use super::pipeline::{Judged, Population, Sample, Subject, distinct};
 use super::rules::{Rule, Rules};
 use super::view::View;
 use crate::units::number;
-use crate::wire::figures::{self, Figure, KeyParts, Spec, basis_difference, dotted};
+use crate::wire::figures::{self, Figure, KeyParts, basis_difference, dotted};
 use crate::wire::fleet::{FigureStats, Finding, GroupEntry, MachineStatus, Matrix, Scope, Sku};
 use foldhash::fast::FixedState;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -182,7 +183,7 @@ fn by_basis(of: &KeyValues, bases: &[String]) -> Vec<(u32, Vec<Value>)> {
 /// 250 figures were most of a fleet's comparison when each was hashed by its name and labels.
 #[derive(Default)]
 struct KeyIndex<'a> {
-    by_spec: HashMap<*const Spec, (usize, u32), FixedState>,
+    by_spec: HashMap<usize, (usize, u32), FixedState>,
     by_parts: HashMap<KeyParts<'a>, usize, FixedState>,
     keys: Vec<(KeyParts<'a>, &'static figures::Family)>,
     by_basis: HashMap<&'a str, u32, FixedState>,
@@ -192,7 +193,7 @@ struct KeyIndex<'a> {
 impl<'a> KeyIndex<'a> {
     /// The numbers of `fig`'s key and basis.
     fn of(&mut self, fig: &'a Figure) -> (usize, u32) {
-        let spec = Arc::as_ptr(&fig.spec);
+        let spec = spec_address(fig);
         if let Some(&found) = self.by_spec.get(&spec) {
             return found;
         }
@@ -212,13 +213,19 @@ impl<'a> KeyIndex<'a> {
     }
 }
 
+/// Where a figure's spec is: the key of the group's indexes (a number, not a pointer, so the
+/// keys can be read by the threads that judge them).
+fn spec_address(fig: &Figure) -> usize {
+    Arc::as_ptr(&fig.spec) as usize
+}
+
 /// What a group's key index leaves once the figures are read: no borrow of them (the machines
 /// are written to next).
 struct Keys {
     names: Vec<String>,
     families: Vec<&'static figures::Family>,
     bases: Vec<String>,
-    by_spec: HashMap<*const Spec, (usize, u32), FixedState>,
+    by_spec: HashMap<usize, (usize, u32), FixedState>,
 }
 
 impl From<KeyIndex<'_>> for Keys {
@@ -250,11 +257,20 @@ pub fn compare(
         // together (not a visit to every machine per key: 2.5 million scattered reads).
         let mut index = KeyIndex::default();
         let mut values: Vec<KeyValues> = Vec::new();
-        for &m in members {
+        // How many keys each member has (`had`: the member that last had each key), so that
+        // only a member with fewer than the group's is looked at again for what it lacks.
+        let mut had: Vec<usize> = Vec::new();
+        let mut keys_had = vec![0usize; members.len()];
+        for (i, &m) in members.iter().enumerate() {
             for fig in &machines[m].figures {
                 let (k, basis) = index.of(fig);
                 if values.len() <= k {
                     values.resize_with(k + 1, KeyValues::default);
+                    had.resize(k + 1, usize::MAX);
+                }
+                if had[k] != i {
+                    had[k] = i;
+                    keys_had[i] += 1;
                 }
                 if !fig.family.per_client() {
                     let v = Value {
@@ -270,44 +286,26 @@ pub fn compare(
         // By name, as the report lists them.
         let mut order: Vec<usize> = (0..keys.names.len()).collect();
         order.sort_by(|&a, &b| keys.names[a].cmp(&keys.names[b]));
+        // Each key judged on its own, on all CPUs, its results taken in the keys' order.
+        let machines_read: &[Machine] = machines;
+        let rules = cache.rules;
+        let judged = parallel::ordered_map(
+            &order,
+            || RuleCache::new(rules),
+            |cache, &k| judge_key(machines_read, members.len(), &keys, k, &values[k], cache),
+        );
         let mut stats = Vec::new();
         let mut not_compared: Vec<(usize, String)> = Vec::new();
-        for &k in &order {
-            if values[k].value.is_empty() {
-                continue;
-            }
-            let key = &keys.names[k];
-            let parts = by_basis(&values[k], &keys.bases);
-            let main_basis = parts.first().map_or(0, |p| p.0);
-            for (basis, part) in &parts {
-                let basis_text = &keys.bases[*basis as usize];
-                if distinct(part.iter().map(|v| v.machine)) < 2 && members.len() > 1 {
-                    let why = if *basis == main_basis {
-                        "no other machine of its model measured it".to_string()
-                    } else {
-                        basis_difference(basis_text, &keys.bases[main_basis as usize])
-                    };
-                    for v in part {
-                        not_compared.push((v.machine as usize, format!("{key}: {why}")));
-                    }
-                    continue;
-                }
-                let of = Part {
-                    key,
-                    family: keys.families[k],
-                    basis: basis_text,
-                    values: part,
-                };
-                let (stat, found) = judge_part(machines, &of, cache);
-                stats.extend(stat);
-                findings.extend(found);
-            }
+        for (stat, found, left_out) in judged {
+            stats.extend(stat);
+            findings.extend(found);
+            not_compared.extend(left_out);
         }
         drop(values);
         for (m, why) in not_compared {
             machines[m].entry.not_compared.push(why);
         }
-        mark_missing(machines, members, &keys, &order);
+        mark_missing(machines, members, &keys_had, &keys, &order);
         entries.push(GroupEntry {
             sku: sku.clone(),
             label: sku.label(),
@@ -319,6 +317,49 @@ pub fn compare(
         });
     }
     (entries, findings)
+}
+
+/// One key's values in a group judged: per basis, its statistics and findings, or the machines
+/// it is not compared on and why.
+fn judge_key(
+    machines: &[Machine],
+    members: usize,
+    keys: &Keys,
+    k: usize,
+    values: &KeyValues,
+    cache: &mut RuleCache,
+) -> (Vec<FigureStats>, Vec<Finding>, Vec<(usize, String)>) {
+    let (mut stats, mut findings, mut not_compared) = (Vec::new(), Vec::new(), Vec::new());
+    if values.value.is_empty() {
+        return (stats, findings, not_compared);
+    }
+    let key = &keys.names[k];
+    let parts = by_basis(values, &keys.bases);
+    let main_basis = parts.first().map_or(0, |p| p.0);
+    for (basis, part) in &parts {
+        let basis_text = &keys.bases[*basis as usize];
+        if distinct(part.iter().map(|v| v.machine)) < 2 && members > 1 {
+            let why = if *basis == main_basis {
+                "no other machine of its model measured it".to_string()
+            } else {
+                basis_difference(basis_text, &keys.bases[main_basis as usize])
+            };
+            for v in part {
+                not_compared.push((v.machine as usize, format!("{key}: {why}")));
+            }
+            continue;
+        }
+        let of = Part {
+            key,
+            family: keys.families[k],
+            basis: basis_text,
+            values: part,
+        };
+        let (stat, found) = judge_part(machines, &of, cache);
+        stats.extend(stat);
+        findings.extend(found);
+    }
+    (stats, findings, not_compared)
 }
 
 /// One key's values of one basis in a group.
@@ -418,17 +459,24 @@ fn judge_part(
     (Some(stats), found)
 }
 
-/// Lists the keys a group's machines have that this machine lacks (`order`: the keys' numbers
-/// by name).
-fn mark_missing(machines: &mut [Machine], members: &[usize], keys: &Keys, order: &[usize]) {
+/// Lists the keys a group's machines have that this machine lacks (`keys_had`: how many keys
+/// each member has; `order`: the keys' numbers by name).
+fn mark_missing(
+    machines: &mut [Machine],
+    members: &[usize],
+    keys_had: &[usize],
+    keys: &Keys,
+    order: &[usize],
+) {
     // Which member last had each key: no set per machine.
     let mut had = vec![usize::MAX; keys.names.len()];
     for (i, &m) in members.iter().enumerate() {
-        if machines[m].figures.is_empty() {
+        // A member with every key lacks none (most of a fleet): not walked again.
+        if machines[m].figures.is_empty() || keys_had[i] == keys.names.len() {
             continue;
         }
         for fig in &machines[m].figures {
-            if let Some(&(k, _)) = keys.by_spec.get(&Arc::as_ptr(&fig.spec)) {
+            if let Some(&(k, _)) = keys.by_spec.get(&spec_address(fig)) {
                 had[k] = i;
             }
         }

@@ -20,6 +20,7 @@ pub mod health;
 pub mod limits;
 pub mod machine;
 pub mod noise;
+pub mod parallel;
 pub mod past;
 pub mod pipeline;
 pub mod reference;
