@@ -332,33 +332,58 @@ pub fn load_all(inputs: &[Input]) -> Vec<Loaded> {
 /// it: a document is dropped as soon as `into` has taken what it needs, so a fleet's documents
 /// are never all in memory at once.
 pub fn load_all_as<T: Send>(inputs: &[Input], into: impl Fn(Loaded) -> T + Sync) -> Vec<T> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 16);
-    let chunk = inputs.len().div_ceil(workers).max(1);
     let one = |input: &Input| match input {
         Input::File(p) => load(p),
         Input::Failed(p, why) => Some(failed(p, why.clone())),
     };
+    // Files are handed out a batch at a time, so a reader held up (a cold file, a busy CPU)
+    // never leaves the others idle at the end; the batches are put back in order.
+    let batches: Vec<&[Input]> = inputs.chunks(BATCH).collect();
+    let next = AtomicUsize::new(0);
     let into = &into;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = inputs
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().filter_map(one).map(into).collect::<Vec<_>>()))
+    let mut done: Vec<(usize, Vec<T>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers.min(batches.len()))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let b = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(batch) = batches.get(b) else { break };
+                        mine.push((b, batch.iter().filter_map(one).map(into).collect()));
+                    }
+                    mine
+                })
+            })
             .collect();
         handles
             .into_iter()
             .flat_map(|h| {
                 h.join().unwrap_or_else(|_| {
-                    vec![into(failed(
-                        Path::new("?"),
-                        "reader thread panicked".into(),
-                    ))]
+                    vec![(
+                        usize::MAX,
+                        vec![into(failed(
+                            Path::new("?"),
+                            "reader thread panicked".into(),
+                        ))],
+                    )]
                 })
             })
             .collect()
-    })
+    });
+    done.sort_by_key(|(b, _)| *b);
+    let mut out = Vec::with_capacity(done.iter().map(|(_, v)| v.len()).sum());
+    for (_, v) in done {
+        out.extend(v);
+    }
+    out
 }
+
+/// Files a reading thread takes at a time.
+const BATCH: usize = 64;
 
 #[cfg(test)]
 mod tests {
