@@ -202,8 +202,8 @@ mod tests {
             [Some(2), None, None, Some(1)]
         );
         assert_eq!(view.client(1, 0), Some(2));
-        for m in 0..ms.len() {
-            let walked: Vec<(usize, usize)> = (0..ms[m].figures.len())
+        for (m, machine) in ms.iter().enumerate() {
+            let walked: Vec<(usize, usize)> = (0..machine.figures.len())
                 .filter_map(|f| Some((f, view.client(m, f)?)))
                 .collect();
             assert_eq!(view.clients_of(m).collect::<Vec<_>>(), walked, "{m}");

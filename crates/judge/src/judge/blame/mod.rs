@@ -13,6 +13,7 @@
 //! settle it in the report's `resolve`. A client with no document of its own (the star's
 //! clients) is a machine of the report, judged on this evidence.
 
+mod helpers;
 mod infer;
 #[cfg(test)]
 mod tests;
@@ -28,6 +29,7 @@ use crate::wire::figures::{BANDWIDTH, Direction, Family, Figure, REVERSE_BANDWID
 use crate::wire::fleet::{DocumentKind, Finding, MachineStatus, Resolve, Scope};
 use crate::wire::rule::{RuleSpec, Severity};
 use foldhash::fast::FixedState;
+use helpers::{Ask, Flags, Helpers, Pool};
 use infer::{Fault, Obs, Role, Unexplained, infer};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -891,8 +893,8 @@ fn plan_resolve(
 ) -> Vec<Resolve> {
     let n = machines.len();
     let suspects = &pending.suspects;
-    // Every choice below scans the fleet for each end of each suspect path: its questions are
-    // answered from flat tables (a star of 20,000 machines spent 2 s in set lookups here).
+    // Each choice is answered from flat tables and the helpers' sets (`helpers.rs`), not a
+    // scan of the fleet per end of each suspect path (quadratic in a star's suspects).
     // Suspicion is per figure: a host whose ping was noisy may settle a bandwidth question.
     let mut under_suspicion: HashMap<&str, Vec<bool>> = HashMap::new();
     for s in suspects {
@@ -939,7 +941,7 @@ fn plan_resolve(
         .iter()
         .map(|m| m.entry.kind == DocumentKind::None)
         .collect();
-    let mut load = vec![0usize; n];
+    let mut helpers = Helpers::new(&usable, models, &no_document);
     // Per helper of the end at hand: 1 when its pair with the end is suspect in some figure, 2
     // when in the figure at hand too (reset after each end).
     let mut doubt = vec![0u8; n];
@@ -965,46 +967,42 @@ fn plan_resolve(
                 doubted_helpers.push(h);
             }
             // A pair measured already adds one sample, not a new witness: taken only when no
-            // new pair is left (a star's one server has measured every client).
-            let done = if leads { &led[e] } else { &measured_by[e] };
-            let new_pair = |h: usize| done.binary_search(&h).is_err();
-            let pick = |pool: &dyn Fn(usize) -> bool| {
-                let among = |fresh: bool| {
-                    (0..n)
-                        .filter(|&h| {
-                            h != s.server
-                                && h != s.client
-                                && usable[h]
-                                && doubt[h] < 2
-                                && pool(h)
-                                && (!fresh || new_pair(h))
-                        })
-                        .min_by_key(|&h| {
-                            (
-                                doubt[h] == 1,
-                                models[h] != models[stand_in_for]
-                                    && !(unknown_model && models[h].is_some()),
-                                !leads && no_document[h],
-                                load[h],
-                                h,
-                            )
-                        })
-                };
-                among(true).or_else(|| among(false))
+            // new pair is left (a star's one server has measured every client). Best a machine
+            // shown fine in the role it takes (measured fine as a client when the suspect
+            // leads, fine leading a test when it measures the suspect), then one not under
+            // suspicion, then any.
+            let flags = Flags {
+                fine: if leads { fine_clients } else { fine_servers }
+                    .get(s.key.as_str())
+                    .map(Vec::as_slice),
+                suspected: under_suspicion.get(s.key.as_str()).map(Vec::as_slice),
             };
-            // Best a machine shown fine in the role it takes (measured fine as a client when
-            // the suspect leads, fine leading a test when it measures the suspect).
-            let fine = if leads { &fine_clients } else { &fine_servers }.get(s.key.as_str());
-            let shown_fine = |h: usize| fine.is_some_and(|f| f[h]);
-            let suspected = |h: usize| under_suspicion.get(s.key.as_str()).is_some_and(|u| u[h]);
-            let helper = pick(&|h| !suspected(h) && shown_fine(h))
-                .or_else(|| pick(&|h| !suspected(h)))
-                .or_else(|| pick(&|h| suspected(h)));
+            let mut helper = None;
+            'pools: for pool in [Pool::FineAndTrusted, Pool::Trusted, Pool::Suspected] {
+                for fresh in [true, false] {
+                    helper = helpers.choose(&Ask {
+                        key: &s.key,
+                        leads,
+                        flags,
+                        pool,
+                        fresh,
+                        done: if leads { &led[e] } else { &measured_by[e] },
+                        ends: [s.server, s.client],
+                        doubt: &doubt,
+                        doubted: &doubted_helpers,
+                        model: models[stand_in_for],
+                        unknown_model,
+                    });
+                    if helper.is_some() {
+                        break 'pools;
+                    }
+                }
+            }
             for h in doubted_helpers {
                 doubt[h] = 0;
             }
             let Some(h) = helper else { continue };
-            load[h] += 1;
+            helpers.chose(h);
             let (from, to) = if leads { (e, h) } else { (h, e) };
             let (from, to) = (
                 machines[from].entry.label.clone(),
