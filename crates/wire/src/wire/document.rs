@@ -19,6 +19,7 @@ pub use super::check::{Check, CheckId, Status};
 use super::identity::{InterferenceEntry, MachineIdentity};
 use super::memory::MemoryPart;
 use super::nullable::nullable;
+pub use super::part::{NotMeasured, Part};
 use super::responder::ResponderReport;
 use super::storage::StoragePart;
 use super::system::SystemPart;
@@ -170,129 +171,6 @@ pub struct DcperfBandwidth {
     pub bandwidth: f64,
     /// Always `Gbps`.
     pub unit: Gbps,
-}
-
-/// A section's figures, or why there are none. Read strictly: an object holding only `skipped`
-/// or `error` (a string) is a section not measured; anything else must be the section's figures,
-/// or reading fails naming what is wrong (never a silent "not measured").
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-#[serde(untagged)]
-pub enum Part<T> {
-    /// The section ran.
-    Measured(T),
-    /// The section did not run or failed before producing figures.
-    NotMeasured(NotMeasured),
-}
-
-impl<'de, T: serde::de::DeserializeOwned> Deserialize<'de> for Part<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        if super::checked::whole_text_checked() {
-            return super::checked::part_in_place(d);
-        }
-        // The section's text, read three times without building it as a value (which cost a
-        // fleet's reader most of its time): for a key named twice anywhere, as a reason, as
-        // the section's figures.
-        let raw = Box::<serde_json::value::RawValue>::deserialize(d)?;
-        let text = raw.get();
-        super::strict::check(text).map_err(D::Error::custom)?;
-        let may_be_reason = !matches!(first_key(text), Some(k) if k != "skipped" && k != "error");
-        if let Some(reason) = may_be_reason
-            .then(|| serde_json::from_str::<OnlyReason>(text).ok())
-            .flatten()
-            .and_then(OnlyReason::not_measured)
-        {
-            return Ok(Part::NotMeasured(reason));
-        }
-        serde_json::from_str(text)
-            .map(Part::Measured)
-            .map_err(D::Error::custom)
-    }
-}
-
-/// The first key of a JSON object's text, when it is spelled without escapes; `None` for
-/// anything else (no key, an escape, not an object), which the caller reads the long way. A
-/// section whose first key is neither `skipped` nor `error` is no reason: told without
-/// reading it as one (whose refusal, an error built with its message, cost a fleet's reader
-/// more than the section).
-fn first_key(text: &str) -> Option<&str> {
-    let rest = text.trim_start().strip_prefix('{')?.trim_start();
-    let rest = rest.strip_prefix('"')?;
-    let end = rest.find(['"', '\\'])?;
-    (rest.as_bytes()[end] == b'"').then(|| &rest[..end])
-}
-
-/// An object that holds a reason and nothing else (`{"skipped": "..."}`, `{"error": "..."}`).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct OnlyReason {
-    skipped: Option<String>,
-    error: Option<String>,
-}
-
-impl OnlyReason {
-    /// The section not measured, when exactly one of the two is set.
-    pub(crate) fn not_measured(self) -> Option<NotMeasured> {
-        match self {
-            OnlyReason {
-                skipped: Some(why),
-                error: None,
-            } => Some(NotMeasured::skipped(why)),
-            OnlyReason {
-                skipped: None,
-                error: Some(why),
-            } => Some(NotMeasured::error(why)),
-            _ => None,
-        }
-    }
-}
-
-impl<T> Part<T> {
-    /// The figures, if the section produced any.
-    pub fn measured(&self) -> Option<&T> {
-        match self {
-            Part::Measured(t) => Some(t),
-            Part::NotMeasured(_) => None,
-        }
-    }
-}
-
-/// Why a section has no figures: exactly one of the two fields is set.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct NotMeasured {
-    /// The section was not run, and why (e.g. `interrupted`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<String>,
-    /// The section failed, and why.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-impl NotMeasured {
-    /// A section that failed.
-    pub fn error(message: impl Into<String>) -> Self {
-        Self {
-            skipped: None,
-            error: Some(message.into()),
-        }
-    }
-
-    /// A section that was not run.
-    pub fn skipped(reason: impl Into<String>) -> Self {
-        Self {
-            skipped: Some(reason.into()),
-            error: None,
-        }
-    }
-
-    /// The reason, whichever field holds it.
-    pub fn reason(&self) -> &str {
-        self.error
-            .as_deref()
-            .or(self.skipped.as_deref())
-            .unwrap_or("no reason given")
-    }
 }
 
 /// DCPerf's `sleepbench` object, with numbers instead of DCPerf's strings, plus our fields.
@@ -910,41 +788,6 @@ pub fn document_schema() -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The shortcut never calls a reason what the long way would not: whenever it names a first
-    /// key other than `skipped` and `error`, reading the text as a reason fails; and the
-    /// sections read as before (a reason, an escaped reason, figures, an empty object).
-    #[test]
-    fn a_first_key_other_than_a_reason_is_never_a_reason() {
-        let texts = [
-            r#"{"skipped": "no clients"}"#,
-            r#" { "error" : "boom" }"#,
-            r#"{"\u0073kipped": "escaped"}"#,
-            r#"{"skippedx": 1}"#,
-            r#"{"calls per second": 1.0, "skipped": "x"}"#,
-            r#"{"error": "x", "calls per second": 1.0}"#,
-            r#"{}"#,
-            r#"[1]"#,
-            r#"{"a\"b": 1}"#,
-        ];
-        for text in texts {
-            if let Some(k) = first_key(text).filter(|k| *k != "skipped" && *k != "error") {
-                assert!(
-                    serde_json::from_str::<OnlyReason>(text).is_err(),
-                    "{k}: {text}"
-                );
-            }
-        }
-        assert_eq!(first_key(r#"{"\u0073kipped": 1}"#), None);
-        assert_eq!(first_key(r#" {"a": 1}"#), Some("a"));
-        let part = |t: &str| serde_json::from_str::<Part<SleepBench>>(t);
-        assert!(
-            matches!(part(r#"{"\u0073kipped": "why"}"#), Ok(Part::NotMeasured(n)) if n.skipped.as_deref() == Some("why"))
-        );
-        assert!(
-            matches!(part(r#"{"error": "why"}"#), Ok(Part::NotMeasured(n)) if n.error.as_deref() == Some("why"))
-        );
-    }
 
     #[test]
     fn section_outcomes_round_trip_through_their_wire_form() {

@@ -21,6 +21,7 @@ pub mod memory;
 pub mod merge;
 pub mod network;
 pub mod nullable;
+pub mod part;
 pub mod read;
 pub mod responder;
 pub mod rule;
