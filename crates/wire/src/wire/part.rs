@@ -1,7 +1,7 @@
 //! A section of a document: its figures, or why there are none ([`Part`]), told apart by what
 //! it holds. Read on its own (the long way), a section's text is copied out, checked for a key
 //! named twice ([`strict::check`]), tried as a reason and read as its figures. In a text the
-//! byte scan vouched for as a whole ([`reading_checked_text`], `checked.rs`), a section is read
+//! byte scan vouched for as a whole (`reading_checked_text`, from `checked.rs`), a section is read
 //! in place, in one pass: by its first key, it is its figures (the key handed back to them) or,
 //! rarely, buffered and told apart as the long way does.
 

@@ -23,6 +23,10 @@ pub fn check(text: &str) -> Result<(), serde_json::Error> {
 /// is left to the hashed walk.
 const SCANNED_KEYS: usize = 64;
 
+/// The deepest nesting the scan follows: serde_json's own limit, past which the reading fails
+/// anyway (and a hostile file of brackets costs no memory).
+const SCANNED_DEPTH: usize = 128;
+
 /// The bytes the scan stops at: brackets, commas and quotes.
 const STRUCTURAL: [bool; 256] = {
     let mut table = [false; 256];
@@ -56,6 +60,7 @@ pub fn clearly_no_repeated_key(text: &[u8]) -> bool {
         }
         let Some(&byte) = text.get(i) else { break };
         match byte {
+            b'{' | b'[' if open.len() >= SCANNED_DEPTH => return false,
             b'{' => {
                 open.push(Some(keys.len()));
                 expect_key = true;
@@ -342,5 +347,11 @@ mod tests {
         assert!(clearly_no_repeated_key(
             br#"{"a": "\"a\": 1", "b": {"a": 1}}"#
         ));
+        // Nesting past serde_json's limit is left to serde, which refuses it.
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert!(!clearly_no_repeated_key(deep.as_bytes()));
+        assert!(serde_json::from_str::<NoRepeatedKey>(&deep).is_err());
+        let fine = format!("{}{}", "[".repeat(100), "]".repeat(100));
+        assert!(clearly_no_repeated_key(fine.as_bytes()));
     }
 }

@@ -6,7 +6,7 @@
 //! suspects (a star of 20,000 machines spent half a second a compare here). The machines that
 //! may help are kept instead in sets ordered by load, per figure, role and pool, and per model
 //! and document; a choice walks the few sets of its model's tier in order and stops at the
-//! first machine it may take. [`Helpers::choose_by_scan`], the scan, is the tests' reference.
+//! first machine it may take. `Helpers::choose_by_scan`, the scan, is the tests' reference.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -130,7 +130,7 @@ impl<'a> Helpers<'a> {
         )
     }
 
-    /// The best machine for `ask`, as [`Helpers::choose_by_scan`] finds it.
+    /// The best machine for `ask`, as `Helpers::choose_by_scan` finds it.
     pub fn choose(&mut self, ask: &Ask) -> Option<usize> {
         // A doubted machine (1) comes after every other: the others first, from the sets.
         let undoubted = self.best_undoubted(ask);
