@@ -5,7 +5,7 @@
 //! in place, in one pass: by its first key, it is its figures (the key handed back to them) or,
 //! rarely, buffered and told apart as the long way does.
 
-use super::strict;
+use super::strict::{self, Key};
 use schemars::JsonSchema;
 use serde::de::value::{BorrowedStrDeserializer, MapAccessDeserializer, StringDeserializer};
 use serde::de::{DeserializeOwned, DeserializeSeed, Deserializer, Error, MapAccess, Visitor};
@@ -175,31 +175,6 @@ where
 }
 
 struct PartVisitor<T>(PhantomData<T>);
-
-/// A key as read: borrowed from the text unless it had escapes.
-struct Key<'de>(Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a key")
-            }
-
-            fn visit_borrowed_str<E: Error>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-
-            fn visit_str<E: Error>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_string())))
-            }
-        }
-        d.deserialize_str(KeyVisitor)
-    }
-}
 
 impl<'de, T: DeserializeOwned> Visitor<'de> for PartVisitor<T> {
     type Value = Part<T>;

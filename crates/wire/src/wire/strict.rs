@@ -132,8 +132,9 @@ impl<'de> Deserialize<'de> for NoRepeatedKey {
 
 struct WalkVisitor;
 
-/// An object's key, borrowed from the text where it has no escapes.
-struct Key<'de>(Cow<'de, str>);
+/// An object's key, borrowed from the text where it has no escapes (also how a section read in
+/// place reads its first key, `part.rs`).
+pub(crate) struct Key<'de>(pub(crate) Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
