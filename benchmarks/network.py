@@ -5,11 +5,14 @@
   2. `iperf3 -c` against our responder vs against `iperf3 -s`         (goal: ratio of medians >= 1.0)
   3. our ping RTT vs `ping`'s, same count and interval                (goal: within 20 us)
 
-Usage: benchmarks/network.py [--rounds 5] [--seconds 5]
-Needs iperf3 and ping (Debian: iperf3, iputils-ping) and a release build."""
+Usage: benchmarks/network.py [--rounds 5] [--seconds 5] [--iperf3 PATH]
+Needs iperf3 and ping (Debian: iperf3, iputils-ping) and a release build. --iperf3 names another
+iperf3 build as the reference (e.g. 3.21 built from esnet/iperf: docs/performance.md). Prints the
+CPU model and the reference's version with the ratios: a ratio is only meaningful with both."""
 
 import argparse
 import json
+import os
 import pathlib
 import re
 import socket
@@ -38,30 +41,37 @@ def wait_port(port):
 
 
 def ours_client(binary, port, seconds, streams):
-    out = subprocess.run(
-        [
-            binary,
-            "iperf",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--iperf-time",
-            str(seconds),
-            "--iperf-streams",
-            str(streams),
-            "--no-reverse",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return json.loads(out.stdout)["iperf3 bandwidth"][0]["bandwidth"]
-
-
-def stock_client(port, seconds, streams):
     for _ in range(20):
         out = subprocess.run(
-            ["iperf3", "-c", "127.0.0.1", "-p", str(port), "-t", str(seconds), "-P", str(streams), "-J"],
+            [
+                binary,
+                "iperf",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--iperf-time",
+                str(seconds),
+                "--iperf-streams",
+                str(streams),
+                "--no-reverse",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        entry = json.loads(out.stdout)["iperf3 bandwidth"][0]
+        if entry.get("bandwidth") is not None:
+            return entry["bandwidth"]
+        # As for iperf3 -c below: a server still closing the previous test refuses the next.
+        print(f"  (our client: {entry.get('error')}; trying again)")
+        time.sleep(0.3)
+    raise SystemExit(f"our client kept failing: {entry.get('error')}")
+
+
+def stock_client(iperf3, port, seconds, streams):
+    for _ in range(20):
+        out = subprocess.run(
+            [iperf3, "-c", "127.0.0.1", "-p", str(port), "-t", str(seconds), "-P", str(streams), "-J"],
             capture_output=True,
             text=True,
             check=False,
@@ -76,11 +86,14 @@ def stock_client(port, seconds, streams):
 def ours_ping(binary, count, interval):
     out = subprocess.run(
         [binary, "ping", "127.0.0.1", "--ping-count", str(count), "--ping-interval", str(interval)],
-        check=True,
         capture_output=True,
         text=True,
+        check=False,
     )
-    return json.loads(out.stdout)["ping"][0]["latency"]
+    entry = json.loads(out.stdout)["ping"][0]
+    if entry.get("latency") is None:
+        raise SystemExit(f"our ping failed: {entry}")
+    return entry["latency"]
 
 
 def stock_ping(count, interval):
@@ -90,6 +103,13 @@ def stock_ping(count, interval):
     return float(re.search(r"= [\d.]+/([\d.]+)/", out.stdout).group(1))
 
 
+def cpu_model():
+    for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith(("model name", "Model")):
+            return line.split(":", 1)[1].strip()
+    return "unknown CPU"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5)
@@ -97,10 +117,16 @@ def main():
     ap.add_argument("--streams", type=int, default=4)
     ap.add_argument("--ping-count", type=int, default=20)
     ap.add_argument("--binary", default=str(REPO / "target/release/health_check"))
+    ap.add_argument("--iperf3", default="iperf3", help="the reference iperf3 (client and server)")
     args = ap.parse_args()
+    version = subprocess.run([args.iperf3, "--version"], capture_output=True, text=True, check=False).stdout.split(
+        "\n"
+    )[0]
     stock_port, our_port = free_port(), free_port()
     servers = [
-        subprocess.Popen(["iperf3", "-s", "-p", str(stock_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+        subprocess.Popen(
+            [args.iperf3, "-s", "-p", str(stock_port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        ),
         subprocess.Popen(
             [args.binary, "serve", "--port", str(our_port), "--idle-timeout", "0"],
             stdout=subprocess.DEVNULL,
@@ -114,8 +140,8 @@ def main():
         for i in range(args.rounds):
             jobs = [
                 ("ours->iperf3-s", lambda: ours_client(args.binary, stock_port, args.seconds, args.streams)),
-                ("iperf3-c->iperf3-s", lambda: stock_client(stock_port, args.seconds, args.streams)),
-                ("iperf3-c->ours", lambda: stock_client(our_port, args.seconds, args.streams)),
+                ("iperf3-c->iperf3-s", lambda: stock_client(args.iperf3, stock_port, args.seconds, args.streams)),
+                ("iperf3-c->ours", lambda: stock_client(args.iperf3, our_port, args.seconds, args.streams)),
                 ("ping ours", lambda: ours_ping(args.binary, args.ping_count, 0.2)),
                 ("ping stock", lambda: stock_ping(args.ping_count, 0.2)),
             ]
@@ -129,6 +155,7 @@ def main():
             s.terminate()
             s.wait()
     med = {k: statistics.median(v) for k, v in res.items()}
+    print(f"{cpu_model()}, {os.cpu_count()} CPUs; reference: {version}")
     print(f"loopback, {args.rounds} rounds, {args.seconds} s x {args.streams} streams per iperf test")
     for k, v in res.items():
         unit = "ms" if k.startswith("ping") else "Gbit/s"
