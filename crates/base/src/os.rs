@@ -546,6 +546,20 @@ pub fn skip_or_fail(test: &str, why: &str) {
     let _ = writeln!(std::io::stderr(), "skipped {test}: {why}");
 }
 
+/// Keeps the C library's large allocations mapped on their own for the rest of the process
+/// (at and above 128 KiB, its starting threshold, which it otherwise raises to the largest
+/// block freed so far). A fleet's readers fill large buffers on several threads and free them
+/// once joined; from a thread's own heap freed memory does not go back to the system, and a
+/// fleet of 100,000 documents held 140 MiB more at its peak (docs/performance.md). Glibc only;
+/// elsewhere nothing.
+pub fn large_allocations_mapped() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a tuning value of the allocator; any value is valid.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
+
 /// Takes an exclusive `flock` on `file` without waiting: `Ok(true)` when taken, `Ok(false)`
 /// when another open description holds it. The lock belongs to the open file description, not
 /// to this descriptor: it holds while any copy (a forked child's) stays open, and nothing here

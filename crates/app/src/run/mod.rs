@@ -104,9 +104,18 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Exit {
             print!("{}", checks::limits_table());
             return Exit::Ok;
         }
-        Mode::Compare(reader) => return readers::compare(config, reader),
-        Mode::Baseline(reader) => return readers::baseline(config, reader),
-        Mode::Report { reader, html } => return readers::report(config, reader, html.as_deref()),
+        Mode::Compare(reader) => {
+            crate::os::large_allocations_mapped();
+            return readers::compare(config, reader);
+        }
+        Mode::Baseline(reader) => {
+            crate::os::large_allocations_mapped();
+            return readers::baseline(config, reader);
+        }
+        Mode::Report { reader, html } => {
+            crate::os::large_allocations_mapped();
+            return readers::report(config, reader, html.as_deref());
+        }
         Mode::Merge(paths) => return readers::merge(config, paths),
         Mode::Schema { fleet } => {
             let schema = if *fleet {

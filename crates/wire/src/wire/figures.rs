@@ -837,6 +837,34 @@ impl Spec {
     }
 }
 
+impl Spec {
+    /// The shared spec of `family` with `labels`, measured under the basis spelled `basis`: a
+    /// spec this thread has made before is found through the shared label set and basis
+    /// themselves, without taking a count on either (each count an atomic; a document adds
+    /// hundreds of figures), and only a new one goes the long way ([`Spec::shared`]).
+    pub fn shared_by_text(family: &'static Family, labels: &[&str], basis: &str) -> Arc<Spec> {
+        let found = LABELS.with(|shared_labels| {
+            let mut shared_labels = shared_labels.borrow_mut();
+            let SharedLabels { by_text, text } = &mut *shared_labels;
+            if !join_labels(text, labels) {
+                return None;
+            }
+            let labels = by_text.get(text.as_str())?;
+            BASES.with(|bases| {
+                let bases = bases.borrow();
+                let basis = bases.get(basis)?;
+                let address = (
+                    std::ptr::from_ref(family) as usize,
+                    Arc::as_ptr(labels).cast::<u8>() as usize,
+                    Arc::as_ptr(basis).cast::<u8>() as usize,
+                );
+                SPECS.with(|specs| specs.borrow().by_address.get(&address).cloned())
+            })
+        });
+        found.unwrap_or_else(|| Spec::shared(family, self::labels(labels), self::basis(basis)))
+    }
+}
+
 impl std::ops::Deref for Figure {
     type Target = Spec;
 
@@ -870,16 +898,11 @@ thread_local! {
 /// and client names), once per reading thread.
 pub fn labels<S: AsRef<str>>(values: &[S]) -> Labels {
     let made = || -> Labels { values.iter().map(|v| v.as_ref().to_string()).collect() };
-    if values.iter().any(|v| v.as_ref().contains('\0')) {
-        return made();
-    }
     LABELS.with(|shared| {
         let mut shared = shared.borrow_mut();
         let SharedLabels { by_text, text } = &mut *shared;
-        text.clear();
-        for v in values {
-            text.push_str(v.as_ref());
-            text.push('\0');
+        if !join_labels(text, values) {
+            return made();
         }
         if let Some(found) = by_text.get(text.as_str()) {
             return found.clone();
@@ -888,6 +911,20 @@ pub fn labels<S: AsRef<str>>(values: &[S]) -> Labels {
         by_text.insert(text.as_str().into(), made.clone());
         made
     })
+}
+
+/// `values` joined as [`SharedLabels`] keys them, in `text`; false when a value holds a NUL
+/// (such a set is never shared).
+fn join_labels<S: AsRef<str>>(text: &mut String, values: &[S]) -> bool {
+    text.clear();
+    for v in values {
+        if v.as_ref().contains('\0') {
+            return false;
+        }
+        text.push_str(v.as_ref());
+        text.push('\0');
+    }
+    true
 }
 
 thread_local! {
@@ -1022,8 +1059,8 @@ impl Figures {
         }
     }
 
-    /// The basis of the common part plus `extra` (`key=value` pairs), shared.
-    fn basis(&mut self, extra: &[(&str, String)]) -> Basis {
+    /// The basis of the common part plus `extra` (`key=value` pairs), spelled out.
+    fn basis_text(&mut self, extra: &[(&str, String)]) -> &str {
         let text = &mut self.text;
         text.clear();
         text.push_str(&self.common);
@@ -1032,7 +1069,7 @@ impl Figures {
                 text.push_str(part);
             }
         }
-        basis(text)
+        text
     }
 
     /// Adds `family`'s figure with `labels` and `value` (none when `None`), measured with
@@ -1053,11 +1090,8 @@ impl Figures {
             return;
         }
         debug_assert_eq!(labels.len(), family.labels.len(), "{}", family.name);
-        let basis = self.basis(extra);
-        self.out.figures.push(Figure {
-            spec: Spec::shared(family, self::labels(labels), basis),
-            value: v,
-        });
+        let spec = Spec::shared_by_text(family, labels, self.basis_text(extra));
+        self.out.figures.push(Figure { spec, value: v });
     }
 
     /// [`Figures::add_with`], measured with nothing beside the common basis.

@@ -326,3 +326,96 @@ fn a_figure_measured_under_load_is_inconclusive_and_out_of_the_reference() {
     assert_eq!(f[0].inconclusive.as_deref(), Some("other processes"));
     assert_eq!(f[0].median, Some(30_000.0));
 }
+
+/// The group's figures gathered in several parts, on their threads, and joined are what one
+/// walk gathers: the same keys and bases in the same numbers, every key's values (machine,
+/// value, basis) in member order, each member's count of keys. Random machines: figures left
+/// out, bases that differ per machine or per key, per-client figures, figures read twice.
+#[test]
+fn a_group_gathered_in_parts_is_gathered_as_in_one_walk() {
+    use crate::wire::figures::PING_LATENCY;
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let bases: Vec<Basis> = [
+        "profile=standard",
+        "profile=quick",
+        "profile=standard, streams=8",
+    ]
+    .into_iter()
+    .map(Arc::from)
+    .collect();
+    for round in 0..40 {
+        let count = 1 + next(60) as usize;
+        let machines: Vec<Machine> = (0..count)
+            .map(|i| {
+                let mut figures = Vec::new();
+                for k in 0..12 {
+                    if next(5) == 0 {
+                        continue; // this machine lacks the key
+                    }
+                    let basis = bases[if next(4) == 0 { next(3) as usize } else { 0 }].clone();
+                    let value = next(1000) as f64 + 0.5;
+                    let f = match k % 4 {
+                        0 => fig_as(&PEAK_BANDWIDTH, &[&format!("kind{k}")], value, basis),
+                        1 => fig_as(
+                            &IDLE_LATENCY,
+                            &["FullRandom", "Node-0", &format!("Node-{k}")],
+                            value,
+                            basis,
+                        ),
+                        2 => fig_as(
+                            &PING_LATENCY,
+                            &[&format!("client{}", next(3))],
+                            value,
+                            basis,
+                        ),
+                        _ => fig_as(&MEM_TOTAL, &[], value, basis),
+                    };
+                    figures.push(f);
+                    if next(10) == 0 {
+                        figures.push(figures.last().unwrap().clone()); // read twice
+                    }
+                }
+                machine(&format!("m{i}"), figures)
+            })
+            .collect();
+        // Members in an order of their own, not the machines'.
+        let mut members: Vec<usize> = (0..count).collect();
+        for i in (1..count).rev() {
+            members.swap(i, next(i as u64 + 1) as usize);
+        }
+        let one = gather(&machines, &members, 1);
+        for parts in [2, 3, 7, count + 3] {
+            let joined = gather(&machines, &members, parts);
+            let ctx = format!("round {round}, {count} machines in {parts} parts");
+            assert_eq!(joined.index.keys.len(), one.index.keys.len(), "{ctx}");
+            for (a, b) in joined.index.keys.iter().zip(&one.index.keys) {
+                assert_eq!(a.0, b.0, "{ctx}: the keys' numbers");
+                assert!(std::ptr::eq(a.1, b.1), "{ctx}");
+            }
+            assert_eq!(
+                joined.index.bases, one.index.bases,
+                "{ctx}: the bases' numbers"
+            );
+            assert_eq!(joined.index.by_spec, one.index.by_spec, "{ctx}");
+            assert_eq!(joined.keys_had, one.keys_had, "{ctx}");
+            assert_eq!(joined.values.len(), one.values.len(), "{ctx}");
+            for (a, b) in joined.values.iter().zip(&one.values) {
+                let all = |v: &KeyValues| -> Vec<(u32, u32, u64)> {
+                    (0..v.value.len())
+                        .map(|i| v.get(i))
+                        .map(|v| (v.machine, v.basis, v.value.to_bits()))
+                        .collect()
+                };
+                assert_eq!(all(a), all(b), "{ctx}: a key's values");
+                let one_basis = |v: &KeyValues| matches!(v.basis, Bases::All(_));
+                assert_eq!(one_basis(a), one_basis(b), "{ctx}: the bases kept alike");
+            }
+        }
+    }
+}
