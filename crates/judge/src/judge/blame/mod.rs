@@ -20,6 +20,7 @@ mod tests;
 
 use super::compare::RuleCache;
 use super::machine::Machine;
+use super::parallel;
 use super::pipeline::{Judged, Population, Sample, Subject, distinct};
 use super::reference::Reference;
 use super::rules::Rule;
@@ -124,8 +125,21 @@ pub fn blame(machines: &mut [Machine], view: &View, cache: &mut RuleCache) -> Bl
         models: &models,
         one_model,
     };
-    for ((key, _), all) in &parts {
-        judge_key(machines, key, all, cache, at, &mut out, &mut pending);
+    // Each part judged on its own, on all CPUs, and its results taken in the parts' order: as
+    // one pass would leave them (a fleet of 100,000 spent a second and a half here on one CPU).
+    let rules = cache.rules();
+    let machines_read: &[Machine] = machines;
+    let judged = parallel::ordered_map(
+        &parts,
+        || RuleCache::new(rules),
+        |cache, ((key, _), all)| {
+            let mut part = (Blamed::default(), Pending::default());
+            judge_key(machines_read, key, all, cache, at, &mut part.0, &mut part.1);
+            part
+        },
+    );
+    for (part, part_pending) in judged {
+        take_part(&mut out, &mut pending, part, part_pending);
     }
     drop_settled(machines, view, &mut pending.suspects, &mut out);
     // The pairs measured, for the plan: only when something is suspect (2.4 million pairs
@@ -144,6 +158,39 @@ pub fn blame(machines: &mut [Machine], view: &View, cache: &mut RuleCache) -> Bl
     out.resolve = plan_resolve(machines, &models, &pending, &measured, &mut out.findings);
     record_evidence(machines, view, &out, &pending.suspects);
     out
+}
+
+/// Adds one part's judging to what the parts before it left: its findings after theirs (its
+/// suspects' finding numbers moved with them), what it explains, and the machines it shows
+/// fine added to theirs for the same key (a key's parts are its bases).
+fn take_part(out: &mut Blamed, pending: &mut Pending, part: Blamed, part_pending: Pending) {
+    let offset = out.findings.len();
+    out.findings.extend(part.findings);
+    out.explained.extend(part.explained);
+    out.resolve.extend(part.resolve);
+    pending
+        .suspects
+        .extend(part_pending.suspects.into_iter().map(|mut s| {
+            s.finding += offset;
+            s
+        }));
+    for (mine, theirs) in [
+        (&mut pending.fine_servers, part_pending.fine_servers),
+        (&mut pending.fine_clients, part_pending.fine_clients),
+    ] {
+        for (key, flags) in theirs {
+            match mine.entry(key) {
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(flags);
+                }
+                std::collections::hash_map::Entry::Occupied(mut e) => {
+                    for (a, b) in e.get_mut().iter_mut().zip(flags) {
+                        *a |= b;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A suspect path one of whose candidates already fails, for a finding of its own or its own
