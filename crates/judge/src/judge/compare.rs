@@ -31,13 +31,12 @@ impl<'r> RuleCache<'r> {
         }
     }
 
-    /// The rule that judges the figure called `name`.
     /// The rules this cache looks in.
     pub fn rules(&self) -> &'r Rules {
         self.rules
     }
 
-    /// The rule that judges `name`, if any.
+    /// The rule that judges the figure called `name`.
     pub fn get(&mut self, name: String) -> Option<&'r Rule> {
         let rules = self.rules;
         let index = *self

@@ -835,9 +835,7 @@ impl Spec {
             found
         })
     }
-}
 
-impl Spec {
     /// The shared spec of `family` with `labels`, measured under the basis spelled `basis`: a
     /// spec this thread has made before is found through the shared label set and basis
     /// themselves, without taking a count on either (each count an atomic; a document adds

@@ -373,3 +373,39 @@ fn label_values_are_shared_and_never_confused() {
     assert_eq!(&y[..], ["a", "\0b"]);
     assert_eq!(&labels::<&str>(&[])[..], [] as [&str; 0]);
 }
+
+/// A spec found by its text is the one made the long way: the same copy for the same family,
+/// labels and basis; another for any of them different; a label holding a NUL still right.
+#[test]
+fn a_spec_found_by_its_text_is_the_shared_one() {
+    let long = Spec::shared(&BANDWIDTH, labels(&["h1"]), basis("profile=quick"));
+    let by_text = Spec::shared_by_text(&BANDWIDTH, &["h1"], "profile=quick");
+    assert!(Arc::ptr_eq(&long, &by_text), "one copy");
+    assert!(Arc::ptr_eq(
+        &by_text,
+        &Spec::shared_by_text(&BANDWIDTH, &["h1"], "profile=quick")
+    ));
+    for other in [
+        Spec::shared_by_text(&REVERSE_BANDWIDTH, &["h1"], "profile=quick"),
+        Spec::shared_by_text(&BANDWIDTH, &["h2"], "profile=quick"),
+        Spec::shared_by_text(&BANDWIDTH, &["h1"], "profile=standard"),
+    ] {
+        assert!(!Arc::ptr_eq(&long, &other));
+        assert_ne!(
+            (other.family.name, &other.labels[..], &*other.basis),
+            (long.family.name, &long.labels[..], &*long.basis)
+        );
+    }
+    // Never seen: made, then found.
+    let fresh = Spec::shared_by_text(&BANDWIDTH, &["fresh-host"], "profile=fresh");
+    assert_eq!(
+        (&fresh.labels[..], &*fresh.basis),
+        (&["fresh-host".to_string()][..], "profile=fresh")
+    );
+    assert!(Arc::ptr_eq(
+        &fresh,
+        &Spec::shared_by_text(&BANDWIDTH, &["fresh-host"], "profile=fresh")
+    ));
+    let nul = Spec::shared_by_text(&BANDWIDTH, &["a\0"], "profile=quick");
+    assert_eq!(&nul.labels[..], ["a\0"]);
+}
