@@ -23,7 +23,6 @@ import argparse
 import collections
 import json
 import pathlib
-import platform
 import shutil
 import signal
 import sys
@@ -31,6 +30,7 @@ import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "python"))
 import fleet_harness as fh
+from host import cpu_model
 
 # This 2-CPU VM fails DCPerf's absolute limits (calls per thread, busy CPU, 10 Gbit/s to each
 # client on a 1 Gbit/s network); the question here is the comparison's stability, not them.
@@ -38,13 +38,6 @@ VM_LIMITS = (
     "--threshold sleepbench.calls_per_thread=100 --threshold sleepbench.total_cpu_pct=101"
     " --threshold network.min_bandwidth_gbps=0.01"
 )
-
-
-def cpu_model():
-    for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown CPU"
 
 
 def one_run(fleet, mode, args, keep):

@@ -27,6 +27,8 @@ import statistics
 import subprocess
 import tempfile
 
+from host import cpu_model
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -51,13 +53,6 @@ def build_refs(tmp):
             run(["gcc", "-O2", width, "-pthread", "-o", str(read), str(REPO / "benchmarks/ref/read_ref.c")])
             reads.append(read)
     return chase, reads
-
-
-def cpu_model():
-    for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def mbw():

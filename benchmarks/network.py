@@ -20,6 +20,8 @@ import statistics
 import subprocess
 import time
 
+from host import cpu_model
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -101,13 +103,6 @@ def stock_ping(count, interval):
         ["ping", "-c", str(count), "-i", str(interval), "127.0.0.1"], check=True, capture_output=True, text=True
     )
     return float(re.search(r"= [\d.]+/([\d.]+)/", out.stdout).group(1))
-
-
-def cpu_model():
-    for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith(("model name", "Model")):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
 
 
 def main():

@@ -16,6 +16,8 @@ import statistics
 import subprocess
 import tempfile
 
+from host import cpu_model
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -72,13 +74,6 @@ def fio(path, size, seconds, threads):
         else:
             res[key] = job["read" if key == "read_iops" else "write"]["iops"]
     return res
-
-
-def cpu_model():
-    for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith(("model name", "Model")):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
 
 
 def main():
