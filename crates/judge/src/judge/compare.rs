@@ -355,7 +355,9 @@ fn gather_part<'a>(machines: &'a [Machine], members: &[usize]) -> Gathered<'a> {
 
 /// Parts gathered from consecutive runs of members, joined in their order: keys and bases new
 /// to the parts before are numbered as they come, each key's values follow each other part by
-/// part (a key's values made once at their full size, each part's freed as it is taken).
+/// part (a key's values made once at their full size, each part's freed as it is taken). The
+/// parts' figures by spec are not joined: nothing after the walk looks a figure up by its spec
+/// (a fleet of 100,000 has 800,000 specs, most of them of one client each).
 fn join_parts(parts: Vec<Gathered<'_>>) -> Gathered<'_> {
     let mut index = KeyIndex::default();
     let mut numbers: Vec<(Vec<usize>, Vec<u32>)> = Vec::with_capacity(parts.len());
@@ -372,12 +374,6 @@ fn join_parts(parts: Vec<Gathered<'_>>) -> Gathered<'_> {
             .iter()
             .map(|basis| index.basis_number(basis))
             .collect();
-        for (&spec, &(k, b)) in &part.index.by_spec {
-            index
-                .by_spec
-                .entry(spec)
-                .or_insert((keys[k], bases[b as usize]));
-        }
         numbers.push((keys, bases));
     }
     // Per key of the whole, where it is in each part.
@@ -422,7 +418,8 @@ struct Keys {
     names: Vec<String>,
     families: Vec<&'static figures::Family>,
     bases: Vec<String>,
-    by_spec: HashMap<usize, (usize, u32), FixedState>,
+    /// Each key's parts (its family's name, its labels but the client), by number.
+    parts: Vec<(&'static str, Vec<String>)>,
 }
 
 impl From<KeyIndex<'_>> for Keys {
@@ -435,7 +432,11 @@ impl From<KeyIndex<'_>> for Keys {
                 .collect(),
             families: index.keys.iter().map(|&(_, family)| family).collect(),
             bases: index.bases.iter().map(|b| b.to_string()).collect(),
-            by_spec: index.by_spec,
+            parts: index
+                .keys
+                .iter()
+                .map(|&((name, labels), _)| (name, labels.to_vec()))
+                .collect(),
         }
     }
 }
@@ -643,13 +644,19 @@ fn mark_missing(
 ) {
     // Which member last had each key: no set per machine.
     let mut had = vec![usize::MAX; keys.names.len()];
+    let number: HashMap<KeyParts, usize, FixedState> = keys
+        .parts
+        .iter()
+        .enumerate()
+        .map(|(k, (name, labels))| ((*name, labels.as_slice()), k))
+        .collect();
     for (i, &m) in members.iter().enumerate() {
         // A member with every key lacks none (most of a fleet): not walked again.
         if machines[m].figures.is_empty() || keys_had[i] == keys.names.len() {
             continue;
         }
         for fig in &machines[m].figures {
-            if let Some(&(k, _)) = keys.by_spec.get(&spec_address(fig)) {
+            if let Some(&k) = number.get(&fig.key_parts()) {
                 had[k] = i;
             }
         }
@@ -671,23 +678,24 @@ pub fn aggregates_by_client_models(machines: &mut [Machine], view: &View) {
             .and_then(|c| machines[c].entry.sku.as_ref())
             .map_or("unknown".to_string(), |s| s.label())
     };
-    let bases: Vec<Option<String>> = machines
-        .iter()
-        .map(|m| {
-            if m.aggregate_clients.is_empty() {
-                return None;
-            }
-            let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
-            for c in &m.aggregate_clients {
-                *counts.entry(model(c)).or_default() += 1;
-            }
-            let models: Vec<String> = counts
-                .into_iter()
-                .map(|(model, n)| format!("{n} x {model}"))
-                .collect();
-            Some(format!("client models: {}", models.join("; ")))
-        })
-        .collect();
+    let models_of = |m: &Machine| -> Option<String> {
+        if m.aggregate_clients.is_empty() {
+            return None;
+        }
+        let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+        for c in &m.aggregate_clients {
+            *counts.entry(model(c)).or_default() += 1;
+        }
+        let models: Vec<String> = counts
+            .into_iter()
+            .map(|(model, n)| format!("{n} x {model}"))
+            .collect();
+        Some(format!("client models: {}", models.join("; ")))
+    };
+    let read: &[Machine] = machines;
+    let bases: Vec<Option<String>> = parallel::over_pieces(read.len(), |range| {
+        read[range].iter().map(models_of).collect()
+    });
     for (m, models) in machines.iter_mut().zip(bases) {
         let Some(models) = models else { continue };
         for f in m

@@ -15,19 +15,36 @@ use std::collections::BTreeMap;
 /// Machines reporting a fact needed before it has a norm.
 pub const MIN_MACHINES: usize = 3;
 
+/// Per fact, per value, the machines that have it.
+type ByFact<'a> = BTreeMap<&'a str, BTreeMap<&'a str, Vec<usize>>>;
+
 /// A finding for every machine whose fact differs from the majority of its group's.
 pub fn findings(machines: &[Machine], groups: &[(Sku, Vec<usize>)], rules: &Rules) -> Vec<Finding> {
     let mut out = Vec::new();
     for (_, members) in groups {
-        let mut by_fact: BTreeMap<&str, BTreeMap<&str, Vec<usize>>> = BTreeMap::new();
-        for &m in members {
-            for (fact, value) in machines[m].facts.iter() {
-                by_fact
-                    .entry(fact)
-                    .or_default()
-                    .entry(value)
-                    .or_default()
-                    .push(m);
+        // The machines of each value of each fact, a piece of the group at a time on all CPUs
+        // (twenty facts a machine: two million entries at 100,000 machines), joined in order.
+        let mut by_fact: ByFact = BTreeMap::new();
+        let pieces = super::parallel::over_pieces(members.len(), |range| {
+            let mut piece: ByFact = BTreeMap::new();
+            for &m in &members[range] {
+                for (fact, value) in machines[m].facts.iter() {
+                    piece
+                        .entry(fact)
+                        .or_default()
+                        .entry(value)
+                        .or_default()
+                        .push(m);
+                }
+            }
+            vec![piece]
+        });
+        for piece in pieces {
+            for (fact, values) in piece {
+                let into = by_fact.entry(fact).or_default();
+                for (value, ms) in values {
+                    into.entry(value).or_default().extend(ms);
+                }
             }
         }
         for (fact, values) in by_fact {

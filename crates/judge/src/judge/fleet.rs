@@ -8,7 +8,7 @@ use super::machine::{LabelFrom, Machine, documents};
 use super::rules::Rules;
 use super::view::View;
 use super::{account, blame, compare};
-use crate::wire::fleet::{FleetInfo, FleetReport, IdentityNote, MachineStatus};
+use crate::wire::fleet::{FleetInfo, FleetReport, IdentityNote, MachineEntry, MachineStatus};
 use crate::wire::headline;
 use crate::wire::read;
 use crate::wire::rule::Severity;
@@ -158,13 +158,21 @@ pub fn judge(
             labels: reader.labels.describe().to_string(),
         },
         matrix: compare::matrix(&machines, &view),
-        machines: machines.iter().map(|m| m.entry.clone()).collect(),
+        machines: entries(&machines),
         groups: group_entries,
         findings,
         resolve: blamed.resolve,
         identity: Vec::new(),
     };
     (report, machines)
+}
+
+/// The machines' entries of the report, copied on all CPUs (a fleet of 100,000 spent a seventh
+/// of a second here on one CPU).
+fn entries(machines: &[Machine]) -> Vec<MachineEntry> {
+    super::parallel::over_pieces(machines.len(), |range| {
+        machines[range].iter().map(|m| m.entry.clone()).collect()
+    })
 }
 
 /// Whether the report holds a failure (`--strict` exits 3 then): a machine that fails, whose run

@@ -2,6 +2,7 @@
 //! would give them: the readers' judging is otherwise one thread while the rest of the CPUs
 //! wait (a fleet of 100,000 spent a third of its compare after reading).
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `f` of every item, on up to all CPUs, in the items' order. Each worker keeps its own state
@@ -48,6 +49,28 @@ where
     done.into_iter().map(|(_, r)| r).collect()
 }
 
+/// Machines in a piece of work when a fleet's machines are shared out between the CPUs: enough
+/// that handing a piece to a thread costs nothing beside it.
+pub const MACHINES_A_PIECE: usize = 1024;
+
+/// `f` of each piece of `0..len` ([`MACHINES_A_PIECE`] at a time) on all CPUs, the results
+/// joined in order: what one pass over the machines would give.
+pub fn over_pieces<R: Send>(len: usize, f: impl Fn(Range<usize>) -> Vec<R> + Sync) -> Vec<R> {
+    ordered_map(&ranges(len, MACHINES_A_PIECE), || (), |(), r| f(r.clone()))
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// `0..len` in pieces of `size` (the last shorter).
+pub fn ranges(len: usize, size: usize) -> Vec<Range<usize>> {
+    let size = size.max(1);
+    (0..len)
+        .step_by(size)
+        .map(|start| start..(start + size).min(len))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +88,24 @@ mod tests {
         );
         assert_eq!(out, items.iter().map(|x| x * x).collect::<Vec<_>>());
         assert!(ordered_map(&[] as &[u8], || (), |_, _| 1).is_empty());
+    }
+
+    #[test]
+    fn ranges_cover_every_index_once_in_order() {
+        for (len, size) in [(0, 4), (1, 4), (4, 4), (9, 4), (5, 0), (1030, 1024)] {
+            let pieces = ranges(len, size);
+            let flat: Vec<usize> = pieces.iter().flat_map(Clone::clone).collect();
+            assert_eq!(flat, (0..len).collect::<Vec<_>>(), "{len} by {size}");
+            assert!(
+                pieces
+                    .iter()
+                    .all(|r| !r.is_empty() && r.len() <= size.max(1))
+            );
+        }
+        let len = 3 * MACHINES_A_PIECE + 5;
+        assert_eq!(
+            over_pieces(len, |r| r.map(|i| 2 * i).collect()),
+            (0..len).map(|i| 2 * i).collect::<Vec<_>>()
+        );
     }
 }

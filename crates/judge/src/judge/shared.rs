@@ -109,12 +109,15 @@ fn excuse(machines: &mut [Machine], found: &[Finding], view: &View) {
 /// The check kinds most of `members` fall short of: (kind, the machines short, how many
 /// machines measured paths).
 fn shortfalls(machines: &[Machine], members: &[usize]) -> Vec<(String, Vec<usize>, usize)> {
-    // Machines that measured paths, and how many distinct clients each measured.
-    let measured: Vec<(usize, usize)> = members
-        .iter()
-        .map(|&i| (i, clients_measured(&machines[i])))
-        .filter(|&(_, n)| n > 0)
-        .collect();
+    // Machines that measured paths, and how many distinct clients each measured: on all CPUs
+    // (every figure of every machine is looked at).
+    let measured: Vec<(usize, usize)> = super::parallel::over_pieces(members.len(), |range| {
+        members[range]
+            .iter()
+            .map(|&i| (i, clients_measured(&machines[i])))
+            .filter(|&(_, n)| n > 0)
+            .collect()
+    });
     if measured.len() < MIN_MACHINES {
         return Vec::new();
     }

@@ -3,16 +3,15 @@
 //! the accounting take it from the walk (`fleet::judge`) instead of indexing the machines again.
 
 use super::machine::Machine;
-use crate::wire::figures::Figure;
 use foldhash::fast::FixedState;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 /// Names and paths of the machines of one judgement.
 #[derive(Debug, Default)]
 pub struct View {
     /// Which machine a name is: its label, host name or one of its addresses (the first
     /// machine to claim a name keeps it).
-    names: HashMap<String, usize, FixedState>,
+    names: Names,
     /// Which machine a label is (labels are unique once read).
     labels: HashMap<String, usize, FixedState>,
     /// Per machine, (figure, the other machine it measured) for its per-client figures, by
@@ -26,7 +25,10 @@ fn loopback(name: &str) -> bool {
     matches!(name, "localhost" | "127.0.0.1" | "::1" | "ip6-localhost") || name.starts_with("127.")
 }
 
-fn names(machines: &[Machine]) -> HashMap<String, usize, FixedState> {
+/// Which machine each name is.
+type Names = HashMap<String, usize, FixedState>;
+
+fn names(machines: &[Machine]) -> Names {
     let mut index = HashMap::default();
     for (i, m) in machines.iter().enumerate() {
         index.entry(m.entry.label.clone()).or_insert(i);
@@ -40,28 +42,31 @@ fn names(machines: &[Machine]) -> HashMap<String, usize, FixedState> {
     index
 }
 
-/// Machines per piece of work when the paths are found on several CPUs.
-const CHUNK: usize = 1024;
+/// A machine's paths, (figure, the machine measured), by figure; a client that no machine is
+/// named for is at `u32::MAX`, and its place among the paths and its name are beside.
+struct Paths {
+    paths: Vec<(u32, u32)>,
+    unknown: Vec<(usize, String)>,
+}
 
-/// Machine `m`'s figures that measured another machine, as (figure, machine), by figure.
-fn paths_of(
-    m: usize,
-    machine: &Machine,
-    names: &HashMap<String, usize, FixedState>,
-) -> Vec<(u32, u32)> {
-    machine
-        .figures
-        .iter()
-        .enumerate()
-        .filter_map(|(f, fig)| {
-            let c = fig
-                .client()
-                .filter(|c| !loopback(c))
-                .and_then(|c| names.get(c).copied())
-                .filter(|&c| c != m)?;
-            Some((f as u32, c as u32))
-        })
-        .collect()
+/// Machine `m`'s figures that measured another machine.
+fn paths_of(m: usize, machine: &Machine, names: &Names) -> Paths {
+    let mut paths = Vec::new();
+    let mut unknown = Vec::new();
+    for (f, fig) in machine.figures.iter().enumerate() {
+        let Some(client) = fig.client().filter(|c| !loopback(c)) else {
+            continue;
+        };
+        match names.get(client) {
+            Some(&c) if c == m => {}
+            Some(&c) => paths.push((f as u32, c as u32)),
+            None => {
+                unknown.push((paths.len(), client.to_string()));
+                paths.push((f as u32, u32::MAX));
+            }
+        }
+    }
+    Paths { paths, unknown }
 }
 
 impl View {
@@ -69,44 +74,31 @@ impl View {
     /// others' measurements (a star's clients write no document).
     pub fn of(machines: &mut Vec<Machine>) -> View {
         let mut names = names(machines);
-        let mut seen = BTreeSet::new();
-        let mut unknown = Vec::new();
-        for machine in machines.iter() {
-            for c in machine.figures.iter().filter_map(Figure::client) {
-                if !loopback(c) && !names.contains_key(c) && seen.insert(c) {
-                    unknown.push(c.to_string());
-                }
+        // Each machine's paths, on all CPUs (100,000 machines' client names are looked up
+        // millions of times); a name no machine has is told after, in one pass.
+        let (read, names_read) = (&*machines, &names);
+        let found = super::parallel::over_pieces(machines.len(), |range| {
+            range.map(|m| paths_of(m, &read[m], names_read)).collect()
+        });
+        // A client known only from others' measurements becomes a machine, in the order a
+        // walk over the machines and their figures meets it.
+        let mut clients = Vec::with_capacity(machines.len());
+        for Paths { mut paths, unknown } in found {
+            for (at, name) in unknown {
+                let next = machines.len();
+                let c = *names.entry(name).or_insert_with_key(|name| {
+                    machines.push(Machine::measured_only(name));
+                    next
+                });
+                paths[at].1 = c as u32;
             }
-        }
-        for name in unknown {
-            names.insert(name.clone(), machines.len());
-            machines.push(Machine::measured_only(&name));
+            clients.push(paths);
         }
         let labels = machines
             .iter()
             .enumerate()
             .map(|(i, m)| (m.entry.label.clone(), i))
             .collect();
-        // Each machine's paths, on all CPUs (10,000 machines' names looked up a few hundred
-        // thousand times).
-        let chunks: Vec<std::ops::Range<usize>> = (0..machines.len())
-            .step_by(CHUNK)
-            .map(|start| start..(start + CHUNK).min(machines.len()))
-            .collect();
-        let (read, names_read) = (&*machines, &names);
-        let clients = super::parallel::ordered_map(
-            &chunks,
-            || (),
-            |(), range| {
-                range
-                    .clone()
-                    .map(|m| paths_of(m, &read[m], names_read))
-                    .collect::<Vec<_>>()
-            },
-        )
-        .into_iter()
-        .flatten()
-        .collect();
         View {
             names,
             labels,
@@ -145,7 +137,7 @@ impl View {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::figures::BANDWIDTH;
+    use crate::wire::figures::{BANDWIDTH, Figure};
 
     fn machine(label: &str, clients: &[&str]) -> Machine {
         let mut m = Machine::measured_only(label);

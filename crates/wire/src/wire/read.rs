@@ -111,12 +111,22 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
         if meta.is_dir() {
             let before = out.len();
             walk(p, &mut out);
-            out[before..].sort_by(|a: &Input, b: &Input| a.path().cmp(b.path()));
+            out[before..].sort_unstable_by(|a: &Input, b: &Input| walk_order(a.path(), b.path()));
         } else {
             out.push(Input::File(p.clone()));
         }
     }
     Ok(out)
+}
+
+/// The order of two paths a walk found below one directory: [`Path`]'s own (by component),
+/// compared as bytes with the separator lowest, which is the same for paths joined one name at a
+/// time and cheaper by far (parsing components was most of listing 100,000 files).
+fn walk_order(a: &Path, b: &Path) -> std::cmp::Ordering {
+    use std::os::unix::ffi::OsStrExt;
+    let key = |c: &u8| if *c == b'/' { 0 } else { *c };
+    let (x, y) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
+    x.iter().map(key).cmp(y.iter().map(key))
 }
 
 /// One input: a file to read, or one already known not to be readable.
@@ -393,6 +403,31 @@ mod tests {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
         p
+    }
+
+    proptest::proptest! {
+        /// A walk's paths (a directory and names joined one at a time, names of the bytes
+        /// that sort around the separator) sort as `Path` sorts them.
+        #[test]
+        fn a_walk_sorts_as_paths_do(
+            names in proptest::collection::vec(
+                proptest::collection::vec("[a./ -0]{1,3}", 1..4), 0..40)
+        ) {
+            let paths: Vec<PathBuf> = names
+                .iter()
+                .map(|parts| {
+                    parts.iter().fold(PathBuf::from("/fleet/run"), |p, n| {
+                        let n = n.replace('/', "_");
+                        p.join(if n == "." || n == ".." { "x".into() } else { n })
+                    })
+                })
+                .collect();
+            let mut ours = paths.clone();
+            ours.sort_unstable_by(|a, b| walk_order(a, b));
+            let mut theirs = paths;
+            theirs.sort();
+            proptest::prop_assert_eq!(ours, theirs);
+        }
     }
 
     #[test]
