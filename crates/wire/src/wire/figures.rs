@@ -1046,15 +1046,74 @@ pub struct Figures {
     common: String,
     /// Where a basis is spelled to be looked up: a basis seen before costs no allocation.
     text: String,
+    /// What is read: its figures' places in [`RECENT`].
+    kind: Read,
+    /// The place of the next figure added (a figure without a value keeps its place).
+    at: usize,
+}
+
+/// What a [`Figures`] reads: the figures of one kind come in the same order, document after
+/// document.
+#[derive(Debug, Clone, Copy)]
+enum Read {
+    Identity,
+    Ours,
+    Upstream,
+}
+
+thread_local! {
+    /// Per [`Read`], the spec of each figure of the last such document this thread read, by its
+    /// place: a fleet's documents are alike, so a figure is mostly the spec at its place, told
+    /// by comparing its family, labels and basis, where finding it among all the thread's specs
+    /// hashes its strings three times (most of turning a fleet's documents into figures).
+    static RECENT: std::cell::RefCell<[Vec<Arc<Spec>>; 3]> = std::cell::RefCell::default();
+}
+
+impl Spec {
+    /// Whether this is the spec of `family` with `labels` under the basis spelled `basis`.
+    fn is(&self, family: &'static Family, labels: &[&str], basis: &str) -> bool {
+        std::ptr::eq(self.family, family)
+            && *self.basis == *basis
+            && self.labels.len() == labels.len()
+            && self.labels.iter().zip(labels).all(|(a, b)| a == b)
+    }
 }
 
 impl Figures {
-    fn new(common: String) -> Figures {
+    fn new(common: String, kind: Read) -> Figures {
         Figures {
             out: Extracted::default(),
             common,
             text: String::new(),
+            kind,
+            at: 0,
         }
+    }
+
+    /// The shared spec of `family` with `labels` under the basis spelled `basis`, for the figure
+    /// at place `at`: the one there in the last document of this kind when it is that spec.
+    fn spec_at(
+        kind: Read,
+        at: usize,
+        family: &'static Family,
+        labels: &[&str],
+        basis: &str,
+    ) -> Arc<Spec> {
+        RECENT.with(|recent| {
+            let mut recent = recent.borrow_mut();
+            let places = &mut recent[kind as usize];
+            if let Some(spec) = places.get(at).filter(|s| s.is(family, labels, basis)) {
+                return Arc::clone(spec);
+            }
+            let spec = Spec::shared_by_text(family, labels, basis);
+            // Places are filled in order, so `at` is at most one past the last.
+            if at < places.len() {
+                places[at] = Arc::clone(&spec);
+            } else {
+                places.push(Arc::clone(&spec));
+            }
+            spec
+        })
     }
 
     /// The basis of the common part plus `extra` (`key=value` pairs), spelled out.
@@ -1079,6 +1138,8 @@ impl Figures {
         value: Option<f64>,
         extra: &[(&str, String)],
     ) {
+        let at = self.at;
+        self.at += 1;
         let Some(v) = value else { return };
         if !possible(v) {
             let owned: Vec<String> = labels.iter().map(|s| s.to_string()).collect();
@@ -1088,7 +1149,8 @@ impl Figures {
             return;
         }
         debug_assert_eq!(labels.len(), family.labels.len(), "{}", family.name);
-        let spec = Spec::shared_by_text(family, labels, self.basis_text(extra));
+        let kind = self.kind;
+        let spec = Self::spec_at(kind, at, family, labels, self.basis_text(extra));
         self.out.figures.push(Figure { spec, value: v });
     }
 
@@ -1101,7 +1163,7 @@ impl Figures {
 /// What the machine has (memory, CPUs online) as figures judged among its siblings; they depend
 /// on nothing but the machine, so every run of it compares.
 pub fn of_identity(id: &MachineIdentity) -> Extracted {
-    let mut f = Figures::new("inventory".into());
+    let mut f = Figures::new("inventory".into(), Read::Identity);
     for family in FAMILIES {
         if let Reads::Identity(read) = family.reads {
             f.add(family, &[], read(id));
@@ -1119,7 +1181,10 @@ pub fn of_document(doc: &Document) -> Extracted {
 /// documents have none of their own: readers take it from the system section): each family's
 /// reader, in the table's order.
 pub fn of_document_as(doc: &Document, identity: Option<&MachineIdentity>) -> Extracted {
-    let mut f = Figures::new(format!("profile={}", doc.health_check.profile.name()));
+    let mut f = Figures::new(
+        format!("profile={}", doc.health_check.profile.name()),
+        Read::Ours,
+    );
     if let Some(id) = identity {
         f.out = of_identity(id);
     }
@@ -1134,7 +1199,10 @@ pub fn of_document_as(doc: &Document, identity: Option<&MachineIdentity>) -> Ext
 /// Every figure of an upstream DCPerf document (what its parser writes), under our names. Its
 /// runs use DCPerf's parameters (our `standard` profile); its memory figures are mm-mem's.
 pub fn of_upstream(m: &UpstreamMetrics) -> Extracted {
-    let mut f = Figures::new(format!("profile={}", Profile::Standard.name()));
+    let mut f = Figures::new(
+        format!("profile={}", Profile::Standard.name()),
+        Read::Upstream,
+    );
     for p in &m.ping {
         f.add(&PING_LATENCY, &[p.hostname.trim()], p.latency.0);
     }

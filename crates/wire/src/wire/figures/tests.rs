@@ -409,3 +409,34 @@ fn a_spec_found_by_its_text_is_the_shared_one() {
     let nul = Spec::shared_by_text(&BANDWIDTH, &["a\0"], "profile=quick");
     assert_eq!(&nul.labels[..], ["a\0"]);
 }
+
+/// A figure's spec is the thread's shared one for its family, labels and basis whether or not
+/// the last document's figure at its place had it: documents alike, one with a figure without a
+/// value (the places after it kept), one with other labels at the same places, one under
+/// another basis, and each again.
+#[test]
+fn a_figure_in_its_place_has_the_shared_spec() {
+    let runs: [(&str, [Option<&str>; 3]); 4] = [
+        ("profile=quick", [Some("p1"), Some("p2"), Some("p3")]),
+        ("profile=quick", [Some("p1"), None, Some("p3")]),
+        ("profile=quick", [Some("p2"), Some("p1"), Some("p3")]),
+        ("profile=standard", [Some("p1"), Some("p2"), Some("p3")]),
+    ];
+    for (common, clients) in runs.iter().chain(&runs) {
+        let mut f = Figures::new(common.to_string(), Read::Ours);
+        for c in clients {
+            f.add(&BANDWIDTH, &[c.unwrap_or("p0")], c.map(|_| 5.0));
+        }
+        f.add(&REVERSE_BANDWIDTH, &["p1"], Some(1.0));
+        let expected: Vec<Arc<Spec>> = clients
+            .iter()
+            .flatten()
+            .map(|c| Spec::shared_by_text(&BANDWIDTH, &[c], common))
+            .chain([Spec::shared_by_text(&REVERSE_BANDWIDTH, &["p1"], common)])
+            .collect();
+        assert_eq!(f.out.figures.len(), expected.len(), "{common} {clients:?}");
+        for (fig, spec) in f.out.figures.iter().zip(&expected) {
+            assert!(Arc::ptr_eq(&fig.spec, spec), "{common} {clients:?}");
+        }
+    }
+}
