@@ -696,16 +696,16 @@ pub fn aggregates_by_client_models(machines: &mut [Machine], view: &View) {
     let bases: Vec<Option<String>> = parallel::over_pieces(read.len(), |range| {
         read[range].iter().map(models_of).collect()
     });
-    for (m, models) in machines.iter_mut().zip(bases) {
-        let Some(models) = models else { continue };
-        for f in m
+    parallel::for_each_mut(machines, |m, machine| {
+        let Some(models) = &bases[m] else { return };
+        for f in machine
             .figures
             .iter_mut()
             .filter(|f| std::ptr::eq(f.family, &crate::wire::figures::AGGREGATE))
         {
             *f = f.with_basis(figures::basis(&format!("{}, {models}", f.basis)));
         }
-    }
+    });
 }
 
 /// The most machines a matrix is given for: N x N cells grow fast (10,000 machines of a star whose

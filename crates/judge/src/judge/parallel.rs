@@ -62,6 +62,28 @@ pub fn over_pieces<R: Send>(len: usize, f: impl Fn(Range<usize>) -> Vec<R> + Syn
         .collect()
 }
 
+/// `f` of each item, with its index, on all CPUs: a run of items per CPU, of
+/// [`MACHINES_A_PIECE`] items at least (fewer are done here). A panic in a worker is the
+/// caller's.
+pub fn for_each_mut<T: Send>(items: &mut [T], f: impl Fn(usize, &mut T) + Sync) {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let size = items.len().div_ceil(cpus).max(MACHINES_A_PIECE);
+    if items.len() <= size {
+        items.iter_mut().enumerate().for_each(|(i, t)| f(i, t));
+        return;
+    }
+    let f = &f;
+    std::thread::scope(|s| {
+        for (k, run) in items.chunks_mut(size).enumerate() {
+            s.spawn(move || {
+                for (j, t) in run.iter_mut().enumerate() {
+                    f(k * size + j, t);
+                }
+            });
+        }
+    });
+}
+
 /// `0..len` in pieces of `size` (the last shorter).
 pub fn ranges(len: usize, size: usize) -> Vec<Range<usize>> {
     let size = size.max(1);
@@ -103,6 +125,11 @@ mod tests {
             );
         }
         let len = 3 * MACHINES_A_PIECE + 5;
+        for n in [0, 5, len] {
+            let mut items = vec![0; n];
+            for_each_mut(&mut items, |i, t| *t += i + 1);
+            assert_eq!(items, (1..=n).collect::<Vec<_>>());
+        }
         assert_eq!(
             over_pieces(len, |r| r.map(|i| 2 * i).collect()),
             (0..len).map(|i| 2 * i).collect::<Vec<_>>()

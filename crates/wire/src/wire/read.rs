@@ -124,9 +124,32 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<Input>, String> {
 /// time and cheaper by far (parsing components was most of listing 100,000 files).
 fn walk_order(a: &Path, b: &Path) -> std::cmp::Ordering {
     use std::os::unix::ffi::OsStrExt;
-    let key = |c: &u8| if *c == b'/' { 0 } else { *c };
     let (x, y) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
-    x.iter().map(key).cmp(y.iter().map(key))
+    let i = first_difference(x, y);
+    let key = |c: u8| if c == b'/' { 0 } else { c };
+    match (x.get(i), y.get(i)) {
+        (Some(&p), Some(&q)) => key(p).cmp(&key(q)),
+        _ => x.len().cmp(&y.len()),
+    }
+}
+
+/// Where two byte strings first differ (the shorter's length when one begins the other),
+/// eight bytes at a time: a fleet's file names share most of their bytes.
+fn first_difference(x: &[u8], y: &[u8]) -> usize {
+    let n = x.len().min(y.len());
+    let word = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().unwrap_or_default());
+    let mut i = 0;
+    while i + 8 <= n {
+        let differ = word(x, i) ^ word(y, i);
+        if differ != 0 {
+            return i + (differ.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < n && x[i] == y[i] {
+        i += 1;
+    }
+    i
 }
 
 /// One input: a file to read, or one already known not to be readable.
@@ -411,7 +434,7 @@ mod tests {
         #[test]
         fn a_walk_sorts_as_paths_do(
             names in proptest::collection::vec(
-                proptest::collection::vec("[a./ -0]{1,3}", 1..4), 0..40)
+                proptest::collection::vec("[a./ -0]{1,12}", 1..4), 0..40)
         ) {
             let paths: Vec<PathBuf> = names
                 .iter()

@@ -10,6 +10,7 @@ use crate::wire::figures::{self, Extracted, Figure};
 use crate::wire::fleet::{DocumentKind, IdentityKind, IdentityNote, MachineStatus, Sku};
 use crate::wire::identity::MachineIdentity;
 use crate::wire::read::{Content, EnvelopeMachine, Loaded};
+use foldhash::fast::FixedState;
 use std::collections::HashMap;
 
 /// Settles files already turned into machines one by one ([`machine_from`], in the threads
@@ -166,35 +167,37 @@ fn file_label(source: &str) -> String {
 }
 
 fn assign_labels(machines: &mut [Machine], how: LabelFrom) {
-    let mut host_count: HashMap<String, usize> = HashMap::new();
-    for m in machines.iter() {
-        if let Some(h) = &m.entry.hostname {
-            *host_count.entry(h.clone()).or_default() += 1;
+    // Counted by borrowed names, each label made once (a fleet of 100,000 copied every host
+    // name and label into the counts).
+    let labels: Vec<String> = {
+        let mut host_count: HashMap<&str, usize, FixedState> = HashMap::default();
+        for h in machines.iter().filter_map(|m| m.entry.hostname.as_deref()) {
+            *host_count.entry(h).or_default() += 1;
         }
-    }
-    for m in machines.iter_mut() {
-        let file = file_label(&m.entry.source);
-        m.entry.label = match (how, &m.entry.hostname) {
-            (LabelFrom::File, _) | (_, None) => file,
-            (LabelFrom::Hostname, Some(h)) => h.clone(),
-            (LabelFrom::Auto, Some(h)) if host_count[h] == 1 => h.clone(),
-            (LabelFrom::Auto, Some(_)) => file,
-        };
-    }
+        machines
+            .iter()
+            .map(|m| match (how, m.entry.hostname.as_deref()) {
+                (LabelFrom::File, _) | (_, None) => file_label(&m.entry.source),
+                (LabelFrom::Hostname, Some(h)) => h.to_string(),
+                (LabelFrom::Auto, Some(h)) if host_count[h] == 1 => h.to_string(),
+                (LabelFrom::Auto, Some(_)) => file_label(&m.entry.source),
+            })
+            .collect()
+    };
     // Labels must tell machines apart: repeated ones get their file's full path.
-    let mut label_count: HashMap<String, usize> = HashMap::new();
-    for m in machines.iter() {
-        *label_count.entry(m.entry.label.clone()).or_default() += 1;
+    let mut label_count: HashMap<&str, usize, FixedState> = HashMap::default();
+    for l in &labels {
+        *label_count.entry(l).or_default() += 1;
     }
-    for m in machines.iter_mut() {
-        if label_count[&m.entry.label] > 1 {
-            m.entry.label = m
-                .entry
-                .source
-                .strip_suffix(".json")
-                .unwrap_or(&m.entry.source)
-                .to_string();
-        }
+    let repeated: Vec<bool> = labels.iter().map(|l| label_count[l.as_str()] > 1).collect();
+    drop(label_count);
+    for ((m, label), repeated) in machines.iter_mut().zip(labels).zip(repeated) {
+        m.entry.label = if repeated {
+            let source = &m.entry.source;
+            source.strip_suffix(".json").unwrap_or(source).to_string()
+        } else {
+            label
+        };
     }
 }
 
