@@ -32,7 +32,6 @@ use crate::wire::rule::{RuleSpec, Severity};
 use foldhash::fast::FixedState;
 use helpers::{Ask, Flags, Helpers, Pool};
 use infer::{Fault, Obs, Role, Unexplained, infer};
-use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -177,17 +176,32 @@ fn measurements(machines: &[Machine], view: &View) -> Vec<(PartKey, Vec<Measurem
             .map(|(fig, all)| ((fig.key(), fig.basis.to_string()), all))
             .collect()
     });
-    let mut part_of_key: HashMap<PartKey, usize> = HashMap::new();
-    let mut parts: Vec<(PartKey, Vec<Measurement>)> = Vec::new();
-    for (key, all) in pieces {
-        match part_of_key.entry(key) {
-            Entry::Occupied(at) => parts[*at.get()].1.extend(all),
-            Entry::Vacant(at) => {
-                parts.push((at.key().clone(), all));
-                at.insert(parts.len() - 1);
+    // Each part made once at its full size, each piece's measurements freed as they are taken
+    // (grown piece by piece, a million fleet-run documents' sixteen million measurements were
+    // copied again at every doubling).
+    let mut part_of_key: HashMap<&PartKey, usize> = HashMap::new();
+    let mut sizes: Vec<usize> = Vec::new();
+    let of_piece: Vec<usize> = pieces
+        .iter()
+        .map(|(key, all)| {
+            let next = sizes.len();
+            let p = *part_of_key.entry(key).or_insert(next);
+            if p == next {
+                sizes.push(0);
             }
-        }
+            sizes[p] += all.len();
+            p
+        })
+        .collect();
+    drop(part_of_key);
+    let mut parts: Vec<Option<(PartKey, Vec<Measurement>)>> = vec![None; sizes.len()];
+    for ((key, all), p) in pieces.into_iter().zip(of_piece) {
+        parts[p]
+            .get_or_insert_with(|| (key, Vec::with_capacity(sizes[p])))
+            .1
+            .extend(all);
     }
+    let mut parts: Vec<(PartKey, Vec<Measurement>)> = parts.into_iter().flatten().collect();
     // Two parts of one piece whose keys spell alike joined out of order: put back in the order
     // of the machines and their figures.
     for (_, all) in &mut parts {
