@@ -29,7 +29,11 @@ fn loopback(name: &str) -> bool {
 type Names = HashMap<String, usize, FixedState>;
 
 fn names(machines: &[Machine]) -> Names {
-    let mut index = HashMap::default();
+    let count = machines
+        .iter()
+        .map(|m| 1 + usize::from(m.entry.hostname.is_some()) + m.addresses.len())
+        .sum();
+    let mut index = HashMap::with_capacity_and_hasher(count, FixedState::default());
     for (i, m) in machines.iter().enumerate() {
         index.entry(m.entry.label.clone()).or_insert(i);
         if let Some(h) = &m.entry.hostname {
