@@ -12,8 +12,10 @@ pub use crate::wire::baseline::{Baseline, Expected, FORMAT, SkuBaseline};
 use crate::wire::document::{Check, CheckId, Document, Section, Status};
 use crate::wire::figures::{self, Figure, basis_difference, family_of_key};
 use crate::wire::fleet::{MachineStatus, Sku};
-use std::collections::{BTreeMap, BTreeSet};
+use foldhash::fast::FixedState;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A baseline loaded for `--baseline`: the file, its expectations and its rules.
 #[derive(Debug, Clone)]
@@ -91,37 +93,19 @@ pub fn learn_saying_what_not(
     let mut not_learned = Vec::new();
     let mut skus = Vec::new();
     for (sku, members) in groups {
-        let mut by_key: BTreeMap<String, BTreeMap<&str, Vec<Sample>>> = BTreeMap::new();
-        for &m in members {
-            let machine = &machines[m];
-            if machine.entry.status >= MachineStatus::Failed {
-                continue;
-            }
-            for fig in &machine.figures {
-                if rules.for_figure(&fig.name()).is_none() {
-                    continue;
-                }
-                by_key
-                    .entry(fig.key())
-                    .or_default()
-                    .entry(&fig.basis)
-                    .or_default()
-                    .push(Sample {
-                        value: fig.value,
-                        who: m as i64,
-                        interfered: machine.interfered.contains_key(&fig.family.section),
-                        flagged: false,
-                    });
-            }
-        }
+        let by_key = samples_by_key(machines, members, rules);
         let sku_label = sku.label();
         let figures = by_key
             .into_iter()
             .filter_map(|(key, bases)| {
                 let family = family_of_key(&key)?;
-                let measured_by = |samples: &[Sample]| {
-                    samples.iter().map(|s| s.who).collect::<BTreeSet<_>>().len()
-                };
+                // Made into samples a key at a time: all keys' at once were most of the peak.
+                let bases: BTreeMap<&str, Vec<Sample>> =
+                    bases.into_iter().map(|(b, f)| (b, f.samples())).collect();
+                // A machine's samples of a key and basis follow each other (filed machine by
+                // machine): its run of them counts it once.
+                let measured_by =
+                    |samples: &[Sample]| samples.chunk_by(|a, b| a.who == b.who).count();
                 let all: usize = bases.values().map(|s| measured_by(s)).sum();
                 let mut gap = |why: String, missing: bool| {
                     not_learned.push(NotLearned {
@@ -207,6 +191,89 @@ pub fn learn_saying_what_not(
         baseline,
         not_learned,
     }
+}
+
+/// A key's samples under one basis as learning files them, 12 bytes each (a [`Sample`] is 24):
+/// the value, and the machine with the top bit set when its run was under interference.
+#[derive(Default)]
+struct Filed {
+    values: Vec<f64>,
+    who: Vec<u32>,
+}
+
+/// The bit of [`Filed::who`] that says the run was under interference.
+const INTERFERED: u32 = 1 << 31;
+
+impl Filed {
+    /// Files machine `m`'s value (a fleet of two billion machines would be needed to reach the
+    /// interference bit).
+    fn push(&mut self, value: f64, m: usize, interfered: bool) {
+        self.values.push(value);
+        self.who
+            .push(m as u32 & !INTERFERED | if interfered { INTERFERED } else { 0 });
+    }
+
+    fn samples(self) -> Vec<Sample> {
+        self.values
+            .into_iter()
+            .zip(self.who)
+            .map(|(value, who)| Sample {
+                value,
+                who: i64::from(who & !INTERFERED),
+                interfered: who & INTERFERED != 0,
+                flagged: false,
+            })
+            .collect()
+    }
+}
+
+/// The samples of the group's figures that a rule judges, per key and basis, each in member
+/// order; machines whose run failed give none. A figure's rule, key and basis are found once
+/// per shared spec (by its address) and the samples filed by number: spelled and looked up
+/// per figure, with the rules matched against each name, they were most of learning from
+/// 100,000 documents.
+fn samples_by_key<'a>(
+    machines: &'a [Machine],
+    members: &[usize],
+    rules: &Rules,
+) -> BTreeMap<String, BTreeMap<&'a str, Filed>> {
+    // Per spec: where its samples go (a key's number and its basis's), or nowhere when no rule
+    // judges the figure.
+    let mut place_of: HashMap<*const figures::Spec, Option<(usize, usize)>, FixedState> =
+        HashMap::default();
+    let mut key_number: HashMap<String, usize> = HashMap::new();
+    let mut keys: Vec<(String, Vec<(&'a str, Filed)>)> = Vec::new();
+    for &m in members {
+        let machine = &machines[m];
+        if machine.entry.status >= MachineStatus::Failed {
+            continue;
+        }
+        for fig in &machine.figures {
+            let place = *place_of.entry(Arc::as_ptr(&fig.spec)).or_insert_with(|| {
+                rules.for_figure(&fig.name())?;
+                let next = keys.len();
+                let k = *key_number.entry(fig.key()).or_insert_with_key(|key| {
+                    keys.push((key.clone(), Vec::new()));
+                    next
+                });
+                let bases = &mut keys[k].1;
+                let b = match bases.iter().position(|(b, _)| *b == &*fig.basis) {
+                    Some(b) => b,
+                    None => {
+                        bases.push((&fig.basis, Filed::default()));
+                        bases.len() - 1
+                    }
+                };
+                Some((k, b))
+            });
+            let Some((k, b)) = place else { continue };
+            let interfered = machine.interfered.contains_key(&fig.family.section);
+            keys[k].1[b].1.push(fig.value, m, interfered);
+        }
+    }
+    keys.into_iter()
+        .map(|(key, bases)| (key, bases.into_iter().collect()))
+        .collect()
 }
 
 /// Reads a baseline file: the format this version writes, rules that compile, and every
