@@ -189,3 +189,33 @@ fn a_baseline_is_learned_and_judges_runs_and_documents() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("--baseline"), "{}", r.stderr);
 }
+
+/// `report` keeps one document while reading (a fleet's page draws none): a lone machine gets
+/// its own page whichever file was read first, here its second round's, joined into it and
+/// read before its own document; two machines get the fleet's page.
+#[test]
+fn a_lone_machine_gets_its_page_whichever_file_was_read_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let ours = std::fs::read_to_string(fixture("document.json")).unwrap();
+    std::fs::write(dir.path().join("b.json"), &ours).unwrap();
+    std::fs::write(dir.path().join("a.resolve.json"), &ours).unwrap();
+    let page = |inputs: &[&str]| {
+        let html = dir.path().join("page.html");
+        let r = run(&[&["report", "--html", html.to_str().unwrap()][..], inputs].concat());
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        (r.stderr, std::fs::read_to_string(&html).unwrap())
+    };
+    let (said, lone) = page(&[dir.path().to_str().unwrap()]);
+    assert!(said.contains("(1 machine(s)"), "{said}");
+    let b = dir.path().join("b.json");
+    let (_, own) = page(&[b.to_str().unwrap()]);
+    assert_eq!(lone, own, "the machine's page, as from its document alone");
+    std::fs::write(
+        dir.path().join("c.json"),
+        ours.replace("fixture-host", "other"),
+    )
+    .unwrap();
+    let (said, fleet) = page(&[dir.path().to_str().unwrap()]);
+    assert!(said.contains("(2 machine(s)"), "{said}");
+    assert_ne!(fleet, lone);
+}

@@ -8,11 +8,14 @@ use super::machine::{LabelFrom, Machine, documents};
 use super::rules::Rules;
 use super::view::View;
 use super::{account, blame, compare};
-use crate::wire::fleet::{FleetInfo, FleetReport, IdentityNote, MachineEntry, MachineStatus};
+use crate::wire::fleet::{
+    DocumentKind, FleetInfo, FleetReport, IdentityNote, MachineEntry, MachineStatus,
+};
 use crate::wire::headline;
-use crate::wire::read;
+use crate::wire::read::{self, Content};
 use crate::wire::rule::Severity;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// What a reader (`compare`, `baseline`, `report`) reads and how it judges.
@@ -74,8 +77,13 @@ fn read_machines(
     keep_documents: bool,
 ) -> Result<(Vec<Machine>, Vec<IdentityNote>), ReadError> {
     let inputs = read::expand(&reader.paths).map_err(ReadError::Path)?;
+    // Only a lone machine's document is drawn (its own page; a fleet's page draws none, and
+    // keeping every one took 43 KiB a machine): the first read is kept, and a lone machine
+    // whose document was not that one is read again below.
+    let first = AtomicBool::new(true);
     let read = read::load_all_as(&inputs, |l| {
-        documents::machine_from(l, keep_documents, &reader.thresholds)
+        let keep = keep_documents && first.swap(false, Ordering::Relaxed);
+        documents::machine_from(l, keep, &reader.thresholds)
     });
     if read.is_empty() {
         let what: Vec<String> = reader
@@ -89,7 +97,18 @@ fn read_machines(
             what.join(", ")
         )));
     }
-    Ok(documents::settle(read, reader.labels))
+    let (mut machines, notes) = documents::settle(read, reader.labels);
+    if keep_documents
+        && let [lone] = machines.as_mut_slice()
+        && lone.document.is_none()
+        && lone.entry.kind == DocumentKind::HealthCheck
+    {
+        lone.document = read::load(Path::new(&lone.entry.source)).and_then(|l| match l.content {
+            Ok(Content::Ours(doc)) => Some(doc),
+            _ => None,
+        });
+    }
+    Ok((machines, notes))
 }
 
 /// Reads the inputs and compares them. `keep_documents` keeps our documents on the machines (the
