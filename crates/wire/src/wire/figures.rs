@@ -991,6 +991,24 @@ impl Figure {
         dotted(name, labels)
     }
 
+    /// Whether [`Figure::key`] is `key`, told without spelling it.
+    pub fn key_is(&self, key: &str) -> bool {
+        let (name, labels) = self.key_parts();
+        let Some(mut rest) = key.strip_prefix(name) else {
+            return false;
+        };
+        for l in labels {
+            match rest
+                .strip_prefix('.')
+                .and_then(|r| r.strip_prefix(l.as_str()))
+            {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        }
+        rest.is_empty()
+    }
+
     /// [`Figure::key`] in its parts, borrowed (the family's name, the labels but the client):
     /// a reader grouping a fleet's figures keys them without building a string each.
     pub fn key_parts(&self) -> KeyParts<'_> {

@@ -440,3 +440,37 @@ fn a_figure_in_its_place_has_the_shared_spec() {
         }
     }
 }
+
+/// A figure's key told without spelling it is the key spelled: for keys that are it, that
+/// stop short of it or run past it, that differ in a label, and per-client figures (whose key
+/// leaves the client off).
+#[test]
+fn a_key_told_in_place_is_the_key_spelled() {
+    let figures = [
+        Figure::new(&BANDWIDTH, vec!["h1".into()], 1.0, "b".into()),
+        Figure::new(
+            &IDLE_LATENCY,
+            vec!["FullRandom".into(), "Node-0".into(), "Node-1".into()],
+            1.0,
+            "b".into(),
+        ),
+        Figure::new(&MEM_TOTAL, vec![], 1.0, "b".into()),
+    ];
+    for fig in figures.iter().flatten() {
+        let key = fig.key();
+        let mut tries = vec![
+            key.clone(),
+            format!("{key}."),
+            format!("{key}.x"),
+            key[..key.len() - 1].to_string(),
+            format!("x{key}"),
+            key.replace('.', "_"),
+            String::new(),
+            fig.name(),
+        ];
+        tries.extend(fig.labels.iter().map(|l| key.replace(l.as_str(), "other")));
+        for k in tries {
+            assert_eq!(fig.key_is(&k), fig.key() == k, "{k}");
+        }
+    }
+}
