@@ -11,6 +11,7 @@ use crate::stats::median;
 use crate::wire::document::word;
 use crate::wire::figures;
 use crate::wire::fleet::{FleetReport, MachineStatus, Matrix};
+use foldhash::fast::FixedState;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -410,7 +411,7 @@ fn matrix(m: &Matrix) -> String {
 /// figures. One walk over the figures for all the keys, a figure's key found once per shared
 /// spec (a walk per key, spelling every figure's key, was most of drawing 100,000 machines).
 fn per_machine(machines: &[Machine], keys: &[String]) -> Vec<Vec<(String, f64)>> {
-    let mut key_of: HashMap<*const figures::Spec, Option<usize>> = HashMap::new();
+    let mut key_of: HashMap<*const figures::Spec, Option<usize>, FixedState> = HashMap::default();
     let mut points = vec![Vec::new(); keys.len()];
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); keys.len()];
     for m in machines {
