@@ -79,7 +79,8 @@ fn read_machines(
     let inputs = read::expand(&reader.paths).map_err(ReadError::Path)?;
     // Only a lone machine's document is drawn (its own page; a fleet's page draws none, and
     // keeping every one took 43 KiB a machine): the first read is kept, and a lone machine
-    // whose document was not that one is read again below.
+    // whose document was not that one is read again below (from its source as written: a
+    // path that is not UTF-8 is not found again, and gets the fleet's page).
     let first = AtomicBool::new(true);
     let read = read::load_all_as(&inputs, |l| {
         let keep = keep_documents && first.swap(false, Ordering::Relaxed);
@@ -111,8 +112,8 @@ fn read_machines(
     Ok((machines, notes))
 }
 
-/// Reads the inputs and compares them. `keep_documents` keeps our documents on the machines (the
-/// HTML report draws them).
+/// Reads the inputs and compares them. `keep_documents` keeps a lone machine's document (`report`
+/// draws its own page, or prints its JUnit or Prometheus text).
 pub fn build(
     reader: &ReaderConfig,
     baseline: Option<&BaselineRef>,
