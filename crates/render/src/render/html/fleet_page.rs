@@ -496,11 +496,11 @@ fn strips(r: &FleetReport, machines: &[Machine]) -> String {
         };
         let marked = flagged.get(key);
         let strip: Vec<StripPoint> = points
-            .iter()
-            .map(|(label, v)| StripPoint {
-                label: label.clone(),
-                value: *v,
+            .into_iter()
+            .map(|(label, value)| StripPoint {
                 flagged: marked.is_some_and(|m| m.contains(label.as_str())),
+                label,
+                value,
             })
             .collect();
         let better = match family.direction {
