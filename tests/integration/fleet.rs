@@ -192,7 +192,8 @@ fn a_baseline_is_learned_and_judges_runs_and_documents() {
 
 /// `report` keeps one document while reading (a fleet's page draws none): a lone machine gets
 /// its own page whichever file was read first, here its second round's, joined into it and
-/// read before its own document; two machines get the fleet's page.
+/// read before its own document, also under names that are not UTF-8; two machines get the
+/// fleet's page.
 #[test]
 fn a_lone_machine_gets_its_page_whichever_file_was_read_first() {
     let dir = tempfile::tempdir().unwrap();
@@ -210,6 +211,20 @@ fn a_lone_machine_gets_its_page_whichever_file_was_read_first() {
     let b = dir.path().join("b.json");
     let (_, own) = page(&[b.to_str().unwrap()]);
     assert_eq!(lone, own, "the machine's page, as from its document alone");
+    let bytes = tempfile::tempdir().unwrap();
+    let named = |name: &[u8]| {
+        use std::os::unix::ffi::OsStrExt;
+        bytes.path().join(std::ffi::OsStr::from_bytes(name))
+    };
+    std::fs::write(named(b"b\xff.json"), &ours).unwrap();
+    std::fs::write(named(b"a\xfe.resolve.json"), &ours).unwrap();
+    let (said, lone_bytes) = page(&[bytes.path().to_str().unwrap()]);
+    assert!(said.contains("(1 machine(s)"), "{said}");
+    assert!(
+        lone_bytes.contains("<h1>health_check: fixture-host</h1>"),
+        "its own page under a name that is not UTF-8"
+    );
+    assert!(!fleet_page_of(&lone_bytes));
     std::fs::write(
         dir.path().join("c.json"),
         ours.replace("fixture-host", "other"),
@@ -218,4 +233,10 @@ fn a_lone_machine_gets_its_page_whichever_file_was_read_first() {
     let (said, fleet) = page(&[dir.path().to_str().unwrap()]);
     assert!(said.contains("(2 machine(s)"), "{said}");
     assert_ne!(fleet, lone);
+    assert!(fleet_page_of(&fleet) && !fleet_page_of(&lone));
+}
+
+/// Whether `page` is the fleet's page (one machine's page has no figures across a fleet).
+fn fleet_page_of(page: &str) -> bool {
+    page.contains("Figures across the fleet")
 }

@@ -14,7 +14,7 @@ use crate::wire::fleet::{
 use crate::wire::headline;
 use crate::wire::read::{self, Content};
 use crate::wire::rule::Severity;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -79,8 +79,7 @@ fn read_machines(
     let inputs = read::expand(&reader.paths).map_err(ReadError::Path)?;
     // Only a lone machine's document is drawn (its own page; a fleet's page draws none, and
     // keeping every one took 43 KiB a machine): the first read is kept, and a lone machine
-    // whose document was not that one is read again below (from its source as written: a
-    // path that is not UTF-8 is not found again, and gets the fleet's page).
+    // whose document was not that one is read again below.
     let first = AtomicBool::new(true);
     let read = read::load_all_as(&inputs, |l| {
         let keep = keep_documents && first.swap(false, Ordering::Relaxed);
@@ -104,10 +103,15 @@ fn read_machines(
         && lone.document.is_none()
         && lone.entry.kind == DocumentKind::HealthCheck
     {
-        lone.document = read::load(Path::new(&lone.entry.source)).and_then(|l| match l.content {
-            Ok(Content::Ours(doc)) => Some(doc),
-            _ => None,
-        });
+        // Its file among the inputs, as a path (a name that is not UTF-8 is written lossily in
+        // the source).
+        lone.document = inputs
+            .iter()
+            .filter(|i| i.path().display().to_string() == lone.entry.source)
+            .find_map(|i| match read::load(i.path())?.content {
+                Ok(Content::Ours(doc)) => Some(doc),
+                _ => None,
+            });
     }
     Ok((machines, notes))
 }
