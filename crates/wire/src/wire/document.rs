@@ -68,7 +68,13 @@ pub struct Document {
     pub iperf3_bandwidth: Option<Vec<BandwidthEntry>>,
     /// The same figures under the name DCPerf's parser writes, for dashboards built on real DCPerf
     /// runs: `{hostname, bandwidth, unit}` for each client that has a figure.
-    #[serde(rename = "iperf3_bandwidth", skip_serializing_if = "Option::is_none")]
+    // Not read by the fleet's readers (`copies.rs`).
+    #[serde(
+        rename = "iperf3_bandwidth",
+        default,
+        deserialize_with = "super::copies::copy",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub iperf3_bandwidth_dcperf: Option<Vec<DcperfBandwidth>>,
     /// All clients at once.
     #[serde(skip_serializing_if = "Option::is_none")]

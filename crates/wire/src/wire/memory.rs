@@ -30,7 +30,12 @@ pub struct MemoryPart {
     /// The same sweep under the name DCPerf's parser writes (same rows); on aarch64 it also holds
     /// `loaded_latency`, the FullRandom sweep as DCPerf's aarch64 path names it, with bandwidth in
     /// MB/s (10^6 B/s) as that tool reports it.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    // Not read by the fleet's readers (`copies.rs`).
+    #[serde(
+        default,
+        deserialize_with = "super::copies::copy",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub delay_bandwidth_latency: BTreeMap<String, Vec<SweepRow>>,
     /// Peak bandwidth per read/write mix, MiB/s (mm-mem prints these as "MB/s").
     pub peak_bandwidth_mb_s: BTreeMap<String, f64>,

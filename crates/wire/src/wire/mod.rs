@@ -9,6 +9,7 @@
 pub mod baseline;
 pub mod check;
 pub mod checked;
+pub mod copies;
 pub mod counters;
 pub mod dcperf;
 pub mod document;

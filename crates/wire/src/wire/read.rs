@@ -356,7 +356,8 @@ fn failed(path: &Path, why: String) -> Loaded {
 }
 
 /// Reads every input [`expand`] found, on all CPUs, in the order given; the ones it already
-/// failed stay as they are.
+/// failed stay as they are. Read to be judged: DCPerf's copies of our figures are stepped over
+/// ([`super::copies`]).
 pub fn load_all(inputs: &[Input]) -> Vec<Loaded> {
     load_all_as(inputs, |l| l)
 }
@@ -370,7 +371,7 @@ pub fn load_all_as<T: Send>(inputs: &[Input], into: impl Fn(Loaded) -> T + Sync)
         .map_or(1, |n| n.get())
         .clamp(1, 16);
     let one = |input: &Input| match input {
-        Input::File(p) => load(p),
+        Input::File(p) => super::copies::skipped(|| load(p)),
         Input::Failed(p, why) => Some(failed(p, why.clone())),
     };
     // Files are handed out a batch at a time, so a reader held up (a cold file, a busy CPU)
