@@ -8,7 +8,7 @@
 //! `sleepbench.calls_per_second`.
 
 use super::dcperf::UpstreamMetrics;
-use super::document::{BandwidthEntry, Document, Profile, Section};
+use super::document::{Document, Profile, Section};
 use super::identity::MachineIdentity;
 use super::memory::MemoryPart;
 use super::storage::{Latency, StoragePart};
@@ -100,25 +100,18 @@ impl std::fmt::Debug for Reads {
     }
 }
 
-/// What a family's figures depend on: a network test's parallel streams.
-fn streams(b: &BandwidthEntry) -> [(&'static str, String); 1] {
-    [("streams", b.streams.to_string())]
-}
-
 /// Memory figures measured by our own kernels (DCPerf's are mm-mem's).
-fn ours() -> (&'static str, String) {
-    ("method", "health_check".to_string())
-}
+const OURS: (&str, &str) = ("method", "health_check");
 
 /// The basis of a loaded-latency sweep's figures: the method and the pages its buffer used.
-fn sweep_basis(m: &MemoryPart, pattern: &str) -> [(&'static str, String); 2] {
-    let pages = m.page_size.delay_latency_bandwidth.get(pattern).cloned();
-    [ours(), ("pages", pages.unwrap_or_else(|| "?".into()))]
+fn sweep_basis<'m>(m: &'m MemoryPart, pattern: &str) -> [(&'static str, &'m str); 2] {
+    let pages = m.page_size.delay_latency_bandwidth.get(pattern);
+    [OURS, ("pages", pages.map_or("?", String::as_str))]
 }
 
-/// The basis of storage figures: what was measured (a file, a device).
-fn target(s: &StoragePart) -> [(&'static str, String); 1] {
-    [("storage", super::document::word(&s.kind))]
+/// What storage figures were measured on (a file, a device), their basis as `("storage", ..)`.
+fn target(s: &StoragePart) -> String {
+    super::document::word(&s.kind)
 }
 
 /// A completion-latency summary's percentiles as figures of `family`.
@@ -126,7 +119,7 @@ fn percentiles(
     f: &mut Figures,
     family: &'static Family,
     l: Option<&Latency>,
-    extra: &[(&str, String)],
+    extra: &[(&str, &str)],
 ) {
     let Some(l) = l else { return };
     for (p, v) in [
@@ -272,8 +265,12 @@ family!(
     rule(20.0, true),
     load_moves: true,
     at: "/iperf3 bandwidth/[hostname={client}]/bandwidth",
-    reads: Reads::Document(|d, f| for b in d.iperf3_bandwidth.iter().flatten() {
-        f.add_with(&BANDWIDTH, &[&b.hostname], b.bandwidth, &streams(b));
+    reads: Reads::Document(|d, f| {
+        let mut streams = itoa::Buffer::new();
+        for b in d.iperf3_bandwidth.iter().flatten() {
+            let streams = [("streams", streams.format(b.streams))];
+            f.add_with(&BANDWIDTH, &[&b.hostname], b.bandwidth, &streams);
+        }
     }),
     run_checks: ["network.bandwidth"]
 );
@@ -290,8 +287,12 @@ family!(
     rule(20.0, true),
     load_moves: true,
     at: "/iperf3 bandwidth/[hostname={client}]/reverse_gbps",
-    reads: Reads::Document(|d, f| for b in d.iperf3_bandwidth.iter().flatten() {
-        f.add_with(&REVERSE_BANDWIDTH, &[&b.hostname], b.reverse_gbps, &streams(b));
+    reads: Reads::Document(|d, f| {
+        let mut streams = itoa::Buffer::new();
+        for b in d.iperf3_bandwidth.iter().flatten() {
+            let streams = [("streams", streams.format(b.streams))];
+            f.add_with(&REVERSE_BANDWIDTH, &[&b.hostname], b.reverse_gbps, &streams);
+        }
     }),
     run_checks: ["network.reverse_symmetry"]
 );
@@ -326,8 +327,12 @@ family!(
     Judging::Not("retransmits follow the path's other traffic and the test's length, not the machine: shown, not judged"),
     load_moves: true,
     at: "/iperf3 bandwidth/[hostname={client}]/retransmits",
-    reads: Reads::Document(|d, f| for b in d.iperf3_bandwidth.iter().flatten() {
-        f.add_with(&RETRANSMITS, &[&b.hostname], b.retransmits.map(|r| r as f64), &streams(b));
+    reads: Reads::Document(|d, f| {
+        let mut streams = itoa::Buffer::new();
+        for b in d.iperf3_bandwidth.iter().flatten() {
+            let streams = [("streams", streams.format(b.streams))];
+            f.add_with(&RETRANSMITS, &[&b.hostname], b.retransmits.map(|r| r as f64), &streams);
+        }
     })
 );
 family!(
@@ -345,7 +350,8 @@ family!(
     at: "/network_aggregate/bandwidth",
     reads: Reads::Document(|d, f| if let Some(a) = &d.network_aggregate {
         // All clients at once: only aggregates of as many clients compare.
-        let clients = [("clients", a.clients.len().to_string())];
+        let mut clients = itoa::Buffer::new();
+        let clients = [("clients", clients.format(a.clients.len()))];
         f.add_with(&AGGREGATE, &[], a.bandwidth, &clients);
     })
 );
@@ -452,9 +458,9 @@ family!(
     at: "/memory/idle_latency/{pattern}/{cpu_node}/{mem_node}",
     reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
         for (pattern, matrix) in &m.idle_latency.patterns {
-            let pages = m.page_size.idle_latency.get(pattern).cloned();
-            let chain = ("chain", format!("{} MiB", m.region_mib));
-            let extra = [ours(), chain, ("pages", pages.unwrap_or_else(|| "?".into()))];
+            let pages = m.page_size.idle_latency.get(pattern).map_or("?", String::as_str);
+            let chain = format!("{} MiB", m.region_mib);
+            let extra = [OURS, ("chain", &chain), ("pages", pages)];
             for (cpu, row) in matrix {
                 for (mem, &ns) in row {
                     f.add_with(&IDLE_LATENCY, &[pattern, cpu, mem], Some(ns), &extra);
@@ -480,8 +486,10 @@ family!(
     reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
         for (pattern, rows) in &m.delay_latency_bandwidth {
             let extra = sweep_basis(m, pattern);
+            let mut delay_text = itoa::Buffer::new();
             for &(delay, _, ns) in rows {
-                f.add_with(&LOADED_LATENCY, &[pattern, &delay.to_string()], Some(ns), &extra);
+                let delay = delay_text.format(delay);
+                f.add_with(&LOADED_LATENCY, &[pattern, delay], Some(ns), &extra);
             }
         }
     })
@@ -502,8 +510,10 @@ family!(
     reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
         for (pattern, rows) in &m.delay_latency_bandwidth {
             let extra = sweep_basis(m, pattern);
+            let mut delay_text = itoa::Buffer::new();
             for &(delay, gib_s, _) in rows {
-                f.add_with(&LOADED_BANDWIDTH, &[pattern, &delay.to_string()], Some(gib_s), &extra);
+                let delay = delay_text.format(delay);
+                f.add_with(&LOADED_BANDWIDTH, &[pattern, delay], Some(gib_s), &extra);
             }
         }
     })
@@ -523,7 +533,7 @@ family!(
     at: "/memory/peak_bandwidth_mb_s/{mix}",
     reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
         for (mix, &v) in &m.peak_bandwidth_mb_s {
-            f.add_with(&PEAK_BANDWIDTH, &[mix], Some(v), &[ours()]);
+            f.add_with(&PEAK_BANDWIDTH, &[mix], Some(v), &[OURS]);
         }
     }),
     run_checks: ["memory.peak_vs_theoretical", "memory.repeat_spread"]
@@ -542,7 +552,7 @@ family!(
     load_moves: true,
     at: "/memory/peak_read_simd_mb_s",
     reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
-        f.add_with(&PEAK_SIMD, &[], m.peak_read_simd_mb_s, &[ours()]);
+        f.add_with(&PEAK_SIMD, &[], m.peak_read_simd_mb_s, &[OURS]);
     })
 );
 family!(
@@ -559,7 +569,7 @@ family!(
     load_moves: true,
     at: "/memory/memcpy_medium_mb_s",
     reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
-        f.add_with(&MEMCPY_MEDIUM, &[], m.memcpy_medium_mb_s, &[ours()]);
+        f.add_with(&MEMCPY_MEDIUM, &[], m.memcpy_medium_mb_s, &[OURS]);
     })
 );
 family!(
@@ -576,7 +586,7 @@ family!(
     load_moves: true,
     at: "/memory/memcpy_large_mb_s",
     reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
-        f.add_with(&MEMCPY_LARGE, &[], m.memcpy_large_mb_s, &[ours()]);
+        f.add_with(&MEMCPY_LARGE, &[], m.memcpy_large_mb_s, &[OURS]);
     })
 );
 family!(
@@ -593,8 +603,9 @@ family!(
     load_moves: true,
     at: "/memory/cache_latency_ns/[0={bytes}]/1",
     reads: Reads::Document(|d, f| if let Some(m) = d.memory() {
+        let mut bytes_text = itoa::Buffer::new();
         for &(bytes, ns) in &m.cache_latency_ns {
-            f.add_with(&CACHE_LATENCY, &[&bytes.to_string()], Some(ns), &[ours()]);
+            f.add_with(&CACHE_LATENCY, &[bytes_text.format(bytes)], Some(ns), &[OURS]);
         }
     }),
     run_checks: ["memory.cache_step"]
@@ -613,7 +624,7 @@ family!(
     load_moves: true,
     at: "/storage/read_iops_4k",
     reads: Reads::Document(|d, f| if let Some(s) = d.storage() {
-        f.add_with(&READ_IOPS, &[], s.read_iops_4k, &target(s));
+        f.add_with(&READ_IOPS, &[], s.read_iops_4k, &[("storage", &target(s))]);
     }),
     run_checks: ["storage.read_iops"]
 );
@@ -631,7 +642,7 @@ family!(
     load_moves: true,
     at: "/storage/write_iops_4k",
     reads: Reads::Document(|d, f| if let Some(s) = d.storage() {
-        f.add_with(&WRITE_IOPS, &[], s.write_iops_4k, &target(s));
+        f.add_with(&WRITE_IOPS, &[], s.write_iops_4k, &[("storage", &target(s))]);
     })
 );
 family!(
@@ -648,7 +659,7 @@ family!(
     load_moves: true,
     at: "/storage/write_mb_s_1m",
     reads: Reads::Document(|d, f| if let Some(s) = d.storage() {
-        f.add_with(&WRITE_MB_S, &[], s.write_mb_s_1m, &target(s));
+        f.add_with(&WRITE_MB_S, &[], s.write_mb_s_1m, &[("storage", &target(s))]);
     }),
     run_checks: ["storage.write_mb_s"]
 );
@@ -666,7 +677,7 @@ family!(
     load_moves: true,
     at: "/storage/read_clat_us/{percentile}",
     reads: Reads::Document(|d, f| if let Some(s) = d.storage() {
-        percentiles(f, &READ_CLAT, s.read_clat_us.as_ref(), &target(s));
+        percentiles(f, &READ_CLAT, s.read_clat_us.as_ref(), &[("storage", &target(s))]);
     }),
     run_checks: ["storage.read_tail_latency"]
 );
@@ -684,7 +695,7 @@ family!(
     load_moves: true,
     at: "/storage/write_clat_us/{percentile}",
     reads: Reads::Document(|d, f| if let Some(s) = d.storage() {
-        percentiles(f, &WRITE_CLAT, s.write_clat_us.as_ref(), &target(s));
+        percentiles(f, &WRITE_CLAT, s.write_clat_us.as_ref(), &[("storage", &target(s))]);
     }),
     run_checks: ["storage.write_tail_latency"]
 );
@@ -1135,7 +1146,7 @@ impl Figures {
     }
 
     /// The basis of the common part plus `extra` (`key=value` pairs), spelled out.
-    fn basis_text(&mut self, extra: &[(&str, String)]) -> &str {
+    fn basis_text(&mut self, extra: &[(&str, &str)]) -> &str {
         let text = &mut self.text;
         text.clear();
         text.push_str(&self.common);
@@ -1154,7 +1165,7 @@ impl Figures {
         family: &'static Family,
         labels: &[&str],
         value: Option<f64>,
-        extra: &[(&str, String)],
+        extra: &[(&str, &str)],
     ) {
         let at = self.at;
         self.at += 1;
@@ -1224,7 +1235,7 @@ pub fn of_upstream(m: &UpstreamMetrics) -> Extracted {
     for p in &m.ping {
         f.add(&PING_LATENCY, &[p.hostname.trim()], p.latency.0);
     }
-    let streams = [("streams", "4".to_string())];
+    let streams = [("streams", "4")];
     for b in &m.iperf3_bandwidth {
         f.add_with(&BANDWIDTH, &[b.hostname.trim()], b.bandwidth.0, &streams);
     }
@@ -1237,7 +1248,7 @@ pub fn of_upstream(m: &UpstreamMetrics) -> Extracted {
     );
     f.add(&SLEEP_IRQ, &[], s.irq_pct.0);
     f.add(&SLEEP_SYS, &[], s.sys_pct.0);
-    let mm_mem = [("method", "mm-mem".to_string())];
+    let mm_mem = [("method", "mm-mem")];
     let mem = &m.memory;
     for (pattern, entry) in &mem.idle_latency {
         match entry {
@@ -1263,12 +1274,13 @@ pub fn of_upstream(m: &UpstreamMetrics) -> Extracted {
         if pattern == "loaded_latency" {
             continue;
         }
+        let mut delay_text = itoa::Buffer::new();
         for row in rows {
-            let Some(d) = row.delay().map(|d| d.to_string()) else {
+            let Some(d) = row.delay().map(|d| delay_text.format(d)) else {
                 continue;
             };
-            f.add_with(&LOADED_LATENCY, &[pattern, &d], row.2.0, &mm_mem);
-            f.add_with(&LOADED_BANDWIDTH, &[pattern, &d], row.1.0, &mm_mem);
+            f.add_with(&LOADED_LATENCY, &[pattern, d], row.2.0, &mm_mem);
+            f.add_with(&LOADED_BANDWIDTH, &[pattern, d], row.1.0, &mm_mem);
         }
     }
     for (mix, v) in &mem.peak_bandwidth_mb_s {
