@@ -36,9 +36,17 @@ impl CheckId {
     }
 
     /// Reads the wire form: the section up to the first `.`, the rule up to the first `:`, the
-    /// subject after it. Every string reads, and writes back unchanged.
+    /// subject after it. Every string reads, and writes back unchanged: a dot with no rule
+    /// after it (`memory.`, `memory.:x`) stays in the section, or it would be written without
+    /// it (and `memory.:x` read as `memory:x`'s id).
     pub fn parse(text: &str) -> CheckId {
-        let (section, rest) = text.split_once('.').unwrap_or((text, ""));
+        let (section, rest) = match text.find('.') {
+            Some(dot) if !matches!(text.as_bytes().get(dot + 1), None | Some(b':')) => {
+                (&text[..dot], &text[dot + 1..])
+            }
+            Some(dot) => text.split_at(dot + 1),
+            None => (text, ""),
+        };
         let (rule, subject) = match rest.split_once(':') {
             Some((r, s)) => (r, Some(s.to_string())),
             None => (rest, None),
@@ -106,7 +114,20 @@ impl Serialize for CheckId {
 
 impl<'de> Deserialize<'de> for CheckId {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(CheckId::parse(&String::deserialize(d)?))
+        // Parsed where the text lies: a document's dozens of checks, a copy each saved.
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = CheckId;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a check's name")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<CheckId, E> {
+                Ok(CheckId::parse(v))
+            }
+        }
+        d.deserialize_str(Text)
     }
 }
 
@@ -207,13 +228,51 @@ mod tests {
             "system.iommu",
             "baseline",
             "baseline.memory.peak_bandwidth.all reads",
+            "memory.",
+            "memory.:x",
+            "memory:x",
+            ".",
+            "a..b",
         ] {
             assert_eq!(CheckId::parse(text).to_string(), text);
         }
+        assert_ne!(CheckId::parse("memory.:x"), CheckId::parse("memory:x"));
         assert_eq!(
             CheckId::parse("memory.numa_ratio:Node-0>Node-1").section,
             "memory"
         );
         assert!(id == "network.ping_loss:fe80::1%eth0");
+    }
+
+    /// Read from JSON as `parse` reads the string, escaped or not; anything else is refused.
+    #[test]
+    fn check_ids_read_from_json_as_parsed() {
+        for (json, text) in [
+            (r#""network.ping_loss:h1""#, "network.ping_loss:h1"),
+            (
+                r#""memory.numa_ratio:Node-0\u003eNode-1""#,
+                "memory.numa_ratio:Node-0>Node-1",
+            ),
+            (r#""baseline""#, "baseline"),
+            (r#""""#, ""),
+        ] {
+            let id: CheckId = serde_json::from_str(json).unwrap();
+            assert_eq!(id, CheckId::parse(text), "{json}");
+        }
+        assert!(serde_json::from_str::<CheckId>("5").is_err());
+        assert!(serde_json::from_str::<CheckId>("null").is_err());
+    }
+
+    proptest::proptest! {
+        /// Any name, written as JSON (escapes, NULs, dots and colons anywhere), reads as
+        /// `parse` reads the name, and writes back as it was.
+        #[test]
+        fn any_check_name_reads_from_json_as_parsed(name in "[a-z.:\\u{0}\"\\\\é ]{0,24}") {
+            let json = serde_json::to_string(&name).unwrap();
+            let id: CheckId = serde_json::from_str(&json).unwrap();
+            proptest::prop_assert_eq!(&id, &CheckId::parse(&name));
+            proptest::prop_assert_eq!(&id.to_string(), &name);
+            proptest::prop_assert!(id == name.as_str());
+        }
     }
 }
