@@ -1,7 +1,7 @@
 //! A finding's headline: who, what and how much in one short line (the evidence stays in its
 //! `message`). Made from the finding's own fields, so every finding has one and they read alike.
 
-use super::fleet::{Finding, Scope};
+use super::fleet::{FactDrift, Finding, Scope};
 use crate::units::shorten as cut;
 
 /// The most a headline holds, in characters: a line of a terminal or of the fleet page.
@@ -60,15 +60,13 @@ pub fn of(f: &Finding) -> String {
         _ => "",
     };
     let figure = f.figure.strip_suffix(".*").unwrap_or(&f.figure);
+    let tag = tag(f);
+    // Who and the tag are kept; what and how much are cut to the room left between them.
+    let head = format!("{who}{role}: ");
+    let tag = cut(&tag, TAG_MAX);
+    let room = MAX - head.chars().count() - tag.chars().count();
     let how_much = match (&f.fact, f.value, f.median) {
-        (Some(d), _, _) => format!(
-            "{} {} (not {} as {} of {})",
-            d.name,
-            cut(&d.value, 24),
-            cut(&d.majority, 24),
-            d.agree,
-            d.of
-        ),
+        (Some(d), _, _) => drift(d, room),
         (None, Some(v), Some(m)) => {
             let pct = f
                 .deviation_pct
@@ -77,7 +75,12 @@ pub fn of(f: &Finding) -> String {
         }
         _ => figure.to_string(),
     };
-    let tag = if let Some(cause) = &f.inconclusive {
+    format!("{head}{}{tag}", cut(&how_much, room))
+}
+
+/// The closing tag: what made the finding inconclusive, or who else may be at fault.
+fn tag(f: &Finding) -> String {
+    if let Some(cause) = &f.inconclusive {
         format!("; inconclusive: {}", interference_word(cause))
     } else if let Some(suspects) = &f.suspect {
         let path = if f.scope == Scope::Link {
@@ -88,18 +91,29 @@ pub fn of(f: &Finding) -> String {
         format!("; suspect: {}{path}", suspects.join(", "))
     } else {
         String::new()
-    };
-    // Who and the tag are kept; what and how much are cut to the room left between them.
-    let head = format!("{who}{role}: ");
-    let tag = cut(&tag, TAG_MAX);
-    let room = MAX - head.chars().count() - tag.chars().count();
-    format!("{head}{}{tag}", cut(&how_much, room))
+    }
+}
+
+/// A fact that differs from its siblings', in `room` characters: `kernel.release 6.1.0 (not
+/// 6.8.0 as 9 of 10)`. The values are cut to the room the rest leaves (24 characters each at
+/// most), so the count stays whole: cut at the end, `as 97500 of 100000` read `as 97500 of 10000~`.
+fn drift(d: &FactDrift, room: usize) -> String {
+    const VALUE_MAX: usize = 24;
+    const VALUE_MIN: usize = 6;
+    let counts = format!(" as {} of {})", d.agree, d.of);
+    let fixed = d.name.chars().count() + " (not ".len() + " ".len() + counts.chars().count();
+    let each = (room.saturating_sub(fixed) / 2).clamp(VALUE_MIN, VALUE_MAX);
+    format!(
+        "{} {} (not {}{counts}",
+        d.name,
+        cut(&d.value, each),
+        cut(&d.majority, each)
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::fleet::FactDrift;
     use crate::wire::rule::Severity;
 
     fn finding(machine: &str, figure: &str, scope: Scope) -> Finding {
@@ -156,6 +170,23 @@ mod tests {
             of: 10,
         });
         assert_eq!(of(&fact), "k: kernel.release 6.1.0 (not 6.8.0 as 9 of 10)");
+        // Long values in a large fleet: cut so the count stays whole.
+        let mut cmdline = fact.clone();
+        cmdline.machine = "host-00007".into();
+        cmdline.fact = Some(FactDrift {
+            name: "kernel.cmdline".into(),
+            value: "ro quiet iommu=pt transparent_hugepage=never".into(),
+            majority: "ro quiet iommu=pt transparent_hugepage=madvise".into(),
+            agree: 97_500,
+            of: 100_000,
+        });
+        let line = of(&cmdline);
+        assert!(line.ends_with(" as 97500 of 100000)"), "{line}");
+        assert!(line.chars().count() <= MAX, "{line}");
+        assert!(
+            line.contains("cmdline ro quiet iommu=pt tran~ (not ro quiet iommu=pt tran~"),
+            "{line}"
+        );
     }
 
     #[test]
