@@ -11,7 +11,7 @@ use crate::render::fleet_table::shown;
 use crate::stats::median;
 use crate::wire::document::word;
 use crate::wire::figures;
-use crate::wire::fleet::{FleetReport, MachineStatus, Matrix};
+use crate::wire::fleet::{Finding, FleetReport, MachineStatus, Matrix};
 use foldhash::fast::FixedState;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -77,28 +77,84 @@ fn findings(r: &FleetReport) -> String {
         );
         return out;
     }
+    if r.findings.len() > ROWS_MAX {
+        out.push_str(&grouped_findings(&r.findings));
+        return out;
+    }
     out.push_str("<table class=\"checks\"><tr><th>status</th><th>scope</th><th>finding</th><th>value</th><th>median</th><th>%</th></tr>\n");
     for f in &r.findings {
-        let class = match (&f.inconclusive, &f.suspect, f.severity) {
-            (Some(_), _, _) => "inconclusive",
-            (None, Some(_), _) => "suspect",
-            (None, None, s) => s.as_str(),
-        };
-        // The headline names who and what; the evidence opens under it.
-        let evidence = if f.headline.is_empty() {
-            Vec::new()
-        } else {
-            vec![f.message.clone()]
-        };
+        let class = finding_class(f);
         let _ = writeln!(
             out,
             "<tr class=\"{class}\"><td class=\"status\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
             class.to_uppercase(),
             word(&f.scope),
-            with_evidence(f.title(), &evidence),
+            with_evidence(f.title(), &finding_evidence(f)),
             escape(&shown(f).0),
             escape(&shown(f).1),
             f.deviation_pct.map_or("-".into(), |d| format!("{d:+.1}")),
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// How a finding is shown: `inconclusive`, `suspect`, or its severity.
+fn finding_class(f: &Finding) -> &'static str {
+    match (&f.inconclusive, &f.suspect, f.severity) {
+        (Some(_), _, _) => "inconclusive",
+        (None, Some(_), _) => "suspect",
+        (None, None, s) => s.as_str(),
+    }
+}
+
+/// What opens under a finding's headline: its evidence (a finding older than headlines shows
+/// its message as the headline, and nothing under it).
+fn finding_evidence(f: &Finding) -> Vec<String> {
+    if f.headline.is_empty() {
+        Vec::new()
+    } else {
+        vec![f.message.clone()]
+    }
+}
+
+/// Findings past [`ROWS_MAX`] as a row per status, scope and figure family, with their count,
+/// one finding's headline and evidence as the example, and every finding's headline on demand
+/// (the report lists each in full): 6,000 findings of a 100,000-machine fleet were half its
+/// page, more rows than a person reads.
+fn grouped_findings(findings: &[Finding]) -> String {
+    let mut groups: Vec<(&str, String, String, Vec<&Finding>)> = Vec::new();
+    let mut index: HashMap<(&str, String, String), usize, FixedState> = HashMap::default();
+    for f in findings {
+        let key = finding_key(f);
+        let what = figures::family_of_key(&key).map_or(key, |family| family.name.to_string());
+        let group = (finding_class(f), word(&f.scope), what);
+        let i = *index.entry(group.clone()).or_insert_with(|| {
+            groups.push((group.0, group.1, group.2, Vec::new()));
+            groups.len() - 1
+        });
+        groups[i].3.push(f);
+    }
+    let mut out = format!(
+        "<p>{} findings, more than {ROWS_MAX}: a row per status, scope and figure, each \
+         finding's headline on demand (the report holds each in full).</p>\n\
+         <table class=\"checks\"><tr><th>status</th><th>scope</th><th>findings</th>\
+         <th>figure: one finding's words</th></tr>\n",
+        findings.len()
+    );
+    for (class, scope, what, members) in &groups {
+        let example = members[0];
+        let titles: Vec<String> = members.iter().map(|f| escape(f.title())).collect();
+        let _ = writeln!(
+            out,
+            "<tr class=\"{class}\"><td class=\"status\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}: {}<details class=\"evidence\"><summary>all {}</summary><div>{}</div></details></td></tr>",
+            class.to_uppercase(),
+            escape(scope),
+            members.len(),
+            escape(what),
+            with_evidence(example.title(), &finding_evidence(example)),
+            members.len(),
+            titles.join("<br>")
         );
     }
     out.push_str("</table>\n");
@@ -693,13 +749,13 @@ mod tests {
                 machines
                     .iter()
                     .filter_map(|m| {
-                        let mut v: Vec<f64> = m
+                        let v: Vec<f64> = m
                             .figures
                             .iter()
                             .filter(|f| f.key() == *k)
                             .map(|f| f.value)
                             .collect();
-                        median(&mut v).map(|x| (m.entry.label.clone(), x))
+                        median(&v).map(|x| (m.entry.label.clone(), x))
                     })
                     .collect()
             })
@@ -708,5 +764,70 @@ mod tests {
         assert_eq!(walked, spelled);
         assert!(walked[..3].iter().all(|points| points.len() > n / 2));
         assert!(walked[3].is_empty());
+    }
+
+    /// Past 300 findings, a row per status, scope and figure family with its count, one
+    /// finding's words and evidence, and every finding's headline on demand; up to 300, a row
+    /// each as before.
+    #[test]
+    fn many_findings_are_a_row_per_kind_with_every_one_on_demand() {
+        use crate::wire::fleet::{FactDrift, Scope};
+        use crate::wire::rule::Severity;
+        let finding = |i: usize| {
+            let drift = i % 3 == 0;
+            let mut f = Finding {
+                machine: format!("m{i}"),
+                figure: if drift {
+                    "drift.kernel.release".into()
+                } else {
+                    format!("network.bandwidth.c{i}")
+                },
+                client: (!drift).then(|| format!("c{i}")),
+                scope: Scope::Machine,
+                link: None,
+                members: None,
+                value: (!drift).then_some(5.0),
+                median: (!drift).then_some(20.0),
+                fact: drift.then(|| FactDrift {
+                    name: "kernel.release".into(),
+                    value: "6.1".into(),
+                    majority: "6.8".into(),
+                    agree: 9,
+                    of: 10,
+                }),
+                unit: "Gbit/s".into(),
+                deviation_pct: None,
+                robust_z: None,
+                severity: if drift {
+                    Severity::Warn
+                } else {
+                    Severity::Fail
+                },
+                inconclusive: None,
+                suspect: None,
+                headline: String::new(),
+                message: format!("evidence of m{i}"),
+            };
+            f.headline = crate::wire::headline::of(&f);
+            f
+        };
+        let mut r = report(3);
+        r.findings = (0..ROWS_MAX + 1).map(finding).collect();
+        let html = findings(&r);
+        assert_eq!(html.matches("<tr class=").count(), 2, "{html}");
+        assert!(html.contains(&format!(
+            "<td class=\"num\">{}</td>",
+            2 * (ROWS_MAX + 1) / 3
+        )));
+        assert!(
+            html.contains("network.bandwidth: m1: network.bandwidth.c1 5 vs 20"),
+            "{html}"
+        );
+        assert!(html.contains("evidence of m1<"), "{html}");
+        for i in 0..=ROWS_MAX {
+            assert!(html.contains(&format!("m{i}: ")), "m{i} is not on the page");
+        }
+        r.findings.truncate(ROWS_MAX);
+        assert_eq!(findings(&r).matches("<tr class=").count(), ROWS_MAX);
     }
 }
