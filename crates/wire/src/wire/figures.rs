@@ -266,9 +266,9 @@ family!(
     load_moves: true,
     at: "/iperf3 bandwidth/[hostname={client}]/bandwidth",
     reads: Reads::Document(|d, f| {
-        let mut streams = itoa::Buffer::new();
+        let mut streams_text = itoa::Buffer::new();
         for b in d.iperf3_bandwidth.iter().flatten() {
-            let streams = [("streams", streams.format(b.streams))];
+            let streams = [("streams", streams_text.format(b.streams))];
             f.add_with(&BANDWIDTH, &[&b.hostname], b.bandwidth, &streams);
         }
     }),
@@ -288,9 +288,9 @@ family!(
     load_moves: true,
     at: "/iperf3 bandwidth/[hostname={client}]/reverse_gbps",
     reads: Reads::Document(|d, f| {
-        let mut streams = itoa::Buffer::new();
+        let mut streams_text = itoa::Buffer::new();
         for b in d.iperf3_bandwidth.iter().flatten() {
-            let streams = [("streams", streams.format(b.streams))];
+            let streams = [("streams", streams_text.format(b.streams))];
             f.add_with(&REVERSE_BANDWIDTH, &[&b.hostname], b.reverse_gbps, &streams);
         }
     }),
@@ -328,9 +328,9 @@ family!(
     load_moves: true,
     at: "/iperf3 bandwidth/[hostname={client}]/retransmits",
     reads: Reads::Document(|d, f| {
-        let mut streams = itoa::Buffer::new();
+        let mut streams_text = itoa::Buffer::new();
         for b in d.iperf3_bandwidth.iter().flatten() {
-            let streams = [("streams", streams.format(b.streams))];
+            let streams = [("streams", streams_text.format(b.streams))];
             f.add_with(&RETRANSMITS, &[&b.hostname], b.retransmits.map(|r| r as f64), &streams);
         }
     })
@@ -350,8 +350,8 @@ family!(
     at: "/network_aggregate/bandwidth",
     reads: Reads::Document(|d, f| if let Some(a) = &d.network_aggregate {
         // All clients at once: only aggregates of as many clients compare.
-        let mut clients = itoa::Buffer::new();
-        let clients = [("clients", clients.format(a.clients.len()))];
+        let mut clients_text = itoa::Buffer::new();
+        let clients = [("clients", clients_text.format(a.clients.len()))];
         f.add_with(&AGGREGATE, &[], a.bandwidth, &clients);
     })
 );

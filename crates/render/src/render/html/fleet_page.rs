@@ -305,9 +305,10 @@ fn machines_table(r: &FleetReport) -> String {
     out
 }
 
-/// Machines needing a look beyond which they are grouped by status and by what decided it
-/// (a row per group, its machines named on demand): a fleet where thousands fail the same
-/// check gets a page of a few lines, not of thousands of rows.
+/// Machines needing a look, or findings, beyond which they are grouped (by status and what
+/// decided it; by status, scope and figure), a row per group, its members named on demand: a
+/// fleet where thousands fail the same check gets a page of a few lines, not of thousands of
+/// rows.
 const ROWS_MAX: usize = 300;
 
 /// The machines in `order` (worst first) as a row per status and kind of first reason, with
