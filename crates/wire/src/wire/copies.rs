@@ -3,7 +3,8 @@
 //! written for dashboards built on DCPerf's runs, never judged. The fleet's readers read a
 //! document only to judge it, so they step over these copies unparsed ([`skipped`]): the sweep's
 //! copy was a third of the memory section's numbers. Every other reading (`merge`, a lone
-//! machine's page) reads them.
+//! machine's page) reads them. Tested where they are read (`read.rs`): a test here would import
+//! the document, which imports this.
 
 use serde::de::{Deserialize, Deserializer, IgnoredAny};
 use std::cell::Cell;
@@ -37,62 +38,5 @@ where
         Ok(T::default())
     } else {
         T::deserialize(d)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::wire::document::Document;
-
-    fn fixture() -> String {
-        std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../tests/fixtures/document.json"
-        ))
-        .unwrap()
-    }
-
-    /// Inside `skipped` the copies are absent and all else is as read outside it; outside (and
-    /// after, even when `f` panicked) they are read.
-    #[test]
-    fn only_the_copies_are_skipped_and_only_inside() {
-        let text = fixture();
-        let full: Document = serde_json::from_str(&text).unwrap();
-        let memory = full.memory().unwrap();
-        assert!(!memory.delay_bandwidth_latency.is_empty());
-        assert!(full.iperf3_bandwidth_dcperf.is_some());
-
-        let judged: Document = skipped(|| serde_json::from_str(&text)).unwrap();
-        assert!(judged.memory().unwrap().delay_bandwidth_latency.is_empty());
-        assert_eq!(judged.iperf3_bandwidth_dcperf, None);
-        let mut without = full.clone();
-        if let Some(crate::wire::part::Part::Measured(m)) = &mut without.memory {
-            m.delay_bandwidth_latency.clear();
-        }
-        without.iperf3_bandwidth_dcperf = None;
-        assert_eq!(
-            serde_json::to_value(&judged).unwrap(),
-            serde_json::to_value(&without).unwrap()
-        );
-
-        let _ = std::panic::catch_unwind(|| skipped(|| panic!("inside")));
-        let again: Document = serde_json::from_str(&text).unwrap();
-        assert_eq!(
-            serde_json::to_value(&again).unwrap(),
-            serde_json::to_value(&full).unwrap()
-        );
-    }
-
-    /// A copy that is not what its type reads is no error when skipped (it is never judged),
-    /// and still one when read.
-    #[test]
-    fn a_skipped_copy_need_not_read() {
-        let mut doc: serde_json::Value = serde_json::from_str(&fixture()).unwrap();
-        doc["iperf3_bandwidth"] = serde_json::json!([{"hostname": 5}]);
-        doc["memory"]["delay_bandwidth_latency"] = serde_json::json!({"FullRandom": "x"});
-        let text = doc.to_string();
-        assert!(skipped(|| serde_json::from_str::<Document>(&text)).is_ok());
-        assert!(serde_json::from_str::<Document>(&text).is_err());
     }
 }

@@ -423,6 +423,65 @@ const BATCH: usize = 64;
 mod tests {
     use super::*;
 
+    // DCPerf's copies of our figures, as the fleet's readers read them (`copies.rs`).
+    fn fixture_text() -> String {
+        std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/document.json"
+        ))
+        .unwrap()
+    }
+
+    /// Inside `skipped` the copies are absent and all else is as read outside it; outside (and
+    /// after, even when `f` panicked) they are read.
+    #[test]
+    fn only_the_copies_are_skipped_and_only_inside() {
+        let text = fixture_text();
+        let full: Document = serde_json::from_str(&text).unwrap();
+        let memory = full.memory().unwrap();
+        assert!(!memory.delay_bandwidth_latency.is_empty());
+        assert!(full.iperf3_bandwidth_dcperf.is_some());
+
+        let judged: Document =
+            crate::wire::copies::skipped(|| serde_json::from_str(&text)).unwrap();
+        assert!(judged.memory().unwrap().delay_bandwidth_latency.is_empty());
+        assert_eq!(judged.iperf3_bandwidth_dcperf, None);
+        let mut without = full.clone();
+        if let Some(crate::wire::part::Part::Measured(m)) = &mut without.memory {
+            m.delay_bandwidth_latency.clear();
+        }
+        without.iperf3_bandwidth_dcperf = None;
+        assert_eq!(
+            serde_json::to_value(&judged).unwrap(),
+            serde_json::to_value(&without).unwrap()
+        );
+
+        let _ = std::panic::catch_unwind(|| crate::wire::copies::skipped(|| panic!("inside")));
+        let again: Document = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            serde_json::to_value(&again).unwrap(),
+            serde_json::to_value(&full).unwrap()
+        );
+    }
+
+    /// A copy that is not what its type reads is no error when skipped (it is never judged),
+    /// and still one when read.
+    #[test]
+    fn a_skipped_copy_need_not_read() {
+        let mut doc: serde_json::Value = serde_json::from_str(&fixture_text()).unwrap();
+        doc["iperf3_bandwidth"] = serde_json::json!([{"hostname": 5}]);
+        doc["memory"]["delay_bandwidth_latency"] = serde_json::json!({"FullRandom": "x"});
+        let text = doc.to_string();
+        assert!(crate::wire::copies::skipped(|| serde_json::from_str::<Document>(&text)).is_ok());
+        assert!(serde_json::from_str::<Document>(&text).is_err());
+        // The fleet's reading skips them; reading one file (`merge`) does not.
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(dir.path(), "odd-copies.json", &text);
+        let inputs = expand(std::slice::from_ref(&file)).unwrap();
+        assert!(matches!(load_all(&inputs)[0].content, Ok(Content::Ours(_))));
+        assert!(load(&file).unwrap().content.is_err());
+    }
+
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let p = dir.join(name);
         std::fs::write(&p, text).unwrap();
