@@ -382,3 +382,34 @@ fn a_run_stops_itself_at_its_deadline_and_names_the_section_that_overran() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("--deadline"), "{}", r.stderr);
 }
+
+/// Under `--format npd` a run past its deadline exits with a code NPD knows, the one its line
+/// says (the section failed to run: 1), whether it stopped itself or hung (124 is no NPD
+/// status: a memory check slowed past NPD's deadline by a host backing fresh memory slowly
+/// exited so).
+#[test]
+fn a_deadline_under_npd_exits_with_what_its_line_says() {
+    let r = run(&[
+        "sleep",
+        "--sleep-time",
+        "30",
+        "--deadline",
+        "1",
+        "--format",
+        "npd",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    // The line names the first failure: this VM's own per-thread check may come before it.
+    assert_eq!(r.stdout.lines().count(), 1, "{}", r.stdout);
+    assert!(r.stdout.starts_with("health_check: fail: "), "{}", r.stdout);
+    let out = faulty_bin()
+        .env("HEALTH_CHECK_INJECT_HANG", "sleep")
+        .args(["sleep", "--deadline", "1", "--format", "npd"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "health_check: fail: sleep failed to run"
+    );
+}

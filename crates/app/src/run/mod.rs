@@ -148,6 +148,11 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Exit {
             if let Ok(text) = exporter.document(&doc, false) {
                 let _ = emit(abandoned.output.as_deref(), &text, &text);
             }
+            // NPD knows 0, 1 and 2: its exit says what its line says (the section that hung
+            // failed to run).
+            if abandoned.format == Format::Npd {
+                return crate::render::npd::verdict(&doc).code;
+            }
             Interrupt::Deadline.exit_code()
         }));
         watchdog::start(deadline);
@@ -157,7 +162,11 @@ pub fn run(config: &Config, options_from_env: Option<String>) -> Exit {
         // NPD sets the condition from the exit code, which must say what the line says: a
         // `--output` that could not be written is on stderr, not a verdict on the node.
         deliver_quietly(config, &outcome);
-        if let Some(signal) = outcome.interrupted {
+        // A signal ends the plugin as NPD's own timeout would; the deadline is a verdict (the
+        // section it stopped failed to run), with one of the codes NPD knows.
+        if let Some(signal) = outcome.interrupted
+            && signal != Interrupt::Deadline
+        {
             return Exit::Interrupted(signal);
         }
         return match crate::render::npd::verdict(&outcome.doc).code {
