@@ -45,6 +45,37 @@ fn assert_every_figure(doc: &serde_json::Value) {
     );
 }
 
+/// `--threshold memory.working_set_factor=F` sizes the working sets as it judges them: at 0 the
+/// chain is the size asked for (a host that backs fresh memory slowly need not touch 4x its
+/// cache for a run that is not about memory), at 1 one last-level cache in whole 2 MiB pages.
+#[test]
+fn the_working_set_threshold_sizes_the_chain() {
+    let _cpus = exclusive();
+    for (factor, grown) in [("0", false), ("1", true)] {
+        let r = run(&[
+            "memory",
+            "--profile",
+            "check",
+            "--memory-size",
+            "16",
+            "--memory-tests",
+            "idle",
+            "--threshold",
+            &format!("memory.working_set_factor={factor}"),
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let doc = r.json();
+        let m = &doc["memory"];
+        let llc = m["llc_bytes"].as_u64().unwrap_or(0);
+        let want = if grown { llc.div_ceil(2 << 20) * 2 } else { 0 };
+        assert_eq!(
+            m["region_mib"].as_u64(),
+            Some(want.max(16)),
+            "{factor}: {m}"
+        );
+    }
+}
+
 #[test]
 fn repeats_are_reported_as_min_avg_max() {
     let _cpus = exclusive();

@@ -539,6 +539,12 @@ impl Config {
                 t
             }
         });
+        let thresholds = crate::judge::checks::Thresholds::with_overrides(&common.threshold)
+            .map_err(|m| ConfigError::new("--threshold", m.to_string()))?;
+        let mut memory = memory_config(memory, profile)?;
+        // The working sets are sized to the multiple of the last-level cache they are judged
+        // by: `--threshold memory.working_set_factor=F` moves both.
+        memory.working_set_factor = thresholds.working_set_factor;
         Ok(Config {
             mode,
             profile,
@@ -554,10 +560,9 @@ impl Config {
             sleep: sleep_config(sleep, profile, usable_cpus)?,
             network: network_config(net, profile, common.port)?,
             responder: responder_config(responder, common.port)?,
-            memory: memory_config(memory, profile)?,
+            memory,
             storage: None,
-            thresholds: crate::judge::checks::Thresholds::with_overrides(&common.threshold)
-                .map_err(|m| ConfigError::new("--threshold", m.to_string()))?,
+            thresholds,
             notes,
             retry_inconclusive: int_in(
                 common.retry_inconclusive,

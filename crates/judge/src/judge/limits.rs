@@ -31,7 +31,8 @@ pub struct Thresholds {
     pub cache_step: f64,
     /// memory: the best measured bandwidth below this share of the DIMMs' peak warns, %.
     pub peak_vs_theoretical_pct: f64,
-    /// memory: working sets under this multiple of the last-level cache warn (cache figures).
+    /// memory: working sets are grown to this multiple of the last-level cache, and under it warn
+    /// (cache figures).
     pub working_set_factor: f64,
     /// memory: remote over local idle latency above this fails (to a node with CPUs).
     pub numa_ratio: f64,
@@ -220,7 +221,7 @@ pub const LIMITS: &[Limit] = &[
         name: "memory.working_set_factor",
         default: 4.0,
         unit: "x",
-        meaning: "working sets under this multiple of the last-level cache warn (they measure the cache)",
+        meaning: "working sets are grown to this multiple of the last-level cache, and under it warn (they measure the cache)",
         field: |t| &mut t.working_set_factor,
     },
     Limit {
