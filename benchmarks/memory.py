@@ -4,7 +4,8 @@
   1. idle latency, FullRandom 512 MiB on CPU 0, vs benchmarks/ref/chase_ref.c on the same chain
      (goal: within 5 %)
   2. vector read bandwidth (peak_read_simd_mb_s) vs benchmarks/ref/read_ref.c built for every
-     vector width the CPU has (AVX2, and AVX-512 where present), the faster of them in each round
+     vector width the CPU has (AVX2, and AVX-512 where present; on aarch64 NEON, and SVE where
+     present), the faster of them in each round
      (goal: >= 1.0); the kernel ours chose and its trial rates are printed
   3. single-thread 128 MiB memcpy (taskset -c 0) vs Debian's `mbw -t0`            (context)
   4. all-reads peak bandwidth vs `sysbench memory --memory-oper=read --memory-block-size=1G`
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 import pathlib
+import platform
 import re
 import shutil
 import statistics
@@ -46,12 +48,16 @@ def build_refs(tmp):
     chase = pathlib.Path(tmp) / "chase_ref"
     run(["gcc", "-O2", "-o", str(chase), str(REPO / "benchmarks/ref/chase_ref.c")])
     flags = pathlib.Path("/proc/cpuinfo").read_text().split()
+    if platform.machine() == "aarch64":
+        # NEON always; SVE where the CPU has it (`Features: ... sve`).
+        widths = ["-march=armv8-a"] + (["-march=armv8-a+sve"] if "sve" in flags else [])
+    else:
+        widths = ["-mavx2"] + (["-mavx512f"] if "avx512f" in flags else [])
     reads = []
-    for width in ["-mavx2", "-mavx512f"]:
-        if width == "-mavx2" or width[2:] in flags:
-            read = pathlib.Path(tmp) / f"read_ref{width}"
-            run(["gcc", "-O2", width, "-pthread", "-o", str(read), str(REPO / "benchmarks/ref/read_ref.c")])
-            reads.append(read)
+    for width in widths:
+        read = pathlib.Path(tmp) / f"read_ref{width.replace('=', '-')}"
+        run(["gcc", "-O2", width, "-pthread", "-o", str(read), str(REPO / "benchmarks/ref/read_ref.c")])
+        reads.append(read)
     return chase, reads
 
 

@@ -188,7 +188,7 @@ AARCH64_TESTS=(cargo test --locked --lib --target aarch64-unknown-linux-gnu
 export CARGO_PROFILE_DEV_DEBUG=0 \
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc \
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
-CHECKS="unit tests; clippy; macOS; shipped features; docs; ruff; shellcheck; ansible-lint; aarch64 unit tests"
+CHECKS="unit tests; clippy; macOS; shipped features; docs; ruff; shellcheck; ansible-lint; aarch64 unit tests and lints"
 checks_and_cross_builds() {
   # At the lowest priority: they take the CPU time pytest's tests leave idle, and give way
   # whenever a test wants it (its deadlines and links' figures stay those of a quiet machine).
@@ -233,6 +233,10 @@ checks_and_cross_builds() {
   (cd ansible && PATH="$VENV/bin:$PATH" ansible-lint --offline --profile production)
   step "cargo test --lib on aarch64 (qemu-user)"
   "${AARCH64_TESTS[@]}"
+  # The aarch64 kernels (NEON, SVE) are code the x86_64 lints never see.
+  step "cargo clippy --lib --tests for aarch64 (crates/base, crates/measure)"
+  cargo clippy --locked --lib --tests --target aarch64-unknown-linux-gnu \
+    -p health-check-base -p health-check-measure "${DEV_UNOPTIMISED[@]}" -- -D warnings
 }
 # The integration tests assert what runs do (their figures judged with the interference limits
 # lifted where they measure); pytest's modules that assert what runs wrote (the benchpress

@@ -215,6 +215,7 @@ fn read_bandwidth_matches_a_c_read_kernel() {
                 let vector = match m["simd_kernel"].as_str() {
                     Some("avx512") => "simd64",
                     Some("avx2") => "simd32",
+                    Some(sve) if sve.starts_with("sve") => "sve",
                     _ => "simd16",
                 };
                 shape = Some((

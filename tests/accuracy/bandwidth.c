@@ -5,6 +5,7 @@
  *
  *   read      every 64-byte line: 8-byte loads at +0 and +32 (bytes counted: the range walked)
  *   simd16|simd32|simd64   every byte loaded with 16/32/64-byte vector loads
+ *   sve       every byte loaded with SVE loads at the thread's vector length (aarch64)
  *   memcpy    memcpy(dst, src, MIB MiB) in a loop (bytes counted once per copy)
  *
  * Build: cc -O2 -pthread -o bandwidth bandwidth.c
@@ -18,6 +19,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
 
 static const char *mode;
 static size_t region;
@@ -79,6 +83,32 @@ VECTOR_KERNEL(read32, 32, __attribute__((target("avx2"))))
 VECTOR_KERNEL(read64, 64, __attribute__((target("avx512f"))))
 #endif
 
+#if defined(__aarch64__) && defined(HWCAP_SVE)
+/* SVE for this function only: the program runs on CPUs without it (the mode is refused there). */
+#pragma GCC push_options
+#pragma GCC target("+sve")
+#include <arm_sve.h>
+static uint64_t read_sve(const char *p) {
+    const uint8_t *q = (const uint8_t *)p;
+    svbool_t all = svptrue_b8();
+    svuint8_t a = svdup_u8(0), b = a, c = a, d = a;
+    size_t vl = svcntb(), i = 0;
+    for (; i + 4 * vl <= CHUNK; i += 4 * vl) {
+        a = svorr_u8_x(all, a, svld1_u8(all, q + i));
+        b = svorr_u8_x(all, b, svld1_u8(all, q + i + vl));
+        c = svorr_u8_x(all, c, svld1_u8(all, q + i + 2 * vl));
+        d = svorr_u8_x(all, d, svld1_u8(all, q + i + 3 * vl));
+    }
+    for (; i < CHUNK; i += vl) { /* vector lengths that do not divide the chunk */
+        svbool_t some = svwhilelt_b8_u64(i, CHUNK);
+        a = svorr_u8_m(some, a, svld1_u8(some, q + i));
+    }
+    a = svorr_u8_x(all, svorr_u8_x(all, a, b), svorr_u8_x(all, c, d));
+    return svorv_u8(all, a);
+}
+#pragma GCC pop_options
+#endif
+
 static uint64_t (*kernel)(const char *);
 
 static void *worker(void *arg) {
@@ -120,7 +150,7 @@ static void *worker(void *arg) {
 
 int main(int argc, char **argv) {
     if (argc != 5) {
-        fprintf(stderr, "usage: %s read|simd16|simd32|simd64|memcpy THREADS MIB SECONDS\n", argv[0]);
+        fprintf(stderr, "usage: %s read|simd16|simd32|simd64|sve|memcpy THREADS MIB SECONDS\n", argv[0]);
         return 2;
     }
     mode = argv[1];
@@ -132,6 +162,9 @@ int main(int argc, char **argv) {
 #if defined(__x86_64__)
     else if (strcmp(mode, "simd32") == 0 && __builtin_cpu_supports("avx2")) kernel = read32;
     else if (strcmp(mode, "simd64") == 0 && __builtin_cpu_supports("avx512f")) kernel = read64;
+#endif
+#if defined(__aarch64__) && defined(HWCAP_SVE)
+    else if (strcmp(mode, "sve") == 0 && (getauxval(AT_HWCAP) & HWCAP_SVE)) kernel = read_sve;
 #endif
     else if (strcmp(mode, "memcpy") != 0) {
         fprintf(stderr, "mode %s is not available here\n", mode);

@@ -42,7 +42,7 @@ pub struct MemoryPart {
     /// Read bandwidth with wide vector loads, MiB/s.
     #[schemars(required, transform = nullable)]
     pub peak_read_simd_mb_s: Option<f64>,
-    /// The vector kernel used (`avx512`, `avx2`, `neon`, ...): the fastest in the trial below.
+    /// The vector kernel used (`avx512`, `avx2`, `sve256`, `neon`, ...): the fastest in the trial below.
     #[schemars(required, transform = nullable)]
     pub simd_kernel: Option<String>,
     /// Every vector kernel the CPU runs, with its read MiB/s in the short trial (all threads,
