@@ -104,7 +104,7 @@ def main():
 
 
 def drained_in(state):
-    return sum(1 for line in state.splitlines() if f"{SEPARATOR}drained{SEPARATOR}" in line)
+    return sum(1 for line in state.splitlines() if f"{SEPARATOR}idle+drain{SEPARATOR}" in line)
 
 
 def sample_while(state, procs):

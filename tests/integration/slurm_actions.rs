@@ -45,7 +45,7 @@ echo "$n" > "$d/sinfos"
 if [ -f "$d/sinfo.out.$n" ]; then cat "$d/sinfo.out.$n"; else cat "$d/sinfo.out"; fi
 "#;
 
-/// sinfo's lines (`-O NodeList,StateLong,Comment,Reason`) for idle nodes.
+/// sinfo's lines (`-O NodeList,StateComplete,Comment,Reason`) for idle nodes.
 fn sinfo(nodes: &[&str]) -> String {
     nodes
         .iter()
@@ -235,6 +235,13 @@ fn an_administrators_drain_made_while_the_check_runs_is_never_touched() {
     // Idle when the run starts; drained by an administrator when the drain would be sent.
     c.answer("show.1", &show("IDLE", "(null)"));
     c.answer("show", &admin);
+    // The partition shows n1's mark (a stale one, so that every read finds one to clear).
+    let marked = sinfo(&["n1", "n2", "n3", "n4"]).replacen(
+        "n1\x1fidle\x1f(null)",
+        "n1\x1fidle\x1fhealth_check-cap:choosing@1",
+        1,
+    );
+    c.answer("sinfo.out", marked.as_bytes());
     let r = c.run(true, &[]);
     assert!(c.updates().is_empty(), "{:?}", c.calls());
     assert!(
@@ -243,6 +250,14 @@ fn an_administrators_drain_made_while_the_check_runs_is_never_touched() {
         r.stdout
     );
     assert!(r.stdout.contains("replacing DIMM B2"), "{}", r.stdout);
+    // It took its turn under the cap, then did not drain: its mark is cleared, not left to hold
+    // the partition's other nodes back.
+    let calls = c.calls();
+    let last_mark = calls.iter().rev().find(|c| c.contains("Comment="));
+    assert!(
+        last_mark.is_some_and(|c| !c.contains("health_check-cap:")),
+        "{calls:?}"
+    );
     // Our drain, re-drained by an administrator during a healthy run: not resumed.
     let c = Controller::new();
     c.answer(
@@ -288,8 +303,10 @@ fn a_partition_that_cannot_be_counted_drains_nothing_and_a_large_one_is_read() {
     for (answer, why) in [
         (Vec::new(), "listed no node"),
         (sinfo(&["n2", "n3"]).into_bytes(), "does not hold this node"),
+        // A line of fewer fields than asked for (one without a separator after a whole line is
+        // the rest of a reason over several lines: node::records).
         (
-            format!("{}not a line of sinfo's\n", sinfo(&["n1"])).into_bytes(),
+            format!("{}not a line\x1fof sinfo's\n", sinfo(&["n1"])).into_bytes(),
             "cannot be read",
         ),
     ] {
@@ -303,7 +320,7 @@ fn a_partition_that_cannot_be_counted_drains_nothing_and_a_large_one_is_read() {
     let mut big = sinfo(&["n1"]);
     for i in 2..=30_000 {
         let reason = if i <= 3_000 {
-            "drained\x1f(null)\x1fhealth_check: memory: check failed"
+            "idle+drain\x1f(null)\x1fhealth_check: memory: check failed"
         } else {
             "idle\x1f(null)\x1fnone"
         };
@@ -646,7 +663,7 @@ fn every_drain_of_ours_comes_back() {
     let r = c.run(false, &nhc);
     assert_eq!(
         c.updates().last().map(String::as_str),
-        Some("update NodeName=n1 State=RESUME"),
+        Some("update NodeName=n1 State=UNDRAIN"),
         "{}\n{:?}",
         r.stdout,
         c.calls()
@@ -686,7 +703,7 @@ fn every_drain_of_ours_comes_back() {
     let r = c.run(false, &[]);
     assert_eq!(
         c.updates().last().map(String::as_str),
-        Some("update NodeName=n1 State=RESUME"),
+        Some("update NodeName=n1 State=UNDRAIN"),
         "{}",
         r.stdout
     );

@@ -53,7 +53,7 @@ fn nodes_failing_together_in_a_10000_node_partition_never_pass_the_cap() {
                 if let Ok(state) = std::fs::read_to_string(dir.path().join("state")) {
                     let ours = state
                         .lines()
-                        .filter(|l| l.contains("\x1fdrained\x1f") && l.contains("health_check:"))
+                        .filter(|l| l.contains("\x1fidle+drain\x1f") && l.contains("health_check:"))
                         .count();
                     most = most.max(ours);
                 }
@@ -78,7 +78,7 @@ fn nodes_failing_together_in_a_10000_node_partition_never_pass_the_cap() {
     assert_eq!(state.lines().count(), NODES, "no update lost a line");
     let drained = state
         .lines()
-        .filter(|l| l.contains("\x1fdrained\x1f"))
+        .filter(|l| l.contains("\x1fidle+drain\x1f"))
         .count();
     let held = lines
         .iter()
@@ -164,7 +164,7 @@ fn a_controller_too_slow_to_read_the_cap_gets_no_drain() {
     assert_eq!(
         state
             .lines()
-            .filter(|l| l.contains("\x1fdrained\x1f"))
+            .filter(|l| l.contains("\x1fidle+drain\x1f"))
             .count(),
         0
     );

@@ -11,9 +11,11 @@
 //! health_check already there and the tickets ahead of its own (ticket, then name: an order every
 //! node computes alike) leave room under the cap. Whoever reads later sees the earlier's mark, so
 //! two nodes never both count themselves inside the cap. A mark is cleared once its node drained,
-//! decided not to, passed or resumed; the mark of a node Slurm has lost (down, not responding),
-//! or older than [`LIVE`], counts for nothing. Anything that cannot be read, written or waited
-//! for in time means no drain (fail closed), and [`CapError`] says which.
+//! decided not to, passed or resumed; a mark older than [`LIVE`] counts for nothing. A node that
+//! Slurm says is not responding still counts: slurmctld marks it so after one missed ping, while
+//! the node's own run may still reach the controller and drain (a hung file system that stalls
+//! slurmd fails many nodes at once, each of them "not responding"). Anything that cannot be
+//! read, written or waited for in time means no drain (fail closed), and [`CapError`] says which.
 
 use super::node::{ControllerError, PartNode, Partition};
 use std::time::{Duration, Instant};
@@ -143,10 +145,11 @@ pub trait Marks {
     fn now(&self) -> u64;
 }
 
-/// A mark that still counts: of a node Slurm has not lost, set within [`LIVE`] of now.
+/// A mark that still counts: set within [`LIVE`] of now, whatever Slurm says of its node (a
+/// node it calls down or not responding may still be running health_check and draining).
 fn live(n: &PartNode, now: u64) -> Option<Mark> {
     let mark = Mark::of(&n.comment)?;
-    (!n.lost() && now.abs_diff(mark.at()) < LIVE.as_secs()).then_some(mark)
+    (now.abs_diff(mark.at()) < LIVE.as_secs()).then_some(mark)
 }
 
 fn read_all(slurm: &dyn Marks, partitions: &[String]) -> Result<Vec<Partition>, CapError> {

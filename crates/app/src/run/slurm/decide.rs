@@ -53,6 +53,9 @@ pub struct OurDrain {
 pub struct Streaks {
     /// Failing runs in a row.
     pub failing: u32,
+    /// What the last failing run failed, while the streak lasts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failing_on: Option<Cause>,
     /// Passing runs in a row.
     pub passing: u32,
     /// The drain health_check made and holds, if any.
@@ -66,11 +69,13 @@ impl Streaks {
         match verdict {
             Health::Healthy => Streaks {
                 failing: 0,
+                failing_on: None,
                 passing: self.passing.saturating_add(1),
                 drained: self.drained.clone(),
             },
             Health::Failing { .. } => Streaks {
                 failing: self.failing.saturating_add(1),
+                failing_on: Cause::of(verdict),
                 passing: 0,
                 drained: self.drained.clone(),
             },
@@ -119,23 +124,32 @@ pub enum Decision {
 /// The drain reason of a failing verdict: prefix, what failed, how. No figure, count or time,
 /// so the same problem gives the same reason and `sinfo -R`'s 20 characters group it. Control
 /// characters (a newline from a crafted name would split the log line and sinfo's answer) and
-/// `|` (sinfo's field separator here) become `?`.
+/// `|` become `?`. A name too long for slurmdbd's 255 bytes (an NHC check's path) is cut in
+/// the middle and ends in `~`: the prefix and the ending still say the drain is ours and what
+/// kind it is, so that it comes back without our state file (a diskless node after a reboot),
+/// judged by its rule ([`cause_of`]).
 pub fn reason(h: &Health) -> Option<String> {
-    let text = match h {
+    let (what, how) = match h {
         Health::Failing {
             what, check: true, ..
-        } => format!("{REASON_PREFIX} {what}: check failed"),
-        Health::Failing { what, .. } => format!("{REASON_PREFIX} {what}: section failed to run"),
+        } => (what, ": check failed"),
+        Health::Failing { what, .. } => (what, ": section failed to run"),
         _ => return None,
     };
-    let mut cut: String = text
+    let mut what: String = what
         .chars()
         .map(|c| if c.is_control() || c == '|' { '?' } else { c })
         .collect();
-    while cut.len() > REASON_MAX {
-        cut.pop();
+    let room = REASON_MAX - REASON_PREFIX.len() - " ".len() - how.len();
+    if what.len() > room {
+        let mut end = room - "~".len();
+        while !what.is_char_boundary(end) {
+            end -= 1;
+        }
+        what.truncate(end);
+        what.push('~');
     }
-    Some(cut)
+    Some(format!("{REASON_PREFIX} {what}{how}"))
 }
 
 /// What drained the node, read back from our reason: the check's (or the section's) name and
@@ -183,6 +197,36 @@ pub fn for_our_drain(
         None => Health::Inconclusive {
             what: format!("the drain reason '{reason}' names no check this version knows"),
         },
+    }
+}
+
+/// The verdict that counts toward a failing streak: a healthy run that only part of the checks
+/// ran in (a Prolog's system section, a busy node's run without the intrusive tests; `partial`)
+/// and that did not judge what the streak is failing on leaves the streak as it was. Otherwise a
+/// node receiving jobs would have its streak reset by each Prolog and never drain for what only
+/// the full runs measure. A full run resets it, whatever it judged: a check dropped from the
+/// configuration holds no streak for ever.
+pub fn for_failing_streak(
+    kept: &Streaks,
+    verdict: Health,
+    partial: bool,
+    judged: impl Fn(&Cause) -> bool,
+) -> Health {
+    if verdict != Health::Healthy || !partial || kept.failing == 0 {
+        return verdict;
+    }
+    match &kept.failing_on {
+        Some(cause) if !judged(cause) => Health::Inconclusive {
+            what: format!(
+                "{}, failing {} run(s) in a row, was not judged by this partial run",
+                match cause {
+                    Cause::Check(what) | Cause::Section(what) => what.as_str(),
+                    Cause::Overrun => OVERRUN,
+                },
+                kept.failing
+            ),
+        },
+        _ => verdict,
     }
 }
 

@@ -8,9 +8,11 @@
 //!   `--max-drained-pct` of any of its partitions is already drained by health_check (one node
 //!   may always be); the reason's first 20 characters are stable from run to run (`sinfo -R`
 //!   shows 20) and the same reason is not sent again;
-//! - a passing run resumes the node after `--resume-after` runs in a row, only when the current
-//!   reason is ours (`health_check:`): an administrator's drain is never lifted, and a node held
-//!   for someone else's reason is never drained over it;
+//! - a passing run lifts our drain after `--resume-after` runs in a row (`State=UNDRAIN`: the
+//!   drain only, never a down state or a reboot Slurm or an administrator added), only when the
+//!   current reason is ours (`health_check:`): an administrator's drain is never lifted, and a
+//!   node held for someone else's reason is never drained over it; a Prolog's or a busy node's
+//!   run does not reset a failing streak on what it did not run;
 //! - an inconclusive run (measured under interference) does neither;
 //! - every action is taken only on the state the decision was made on: the node is read again
 //!   right before `scontrol update` (the check ran for seconds: an administrator may have drained
@@ -36,7 +38,7 @@ mod node;
 
 pub use decide::{
     Cause, Decision, OurDrain, Policy, REASON_MAX, Streaks, cause_of, decide, drains_at_once,
-    for_our_drain, reason,
+    for_failing_streak, for_our_drain, reason,
 };
 pub use node::{
     ControllerError, NodeInfo, PartNode, Partition, REASON_PREFIX, SINFO_FIELDS, check_node_name,
@@ -184,11 +186,25 @@ fn carry_out(ctl: &Controller, before: &NodeInfo, decision: Decision, no_act: bo
                 Some(reason),
             )
         }
+        // UNDRAIN lifts the drain and nothing else: RESUME would also bring a node Slurm holds
+        // down (a job's processes that would not die, an unexpected reboot: Slurm keeps our
+        // reason for them) back into service, and drop a reboot an administrator asked for.
         Decision::Resume { why } => (
-            vec!["State=RESUME".into()],
+            vec!["State=UNDRAIN".into()],
             format!("resume after {why}"),
             None,
         ),
+    };
+    // Whatever ends this run's action, its mark of intent (a drain's turn under the cap) is
+    // cleared: a ticket left up holds the other nodes of the partition back for minutes.
+    let release = || {
+        if reason.is_some() && !no_act {
+            if let Err(e) = cap::release(ctl, node, &before.partitions) {
+                log(&format!(
+                    "{node}: its mark of intent could not be cleared ({e})"
+                ));
+            }
+        }
     };
     let unchanged = |line: String| Acted {
         line,
@@ -197,12 +213,14 @@ fn carry_out(ctl: &Controller, before: &NodeInfo, decision: Decision, no_act: bo
     let now = match ctl.read() {
         Ok(now) => now,
         Err(e) => {
+            release();
             return unchanged(format!(
                 "{node}: would {doing}, but its state cannot be read again ({e}): no action"
             ));
         }
     };
     if !before.holds_as(&now) {
+        release();
         return unchanged(format!(
             "{node}: would {doing}, but it changed while the check ran (was {}, now {}): no \
              action",
@@ -218,13 +236,7 @@ fn carry_out(ctl: &Controller, before: &NodeInfo, decision: Decision, no_act: bo
     // Slurm says afterwards decides, not the answer.
     let failed = ctl.update(&settings).err();
     // The drain landed (or did not): this node's mark has done its work either way.
-    if reason.is_some() {
-        if let Err(e) = cap::release(ctl, node, &before.partitions) {
-            log(&format!(
-                "{node}: its mark of intent could not be cleared ({e})"
-            ));
-        }
-    }
+    release();
     match ctl.read() {
         Ok(after) => {
             let took = match &reason {
@@ -491,12 +503,18 @@ pub fn run(config: &Config, cfg: &SlurmConfig, options_from_env: Option<String>)
     let mut verdict = health::of(&outcome.doc);
     if let Ok(info) = &before {
         let kept = state.as_ref().ok().map(|p| load(p));
+        let judged = |cause: &Cause| judged_cause(&outcome.doc, cause, outcome.interrupted);
         verdict = for_our_drain(
             info,
             kept.as_ref().and_then(|k| k.our_drain_on(info)),
             verdict,
-            |cause| judged_cause(&outcome.doc, cause, outcome.interrupted),
+            judged,
         );
+        // A Prolog's or a busy node's run leaves checks out (`gentle`).
+        let partial = context == Context::JobScript || info.busy();
+        if let Some(kept) = &kept {
+            verdict = for_failing_streak(kept, verdict, partial, judged);
+        }
     }
     // A check the site drains on at once (NHC's way: a read-only file system) drains on this
     // run, and the reason names it.

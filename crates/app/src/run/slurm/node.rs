@@ -202,9 +202,11 @@ pub fn check_node_name(name: &str) -> Result<(), String> {
 }
 
 /// The `sinfo -O` fields [`parse_partition`] reads, separated by ASCII's unit separator (no
-/// name, state, comment or reason holds one; a `|` may be in any of them): node, state, the
-/// node's comment (where health_check marks its intent to drain, [`super::cap`]), reason (last).
-pub const SINFO_FIELDS: &str = "NodeList:0\x1f,StateLong:0\x1f,Comment:0\x1f,Reason:0";
+/// name or state holds one; a `|` may be in a comment or a reason, and a newline too): node, its
+/// state with every flag (`StateComplete`: `StateLong` names one state, and a drained node
+/// waiting for a reboot reads `reboot` there, not `drained`), the node's comment (where
+/// health_check marks its intent to drain, [`super::cap`]), reason (last).
+pub const SINFO_FIELDS: &str = "NodeList:0\x1f,StateComplete:0\x1f,Comment:0\x1f,Reason:0";
 
 /// The separator of [`SINFO_FIELDS`].
 pub const SINFO_SEPARATOR: char = '\x1f';
@@ -214,7 +216,8 @@ pub const SINFO_SEPARATOR: char = '\x1f';
 pub struct PartNode {
     /// Its name.
     pub name: String,
-    /// sinfo's state word (`idle`, `drained`, `draining`, `down*`, ...).
+    /// sinfo's state with its flags (`idle`, `mixed+drain`, `idle+drain+reboot_requested`,
+    /// `down+drain+not_responding`, ...).
     pub state: String,
     /// Its comment, empty when unset.
     pub comment: String,
@@ -223,17 +226,11 @@ pub struct PartNode {
 }
 
 impl PartNode {
-    /// Whether health_check drained it (or is draining it).
+    /// Whether health_check drained it (or is draining it): its DRAIN flag is up, whatever
+    /// else it is (rebooting, down, not responding, in maintenance), and the reason is ours.
     pub fn drained_by_us(&self) -> bool {
-        self.state.contains("drain") && self.reason.starts_with(REASON_PREFIX)
-    }
-
-    /// Whether Slurm has lost it (down, or not responding: sinfo's `*`): a mark it left says
-    /// nothing of a run going on.
-    pub fn lost(&self) -> bool {
-        self.state.starts_with("down")
-            || self.state.ends_with('*')
-            || self.state.starts_with("fail")
+        let drain = |f: &str| f.get(..5).is_some_and(|w| w.eq_ignore_ascii_case("drain"));
+        self.state.split('+').any(drain) && self.reason.starts_with(REASON_PREFIX)
     }
 }
 
@@ -255,15 +252,43 @@ impl Partition {
             .count()
     }
 
-    /// How many of its nodes health_check may hold drained at `max_pct` %: one at least.
+    /// How many of its nodes health_check may hold drained at `max_pct` %: one at least. The
+    /// product first, so that a whole share is whole (29 % of 100 is 29; 0.29 x 100 is
+    /// 28.999...), and a rounding error below a millionth of a node is forgiven.
     pub fn allowed(&self, max_pct: f64) -> usize {
-        ((max_pct / 100.0 * self.nodes.len() as f64).floor() as usize).max(1)
+        ((max_pct * self.nodes.len() as f64 / 100.0 + 1e-6).floor() as usize).max(1)
     }
 
     /// The node named `name`.
     pub fn node(&self, name: &str) -> Option<&PartNode> {
         self.nodes.iter().find(|n| n.name == name)
     }
+}
+
+/// sinfo's lines as records of four fields. sinfo prints a comment or a reason as it was given,
+/// newlines included (Slurm takes multi-line reasons), so a line that does not finish a record's
+/// three separators, or one with none after a whole record (the rest of a reason), belongs to
+/// the record before it. Blank lines are no record.
+fn records(text: &str) -> impl Iterator<Item = std::borrow::Cow<'_, str>> {
+    let seps = |l: &str| l.matches(SINFO_SEPARATOR).count();
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty()).peekable();
+    std::iter::from_fn(move || {
+        let first = lines.next()?;
+        let mut record = std::borrow::Cow::Borrowed(first);
+        let mut count = seps(first);
+        while let Some(next) = lines.peek() {
+            let n = seps(next);
+            if count >= 3 && n > 0 {
+                break;
+            }
+            let joined = record.to_mut();
+            joined.push('\n');
+            joined.push_str(next);
+            count += n;
+            lines.next();
+        }
+        Some(record)
+    })
 }
 
 /// Parses sinfo's node list of `partition`; `Err` when it is empty, a line cannot be read, or
@@ -277,16 +302,25 @@ pub fn parse_partition(
     // nor reason: two allocations a line, for partitions of tens of thousands of nodes, read by
     // each node that fails.
     let mut nodes = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+    for line in records(text) {
+        let line = line.as_ref();
+        let unreadable = || {
+            ControllerError::Unreadable(format!(
+                "sinfo's line for partition '{partition}' cannot be read: '{}'",
+                crate::render::text::terminal_safe(line)
+            ))
+        };
         let mut parts = line.splitn(4, SINFO_SEPARATOR);
         let (Some(node), Some(state), Some(comment), Some(reason)) =
             (parts.next(), parts.next(), parts.next(), parts.next())
         else {
-            return Err(ControllerError::Unreadable(format!(
-                "sinfo's line for partition '{partition}' cannot be read: '{}'",
-                crate::render::text::terminal_safe(line)
-            )));
+            return Err(unreadable());
         };
+        // Only a comment or a reason spans lines: a name or a state that does means lines that
+        // are no record.
+        if node.contains('\n') || state.contains('\n') {
+            return Err(unreadable());
+        }
         let unset = |v: &str| {
             let v = v.trim();
             if v == "(null)" || v == "none" {

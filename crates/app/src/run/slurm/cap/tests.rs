@@ -55,7 +55,8 @@ impl Fake {
         Fake::pause();
         let mut nodes = self.nodes.lock().unwrap();
         let n = nodes.get_mut(node).unwrap();
-        n.state = "drained".into();
+        // As sinfo's StateComplete says it, the node's other flags kept.
+        n.state = format!("{}+drain", n.state);
         n.reason = "health_check: x: check failed".into();
         let ours = nodes.values().filter(|n| n.drained_by_us()).count();
         let mut most = self.most.lock().unwrap();
@@ -108,18 +109,27 @@ fn storm(fake: &Fake, failing: usize, pct: f64) -> Vec<Result<(), CapError>> {
 }
 
 /// Every node of a partition fails at once, in many interleavings: never more than the cap is
-/// drained at any moment, some node drains, and every mark is cleared at the end.
+/// drained at any moment, some node drains, and every mark is cleared at the end. The same when
+/// Slurm has stopped hearing from them all (a hung file system stalls every slurmd, and the
+/// controller marks them not responding while their runs still reach it and drain).
 #[test]
 fn nodes_failing_at_once_never_drain_past_the_cap_at_any_moment() {
-    for (nodes, failing, pct, cap) in [(8, 8, 12.5, 1), (20, 12, 10.0, 2), (10, 10, 30.0, 3)] {
+    let cases = [(8, 8, 12.5, 1), (20, 12, 10.0, 2), (10, 10, 30.0, 3)];
+    for (state, (nodes, failing, pct, cap)) in ["idle", "idle+not_responding"]
+        .into_iter()
+        .flat_map(|s| cases.map(|c| (s, c)))
+    {
         for _ in 0..15 {
             let fake = Fake::new(nodes);
+            for n in fake.nodes.lock().unwrap().values_mut() {
+                n.state = state.into();
+            }
             let results = storm(&fake, failing, pct);
             let drained = results.iter().filter(|r| r.is_ok()).count();
             let most = *fake.most.lock().unwrap();
             assert!(
                 most <= cap,
-                "{most} drained at once, cap {cap}: {results:?}"
+                "{most} drained at once, cap {cap}, {state}: {results:?}"
             );
             assert!(
                 (1..=cap).contains(&drained),
@@ -141,7 +151,7 @@ fn nodes_failing_at_once_never_drain_past_the_cap_at_any_moment() {
 }
 
 #[test]
-fn a_full_partition_a_dead_mark_and_a_silent_controller() {
+fn a_full_partition_a_lost_node_a_dead_mark_and_a_silent_controller() {
     // Full already: refused without a mark.
     let fake = Fake::new(4);
     fake.drain("n01");
@@ -160,14 +170,39 @@ fn a_full_partition_a_dead_mark_and_a_silent_controller() {
     );
     assert!(e.to_string().contains("held back by the cap"), "{e}");
     assert!(fake.nodes.lock().unwrap()["n00"].comment.is_empty());
-    // A node that died choosing (down), or whose mark is stale, blocks nobody; an
-    // administrator's comment stays.
+    // A node Slurm calls down and not responding, its ticket up a moment ago, still counts: its
+    // run may still be draining it.
     let fake = Fake::new(4);
     {
         let mut nodes = fake.nodes.lock().unwrap();
         let n1 = nodes.get_mut("n01").unwrap();
-        n1.state = "down*".into();
-        n1.comment = Mark::Choosing { at: 1_000_000 }.text();
+        n1.state = "down+not_responding".into();
+        n1.comment = Mark::Ticket {
+            ticket: 1,
+            at: 1_000_000,
+        }
+        .text();
+    }
+    let e = claim(&fake, "n00", &["debug".into()], 25.0, CHOOSING_WAIT).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            CapError::Reached {
+                ours: 0,
+                ahead: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // A node that died choosing, its mark older than LIVE, blocks nobody; an administrator's
+    // comment stays.
+    let fake = Fake::new(4);
+    {
+        let mut nodes = fake.nodes.lock().unwrap();
+        let n1 = nodes.get_mut("n01").unwrap();
+        n1.state = "down+not_responding".into();
+        n1.comment = Mark::Choosing { at: 1 }.text();
         nodes.get_mut("n02").unwrap().comment = Mark::Choosing { at: 1 }.text();
         nodes.get_mut("n00").unwrap().comment = "DIMM B2 ordered".into();
     }

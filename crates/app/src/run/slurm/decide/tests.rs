@@ -29,7 +29,7 @@ fn streaks(failing: u32, passing: u32) -> Streaks {
     Streaks {
         failing,
         passing,
-        drained: None,
+        ..Streaks::default()
     }
 }
 
@@ -65,14 +65,33 @@ fn a_reason_is_stable_bounded_one_line_and_ours() {
     let r = reason(&failing("sleepbench.calls_per_thread")).unwrap();
     assert_eq!(r, "health_check: sleepbench.calls_per_thread: check failed");
     assert!(reason(&failing(&"x".repeat(400))).unwrap().len() <= REASON_MAX);
-    // A reason of exactly slurmdbd's 255 bytes is kept whole; one more byte is cut.
+    // A reason of exactly slurmdbd's 255 bytes is kept whole; one more byte cuts the name, not
+    // the ending, and the cut says so.
     let fixed = "health_check: ".len() + ": check failed".len();
     let exact = reason(&failing(&"y".repeat(REASON_MAX - fixed))).unwrap();
     assert_eq!(exact.len(), REASON_MAX);
-    assert!(exact.ends_with(": check failed"), "{exact}");
+    assert!(exact.ends_with("y: check failed"), "{exact}");
     let over = reason(&failing(&"y".repeat(REASON_MAX - fixed + 1))).unwrap();
     assert_eq!(over.len(), REASON_MAX);
-    assert!(!over.ends_with(": check failed"), "{over}");
+    assert!(over.ends_with("y~: check failed"), "{over}");
+    assert_eq!(cause_of(&over).map(|c| c.1), Some(false));
+    // Cut on a character, never inside one; a section's ending kept too.
+    for n in 230..250 {
+        let name = format!("node.check_file_test:/{}", "é".repeat(n));
+        let r = reason(&failing(&name)).unwrap();
+        assert!(r.len() <= REASON_MAX, "{n}");
+        assert!(r.ends_with("~: check failed"), "{r}");
+        let section = Health::Failing {
+            what: name,
+            check: false,
+            count: 1,
+        };
+        let r = reason(&section).unwrap();
+        assert!(
+            r.len() <= REASON_MAX && r.ends_with("~: section failed to run"),
+            "{r}"
+        );
+    }
     assert_eq!(
         reason(&failing("errors.nic:eth0\nn2|drained|health_check: x")).unwrap(),
         "health_check: errors.nic:eth0?n2?drained?health_check: x: check failed"
@@ -151,9 +170,8 @@ fn every_drain_of_ours_comes_back_from_our_own_state() {
         cause: Cause::of(&long).unwrap(),
     };
     let state = Streaks {
-        failing: 0,
-        passing: 0,
         drained: Some(kept.clone()),
+        ..Streaks::default()
     };
     // Slurm kept less of it still: the drain is ours, and its cause known.
     let cut = node("IDLE+DRAIN", Some(&given[..200]));
@@ -163,7 +181,18 @@ fn every_drain_of_ours_comes_back_from_our_own_state() {
             == kept.cause),
         Health::Healthy
     );
-    // Without the state, the cut reason names nothing this version can judge.
+    // Without the state (a diskless node after a reboot), the reason as we gave it still names
+    // the check's kind and rule: its cut name is judged (`judged` in mod.rs matches it by
+    // rule), and the drain comes back.
+    let whole = node("IDLE+DRAIN", Some(&given));
+    assert_eq!(
+        for_our_drain(&whole, None, Health::Healthy, |c| matches!(
+            c,
+            Cause::Check(w) if w.starts_with("node.check_fs_mount_rw:/x") && w.ends_with('~')
+        )),
+        Health::Healthy
+    );
+    // A reason cut shorter still (by another tool) names nothing this version can judge.
     assert!(matches!(
         for_our_drain(&cut, None, Health::Healthy, |_| true),
         Health::Inconclusive { .. }
@@ -188,8 +217,10 @@ fn every_drain_of_ours_comes_back_from_our_own_state() {
 #[test]
 fn streaks_count_pass_and_fail_and_an_inconclusive_run_neither() {
     let s = streaks(1, 0);
-    assert_eq!(s.after(&failing("a.b")), streaks(2, 0));
-    assert_eq!(s.after(&Health::Healthy), streaks(0, 1));
+    let failed = s.after(&failing("a.b"));
+    assert_eq!((failed.failing, failed.passing), (2, 0));
+    assert_eq!(failed.failing_on, Some(Cause::Check("a.b".into())));
+    assert_eq!(failed.after(&Health::Healthy), streaks(0, 1));
     let i = Health::Inconclusive { what: "a".into() };
     assert_eq!(s.after(&i), s);
     assert_eq!(streaks(u32::MAX, 0).after(&failing("a")).failing, u32::MAX);
@@ -304,4 +335,45 @@ fn the_decision_table() {
         let got = decide(n, v, s, POLICY);
         assert!(want(&got), "row {i}: {n:?} {v:?} {s:?} -> {got:?}");
     }
+}
+
+/// A Prolog's run (the system section) or a busy node's (no bandwidth tests) that passes does not
+/// reset a streak failing on what it did not run; a full run does, whatever it judged.
+#[test]
+fn a_partial_run_leaves_a_failing_streak_on_what_it_did_not_run() {
+    let kept = streaks(0, 3)
+        .after(&failing("memory.peak_bandwidth"))
+        .after(&failing("memory.peak_bandwidth"));
+    assert_eq!(kept.failing, 2);
+    let memory = |c: &Cause| *c == Cause::Check("memory.peak_bandwidth".into());
+    // A Prolog: only the system section ran.
+    let v = for_failing_streak(&kept, Health::Healthy, true, |_| false);
+    assert!(
+        matches!(&v, Health::Inconclusive { what } if what.contains("memory.peak_bandwidth")),
+        "{v:?}"
+    );
+    assert_eq!(kept.after(&v), kept, "the streak as it was");
+    // A partial run that did judge it, or a full run: the streak ends.
+    assert_eq!(
+        for_failing_streak(&kept, Health::Healthy, true, memory),
+        Health::Healthy
+    );
+    assert_eq!(
+        for_failing_streak(&kept, Health::Healthy, false, |_| false),
+        Health::Healthy
+    );
+    // A failing or inconclusive verdict, or no streak, passes through.
+    let f = failing("system.x");
+    assert_eq!(for_failing_streak(&kept, f.clone(), true, |_| false), f);
+    assert_eq!(
+        for_failing_streak(&streaks(0, 1), Health::Healthy, true, |_| false),
+        Health::Healthy
+    );
+    // State files written before the cause was kept read as no cause: nothing held.
+    let old: Streaks = serde_json::from_str(r#"{"failing":2,"passing":0}"#).unwrap();
+    assert_eq!(old.failing_on, None);
+    assert_eq!(
+        for_failing_streak(&old, Health::Healthy, true, |_| false),
+        Health::Healthy
+    );
 }
