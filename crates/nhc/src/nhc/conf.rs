@@ -45,6 +45,25 @@ pub struct Conf {
     /// Settings given as NHC's command line gives them (`NHC_RM=none`): they hold before the
     /// first line, over NHC's defaults and the environment.
     pub command_line: Vec<(Vec<u8>, Vec<u8>)>,
+    /// NHC's own settings file (`/etc/default/nhc`, `/etc/sysconfig/nhc`), which NHC sources
+    /// after its command line and before its defaults: its settings, in order.
+    pub sysconfig: Vec<Line>,
+}
+
+/// Where NHC 1.4.3 finds its settings file (`nhcmain_init_env`): `/etc/default/nhc` on Debian,
+/// else `/etc/sysconfig/nhc` where `/etc/sysconfig` is a directory, else `/etc/default/nhc`,
+/// else `/etc/nhc/sysconfig/nhc`.
+pub fn sysconfig_path() -> PathBuf {
+    let dir = if Path::new("/etc/debian_version").is_file() {
+        "/etc/default"
+    } else if Path::new("/etc/sysconfig").is_dir() {
+        "/etc/sysconfig"
+    } else if Path::new("/etc/default").is_dir() {
+        "/etc/default"
+    } else {
+        "/etc/nhc/sysconfig"
+    };
+    Path::new(dir).join("nhc")
 }
 
 /// One line for this host.
@@ -178,7 +197,78 @@ impl Conf {
             ));
         }
         conf.path = path.to_path_buf();
+        let sysconfig = sysconfig_path();
+        match crate::trust::read_root_file(&sysconfig, SIZE_LIMIT) {
+            Ok(read) => conf.source(&read.bytes, &sysconfig, read.root_only.is_ok()),
+            // No settings file is NHC's usual case.
+            Err(_) if !sysconfig.exists() => {}
+            Err(e) => conf.notes.push(format!(
+                "{}: not read ({}): NHC sources it before the file, so its settings may differ",
+                sysconfig.display(),
+                e.0
+            )),
+        }
         Ok(conf)
+    }
+
+    /// Takes the settings of NHC's settings file (`path`: what `. /etc/default/nhc` sets),
+    /// line by line as bash reads a sourced file: a backslash before a newline joins lines,
+    /// `#` starts a comment, each line one command. Settings, `export` and `unset` are kept
+    /// ([`Conf::sysconfig`]); anything else NHC's bash would run there (a check, a function, an
+    /// `if`) is not run, and said. `root_only` as for the file itself.
+    pub fn source(&mut self, bytes: &[u8], path: &Path, root_only: bool) {
+        let shown = path.display();
+        let joined = bytes_joined(bytes);
+        for (number, line) in joined {
+            let text = trim(&line);
+            if text.is_empty() || text.starts_with(b"#") {
+                continue;
+            }
+            let command = match words::parse(text) {
+                Ok(c) => c,
+                Err(e) => {
+                    self.notes.push(format!(
+                        "{shown}:{number}: '{}': {}: not taken",
+                        show(text),
+                        e.message
+                    ));
+                    continue;
+                }
+            };
+            let kind = match kind_of(&command, root_only) {
+                Ok(k @ (Kind::Set | Kind::Unset | Kind::Nothing)) => k,
+                Ok(Kind::Check(check)) => {
+                    self.notes.push(format!(
+                        "{shown}:{number}: {check} is a check: NHC would run it as it reads the                          file, outside its checks; health_check runs checks only from nhc.conf"
+                    ));
+                    continue;
+                }
+                Err(m) => {
+                    self.notes.push(format!(
+                        "{shown}:{number}: '{}': {m}: not taken",
+                        show(text)
+                    ));
+                    continue;
+                }
+            };
+            self.note_settings(number, &command);
+            if let Some(Ok(secs)) = timeout_of(&command) {
+                self.timeout_secs = (secs > 0).then_some(secs as u64);
+            }
+            self.sysconfig.push(Line {
+                number,
+                text: text.to_vec(),
+                raw: text.to_vec(),
+                command,
+                kind,
+            });
+        }
+        if !self.sysconfig.is_empty() {
+            self.notes.push(format!(
+                "{shown}: {} setting line(s) taken, as NHC sources the file before nhc.conf",
+                self.sysconfig.len()
+            ));
+        }
     }
 
     /// Parses the bytes of an nhc.conf for the host `host`; `root_only` says whether nobody but
@@ -203,6 +293,7 @@ impl Conf {
             timeout_secs: None,
             notes: Vec::new(),
             command_line: Vec::new(),
+            sysconfig: Vec::new(),
         };
         let _ = take_problems();
         let mut lines = Lines::new(bytes, SIZE_LIMIT);
@@ -330,6 +421,29 @@ pub fn assignments(c: &Command) -> Vec<Assignment> {
     if c.name.as_deref() == Some(b"export") {
         out.extend(c.args.iter().filter_map(words::assignment));
     }
+    out
+}
+
+/// A sourced file's lines as bash reads them, with the number of each one's first line: a
+/// backslash before a newline joins the two (outside single quotes: a setting file's lines
+/// seldom quote one; a quote left open is refused by the parser).
+fn bytes_joined(bytes: &[u8]) -> Vec<(usize, Vec<u8>)> {
+    let mut out: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut open: Option<(usize, Vec<u8>)> = None;
+    for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        let (number, mut text) = open.take().unwrap_or((i + 1, Vec::new()));
+        match line.strip_suffix(b"\\") {
+            Some(head) => {
+                text.extend_from_slice(head);
+                open = Some((number, text));
+            }
+            None => {
+                text.extend_from_slice(line);
+                out.push((number, text));
+            }
+        }
+    }
+    out.extend(open);
     out
 }
 

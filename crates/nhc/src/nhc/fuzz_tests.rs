@@ -138,6 +138,25 @@ proptest! {
         });
     }
 
+    /// NHC's settings file of any bytes, or of bash's pieces: its settings taken or said, then
+    /// an nhc.conf run after it.
+    #[test]
+    fn any_settings_file_is_taken_or_said(
+        bytes in proptest::collection::vec(any::<u8>(), 0..400),
+        lines in proptest::collection::vec(proptest::collection::vec(token(), 0..16), 1..5),
+    ) {
+        let pieces: String = lines.iter().map(|l| format!("{}\n", l.concat())).collect();
+        for text in [&bytes[..], pieces.as_bytes()] {
+            timed(&String::from_utf8_lossy(text), || {
+                let mut conf =
+                    Conf::parse(b"* || check_hw_swap_free $X\n", Path::new("c"), b"n1", false)
+                        .unwrap();
+                conf.source(text, Path::new("/etc/default/nhc"), false);
+                let _ = super::run(&conf, &Small);
+            });
+        }
+    }
+
     /// Arithmetic of any bytes: a number or bash's error.
     #[test]
     fn any_arithmetic_ends(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {

@@ -153,17 +153,39 @@ fn initial_vars(conf: &Conf, m: &dyn Machine) -> BTreeMap<Vec<u8>, Vec<u8>> {
         .collect();
     let host = conf.host.clone();
     let short = host.split(|b| *b == b'.').next().unwrap_or(&host).to_vec();
-    let conf_file = conf.path.as_os_str().as_encoded_bytes().to_vec();
     let set: &[(&str, &[u8])] = &[
         ("PATH", state::COMMAND_PATH),
         ("HOSTNAME", &host),
         ("HOSTNAME_S", &short),
         ("NAME", b"nhc"),
+    ];
+    for (k, v) in set {
+        vars.insert(k.as_bytes().to_vec(), v.to_vec());
+    }
+    // NHC evaluates its command line's settings after it set its own and before it sources its
+    // settings file and fills in its defaults.
+    for (k, v) in &conf.command_line {
+        vars.insert(k.clone(), v.clone());
+    }
+    vars
+}
+
+/// NHC's defaults, filled in after its settings file (`nhcmain_finalize_env`, `VAR=${VAR:-x}`:
+/// a variable set and not empty keeps its value) and its scripts' own (the hardware variables
+/// are set to 0 as the scripts load, whatever was set before).
+fn finalize_vars(conf: &Conf, vars: &mut BTreeMap<Vec<u8>, Vec<u8>>) {
+    let conf_file = conf.path.as_os_str().as_encoded_bytes().to_vec();
+    let debug = vars
+        .get(b"DEBUG".as_slice())
+        .filter(|v| !v.is_empty())
+        .cloned()
+        .unwrap_or_else(|| b"0".to_vec());
+    let defaults: &[(&str, &[u8])] = &[
         ("CONFDIR", b"/etc/nhc"),
         ("CONFFILE", &conf_file),
         ("INCDIR", b"/etc/nhc/scripts"),
         ("DEBUG", b"0"),
-        ("TS", b"0"),
+        ("TS", &debug),
         ("SILENT", b"0"),
         ("VERBOSE", b"0"),
         ("MARK_OFFLINE", b"1"),
@@ -176,18 +198,15 @@ fn initial_vars(conf: &Conf, m: &dyn Machine) -> BTreeMap<Vec<u8>, Vec<u8>> {
         ("MCELOG_MAX_CORRECTED_RATE", b"9"),
         ("MCELOG_MAX_UNCORRECTED_RATE", b"0"),
     ];
-    for (k, v) in set {
-        vars.insert(k.as_bytes().to_vec(), v.to_vec());
+    for (k, v) in defaults {
+        let slot = vars.entry(k.as_bytes().to_vec()).or_default();
+        if slot.is_empty() {
+            *slot = v.to_vec();
+        }
     }
     for name in checks::hw_vars(&NoMachine).keys() {
         vars.insert(name.as_bytes().to_vec(), b"0".to_vec());
     }
-    // NHC evaluates its command line's settings after it set its own and before it fills in
-    // its defaults: they win over both.
-    for (k, v) in &conf.command_line {
-        vars.insert(k.clone(), v.clone());
-    }
-    vars
 }
 
 /// A machine with nothing, for the names of NHC's hardware variables.
@@ -215,6 +234,11 @@ pub fn run(conf: &Conf, m: &dyn Machine) -> Vec<LineOutcome> {
         gathered: false,
         first_failure_marks: None,
     };
+    // `. /etc/default/nhc`: its settings over the command line's, before the defaults.
+    for line in &conf.sysconfig {
+        r.line(line);
+    }
+    finalize_vars(conf, &mut r.vars);
     let mut out = Vec::new();
     for line in &conf.lines {
         let outcome = r.line(line);

@@ -817,3 +817,62 @@ fn settings_hold_line_by_line_as_nhc_runs_them() {
         "check_hw_eth:  Ethernet device eth0.cluster not detected."
     );
 }
+
+/// NHC sources its settings file (`/etc/default/nhc`, `/etc/sysconfig/nhc`) after its command
+/// line and before its defaults: a site that keeps its numbers there (`SITE_CORES=4`) and
+/// observes only (`MARK_OFFLINE=0`) gets NHC's verdicts, not checks of empty settings.
+#[test]
+fn the_settings_file_nhc_sources_holds_before_the_first_line() {
+    let mut conf = Conf::parse(
+        b"* || check_hw_cpuinfo $SITE_SOCKETS $SITE_CORES $SITE_THREADS\n\
+          * || check_fs_mount_rw -t $SITE_TMP_FS -f /tmp\n\
+          * || check_hw_swap_free $(( TIMEOUT / 10 ))\n",
+        Path::new("/etc/nhc/nhc.conf"),
+        b"n1",
+        true,
+    )
+    .unwrap();
+    conf.command_line = vec![(b"MARK_OFFLINE".to_vec(), b"1".to_vec())];
+    conf.source(
+        b"# site settings\n\
+          SITE_SOCKETS=1 SITE_CORES=4 \\\n  SITE_THREADS=4\n\
+          export SITE_TMP_FS=tmpfs   # the scratch\n\
+          MARK_OFFLINE=0\n\
+          TIMEOUT=${TIMEOUT:-60}\n\
+          if true; then X=1; fi\n\
+          check_fs_mount /nope\n\
+          \n",
+        Path::new("/etc/default/nhc"),
+        true,
+    );
+    assert_eq!(conf.sysconfig.len(), 4, "{:?}", conf.notes);
+    assert_eq!(
+        conf.sysconfig[0].number, 2,
+        "a joined line is numbered by its first"
+    );
+    let notes = conf.notes.join("\n");
+    assert!(notes.contains("/etc/default/nhc:7: "), "{notes}");
+    assert!(
+        notes.contains("/etc/default/nhc:8: check_fs_mount is a check"),
+        "{notes}"
+    );
+    let checks = super::evaluate(&conf, &Fake::default());
+    let got: Vec<(String, &str, &str)> = checks
+        .iter()
+        .map(|c| (c.name.to_string(), c.status.as_str(), c.message.as_str()))
+        .collect();
+    // 2 cores, not 4: a failure, observed only (the file's MARK_OFFLINE=0 over the command
+    // line's 1); /tmp is tmpfs; TIMEOUT is the file's 60 (NHC's default of 30 comes after).
+    assert_eq!(got[0].0, "node.check_hw_cpuinfo");
+    assert_eq!(got[0].1, "warn", "{got:?}");
+    assert!(got[0].2.contains("does not match expected (4)"), "{got:?}");
+    assert_eq!(got[1].1, "pass", "{got:?}");
+    assert!(got[2].2.contains("(0 kB < 6 kB)"), "{got:?}");
+    // Without the file, the settings are empty, as before: the CPU check has nothing to compare
+    // and passes, and `-t -f /tmp` looks for a type named -f.
+    let mut bare = conf.clone();
+    bare.sysconfig.clear();
+    let checks = super::evaluate(&bare, &Fake::default());
+    assert_eq!(checks[0].status.as_str(), "pass", "{checks:?}");
+    assert!(checks[1].message.contains("incorrect type"), "{checks:?}");
+}
