@@ -182,6 +182,7 @@ proptest! {
             let _ = super::state::parse_meminfo(&bytes);
             let _ = super::state::parse_ids(&bytes);
             let _ = super::state::max_sys_uid_of(&bytes);
+            let _ = super::state::parse_df(&bytes);
             let _ = super::checks::hardware::parse_dmi(&bytes);
             let _ = super::checks::cpu_counts(&String::from_utf8_lossy(&bytes));
             let lines: Vec<_> = super::bash::read::Lines::new(&bytes[..], 1 << 20).collect();

@@ -31,7 +31,7 @@ use bash::words::Word;
 use bash::{Vars, expand};
 use bytes::show;
 use conf::Kind;
-use state::{IbPort, Machine, Mount, Process, Space};
+use state::{DfListing, IbPort, Machine, Mount, Process, Space};
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use verdict::{LineError, Settings};
@@ -46,6 +46,8 @@ pub struct Once<'a> {
     processes: OnceCell<Vec<Process>>,
     dmi: OnceCell<Result<Vec<u8>, String>>,
     jobs: OnceCell<Option<Result<Vec<Vec<u8>>, String>>>,
+    /// df's listing of space, then of inodes, as first asked for.
+    df_rows: [OnceCell<DfListing>; 2],
 }
 
 impl<'a> Once<'a> {
@@ -59,6 +61,7 @@ impl<'a> Once<'a> {
             processes: OnceCell::new(),
             dmi: OnceCell::new(),
             jobs: OnceCell::new(),
+            df_rows: [OnceCell::new(), OnceCell::new()],
         }
     }
 }
@@ -105,6 +108,14 @@ impl Machine for Once<'_> {
     }
     fn environment(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
         self.m.environment()
+    }
+    fn df(&self, args: &[Vec<u8>]) -> Result<Vec<u8>, String> {
+        self.m.df(args)
+    }
+    fn df_rows(&self, inodes: bool, flags: &[u8]) -> DfListing {
+        self.df_rows[usize::from(inodes)]
+            .get_or_init(|| self.m.df_rows(inodes, flags))
+            .clone()
     }
 }
 

@@ -149,6 +149,69 @@ pub trait Machine {
     fn environment(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
         Vec::new()
     }
+    /// What `df ARGS...` prints, or why it printed nothing (not installed, timed out).
+    fn df(&self, _args: &[Vec<u8>]) -> Result<Vec<u8>, String> {
+        Err("df is not installed".into())
+    }
+    /// The file systems as NHC's `df $DF_FLAGS` (`inodes`: `df $DFI_FLAGS`) lists them, where
+    /// the site's flags are not NHC's defaults (`-Tka`, `-Tia`: every file system, which the
+    /// mount table and statvfs give without df); `None` with the defaults. NHC runs df once, at
+    /// the first check that needs it, with the flags of that moment: [`super::Once`] keeps the
+    /// first answer.
+    fn df_rows(&self, inodes: bool, flags: &[u8]) -> DfListing {
+        let default: &[u8] = if inodes { b"-Tia" } else { b"-Tka" };
+        if flags.is_empty() || flags == default {
+            return None;
+        }
+        let args: Vec<Vec<u8>> = words(flags).map(<[u8]>::to_vec).collect();
+        Some(self.df(&args).map(|out| parse_df(&out)))
+    }
+}
+
+/// What `df $DF_FLAGS` listed, or why nothing; `None` where NHC's own flags need no df.
+pub type DfListing = Option<Result<Vec<DfRow>, String>>;
+
+/// One file system as NHC reads a line of df's output (`nhc_fs_df_gather_data`): device, type,
+/// then size, used, free (1K blocks, or inodes) and use %, and the mount point, by position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DfRow {
+    /// The device (first field).
+    pub device: Vec<u8>,
+    /// The mount point (seventh field).
+    pub point: Vec<u8>,
+    /// Size, used, free (kB or inodes): `None` where df printed no number there (`-` is 0).
+    pub numbers: [Option<u64>; 3],
+}
+
+/// df's output read as NHC reads it: the first line skipped, each line split on blanks, a line
+/// of one field (a long device name) joined with the next, `-` read as 0, the mount point the
+/// seventh field (a blank in it cuts it, as it cuts NHC's).
+pub fn parse_df(out: &[u8]) -> Vec<DfRow> {
+    let lines: Vec<&[u8]> = out
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    let mut rows = Vec::new();
+    let mut i = 1;
+    while i < lines.len() {
+        let mut fields: Vec<&[u8]> = words(lines[i]).collect();
+        if fields.len() == 1 && i + 1 < lines.len() {
+            i += 1;
+            fields.extend(words(lines[i]));
+        }
+        i += 1;
+        let field = |n: usize| fields.get(n).copied().unwrap_or_default();
+        let number = |n: usize| match field(n) {
+            b"-" | b"" => Some(0),
+            v => number::<u64>(v),
+        };
+        rows.push(DfRow {
+            device: field(0).to_vec(),
+            point: field(6).to_vec(),
+            numbers: [number(2), number(3), number(4)],
+        });
+    }
+    rows
 }
 
 /// Where NHC looks for commands (it sets this PATH itself).
@@ -464,6 +527,20 @@ impl Machine for Host {
         std::env::vars_os()
             .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
             .collect()
+    }
+
+    fn df(&self, args: &[Vec<u8>]) -> Result<Vec<u8>, String> {
+        let program = find_command(b"df", COMMAND_PATH).ok_or("df is not installed")?;
+        let args: Vec<&OsStr> = args.iter().map(|a| OsStr::from_bytes(a)).collect();
+        // A remote file system that hangs hangs df: bounded, as NHC's own timeout bounds it.
+        let out = crate::command::run(&program, &args, std::time::Duration::from_secs(10))
+            .map_err(|e| e.to_string())?;
+        // df lists what it can and exits 1 when one file system could not be read: NHC reads
+        // the list either way.
+        if out.stdout.is_empty() && !out.success() {
+            return Err(format!("df failed: {}", out.stderr_text()));
+        }
+        Ok(out.stdout)
     }
 }
 

@@ -876,3 +876,110 @@ fn the_settings_file_nhc_sources_holds_before_the_first_line() {
     assert_eq!(checks[0].status.as_str(), "pass", "{checks:?}");
     assert!(checks[1].message.contains("incorrect type"), "{checks:?}");
 }
+
+/// A site's `DF_FLAGS` choose what NHC's df lists (`-l`: local file systems only; without `-a`,
+/// one mount per device): with flags other than NHC's own, df runs with them and its list
+/// decides, as in NHC. A remote file system full to the brim passes under `-l`, as NHC passes it.
+#[test]
+fn df_flags_of_the_site_choose_the_file_systems_judged() {
+    struct Df {
+        calls: std::cell::Cell<usize>,
+        out: Result<&'static str, &'static str>,
+    }
+    impl Machine for Df {
+        fn mounts(&self) -> Vec<Mount> {
+            super::state::parse_mounts(
+                b"/dev/vda1 / ext4 rw 0 0\nnas01:/export /srv nfs rw 0 0\n/dev/vdb /scratch ext4 rw 0 0\n",
+            )
+        }
+        fn space(&self, _: &[u8]) -> Option<Space> {
+            Some(Space {
+                size_kb: 1000,
+                used_kb: 1000,
+                avail_kb: 0,
+                inodes: 10,
+                inodes_free: 0,
+            })
+        }
+        fn df(&self, args: &[Vec<u8>]) -> Result<Vec<u8>, String> {
+            self.calls.set(self.calls.get() + 1);
+            assert_eq!(args, [b"-Tkl".to_vec()]);
+            self.out
+                .map(|o| o.as_bytes().to_vec())
+                .map_err(str::to_string)
+        }
+    }
+    // df -Tkl: the NFS mount is not listed; a long device name wraps onto the next line.
+    let listing = "Filesystem     Type 1K-blocks  Used Available Use% Mounted on\n\
+                   /dev/vda1      ext4   1000000 10000    990000   2% /\n\
+                   /dev/mapper/a-very-long-volume-name\n\
+                                  ext4      1000   990        10  99% /scratch\n";
+    let conf =
+        |text: &str| Conf::parse(text.as_bytes(), Path::new("nhc.conf"), b"n1", true).unwrap();
+    let m = Df {
+        calls: std::cell::Cell::new(0),
+        out: Ok(listing),
+    };
+    let c = conf(
+        "* || DF_FLAGS=-Tkl\n\
+         * || check_fs_free /srv 3%\n\
+         * || check_fs_free /scratch 3%\n\
+         * || check_fs_used / 90%\n\
+         * || DF_FLAGS=-Tka\n\
+         * || check_fs_free /srv 3%\n",
+    );
+    let checks = super::evaluate(&c, &m);
+    let got: Vec<(String, &str)> = checks
+        .iter()
+        .map(|c| (c.name.to_string(), c.status.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("node.check_fs_free:/srv".to_string(), "pass"),
+            ("node.check_fs_free:/scratch".to_string(), "fail"),
+            ("node.check_fs_used:/".to_string(), "pass"),
+            // NHC reads df once, with the flags of its first use: /srv is still not listed.
+            ("node.check_fs_free:/srv".to_string(), "pass"),
+        ]
+    );
+    assert!(
+        checks[1]
+            .message
+            .contains("/scratch has only 1% free (10kB)"),
+        "{}",
+        checks[1].message
+    );
+    assert_eq!(m.calls.get(), 1, "df runs once");
+    // NHC's own flags: no df, the mount table and statvfs (the full NFS mount fails).
+    let checks = super::evaluate(&conf("* || check_fs_free /srv 3%\n"), &m);
+    assert_eq!(checks[0].status.as_str(), "fail");
+    assert_eq!(m.calls.get(), 1);
+    // df that cannot run: said, not judged (NHC would pass on an empty list).
+    let broken = Df {
+        calls: std::cell::Cell::new(0),
+        out: Err("df is not installed"),
+    };
+    let checks = super::evaluate(
+        &conf("* || DF_FLAGS=-Tkl\n* || check_fs_free /scratch 3%\n"),
+        &broken,
+    );
+    assert_eq!(checks[0].status.as_str(), "skip", "{checks:?}");
+    assert!(checks[0].message.contains("`df -Tkl`"), "{checks:?}");
+}
+
+#[test]
+fn df_output_is_read_as_nhc_reads_it() {
+    let rows = super::state::parse_df(
+        b"Filesystem Type 1K-blocks Used Available Use% Mounted on\n\
+          tmpfs tmpfs 100 - - - /run\n\
+          /dev/x\n  ext4 10 5 5 50% /a b\n\
+          odd\n",
+    );
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0].numbers, [Some(100), Some(0), Some(0)]);
+    assert_eq!(rows[1].device, b"/dev/x");
+    // A blank in a mount point cuts it, as NHC's word splitting does.
+    assert_eq!(rows[1].point, b"/a");
+    assert_eq!(rows[2].point, b"");
+}

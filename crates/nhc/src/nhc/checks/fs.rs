@@ -189,14 +189,75 @@ fn fatal(subject: &[u8], message: String, non_fatal: bool, acts: &[String]) -> V
 }
 
 /// The mounted file system at `point` (named as the kernel, NHC's `read` or `df` spell it), or
-/// `None` where none is mounted there (NHC then passes silently).
-fn space_at(point: &[u8], cx: &Ctx) -> Option<Space> {
-    let mounts = cx.m.mounts();
-    let mt = mounts
-        .iter()
-        .rev()
-        .find(|x| same_point(x, point) || *as_printed(&x.point) == *point)?;
-    cx.m.space(&mt.point)
+/// `None` where none is listed there (NHC then passes silently). With NHC's own df flags
+/// (`-Tka`, `-Tia`: every file system) that is the mount table and statvfs. A site's
+/// `DF_FLAGS`/`DFI_FLAGS` choose what df lists (`-l`: local file systems only, without `-a`
+/// one entry per device), so then df runs with them, as NHC runs it, and its first line for
+/// the point decides. `Err`: df gave no answer to judge by (NHC would pass on an empty list).
+fn space_at(point: &[u8], cx: &Ctx, inodes: bool) -> Result<Option<Space>, String> {
+    let (name, default): (&str, &[u8]) = if inodes {
+        ("DFI_FLAGS", b"-Tia")
+    } else {
+        ("DF_FLAGS", b"-Tka")
+    };
+    let flags = cx
+        .settings
+        .get(name)
+        .filter(|f| !f.is_empty())
+        .unwrap_or(default);
+    match cx.m.df_rows(inodes, flags) {
+        None => {
+            let mounts = cx.m.mounts();
+            let found = mounts
+                .iter()
+                .rev()
+                .find(|x| same_point(x, point) || *as_printed(&x.point) == *point);
+            Ok(found.and_then(|mt| cx.m.space(&mt.point)))
+        }
+        Some(Err(e)) => Err(format!(
+            "`df {}` ({name}) listed nothing ({e}): NHC would find no file system and pass",
+            show(flags)
+        )),
+        Some(Ok(rows)) => {
+            let Some(row) = rows.iter().find(|r| r.point == point) else {
+                return Ok(None);
+            };
+            let [Some(size), Some(used), Some(free)] = row.numbers else {
+                return Err(format!(
+                    "`df {}` ({name}) printed no number for {}: NHC's arithmetic would stop on it",
+                    show(flags),
+                    show(point)
+                ));
+            };
+            Ok(Some(if inodes {
+                Space {
+                    size_kb: 0,
+                    used_kb: 0,
+                    avail_kb: 0,
+                    inodes: size,
+                    inodes_free: free,
+                }
+            } else {
+                Space {
+                    size_kb: size,
+                    used_kb: used,
+                    avail_kb: free,
+                    inodes: 0,
+                    inodes_free: 0,
+                }
+            }))
+        }
+    }
+}
+
+/// [`space_at`] as a check's verdict when it cannot say: a skip, with why.
+fn listed(point: &[u8], cx: &Ctx, inodes: bool) -> Result<Option<Space>, Verdict> {
+    space_at(point, cx, inodes).map_err(|why| Verdict {
+        subject: Some(point.to_vec()),
+        failure: None,
+        note: None,
+        skip: Some(why),
+    })
 }
 
 fn arg(args: &[Vec<u8>], i: usize) -> &[u8] {
@@ -211,8 +272,10 @@ pub fn space(check: &str, args: &[Vec<u8>], cx: &Ctx) -> Outcome {
     let limit = arg(args, 1);
     let inodes = check.contains("_i");
     let subject = Some(point.clone());
-    let Some(s) = space_at(&point, cx) else {
-        return Ok(vec![Verdict::pass(subject)]);
+    let s = match listed(&point, cx, inodes) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Ok(vec![Verdict::pass(subject)]),
+        Err(v) => return Ok(vec![v]),
     };
     let whole = if inodes { s.inodes } else { s.size_kb };
     if whole == 0 {
@@ -305,8 +368,10 @@ pub fn size(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
     let min = parse_size(arg(args, 1), cx.settings)?;
     let max = parse_size(arg(args, 2), cx.settings)?;
     let subject = Some(point.clone());
-    let Some(s) = space_at(&point, cx) else {
-        return Ok(vec![Verdict::pass(subject)]);
+    let s = match listed(&point, cx, false) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Ok(vec![Verdict::pass(subject)]),
+        Err(v) => return Ok(vec![v]),
     };
     if s.size_kb == 0 {
         return Ok(vec![Verdict::pass(subject)]);
@@ -339,8 +404,10 @@ pub fn inodes(args: &[Vec<u8>], cx: &Ctx) -> Outcome {
     let min = parse_count(arg(args, 1), cx.settings)?;
     let max = parse_count(arg(args, 2), cx.settings)?;
     let subject = Some(point.clone());
-    let Some(s) = space_at(&point, cx) else {
-        return Ok(vec![Verdict::pass(subject)]);
+    let s = match listed(&point, cx, true) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Ok(vec![Verdict::pass(subject)]),
+        Err(v) => return Ok(vec![v]),
     };
     if s.inodes == 0 {
         return Ok(vec![Verdict::pass(subject)]);
