@@ -1,6 +1,7 @@
 //! `health_check nhc FILE`: an nhc.conf's lines run on this machine one by one, and what each
 //! did printed as JSON (the line, its text as NHC evaluates it, its checks, or why it was
-//! refused or where NHC's bash would stop), with what the file's reading said. For operators
+//! refused or where NHC's bash would stop), with what the file's reading said. Every refused
+//! line is listed (exit 2), not only the first. For operators
 //! trying their NHC file before it is trusted with a node, and (with `--cases`) for the
 //! differential runs beside NHC itself.
 
@@ -44,7 +45,8 @@ pub fn run(file: &Path, host: Option<&str>, cases: bool, settings: &[(String, St
             .collect();
         json!({"host": host, "cases": cases})
     } else {
-        let mut conf = match Conf::load(file, &host, READ_DEADLINE) {
+        // Every line's fault at once, not the first only: a site's file may have dozens.
+        let mut conf = match Conf::read(file, &host, READ_DEADLINE) {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("health_check: error: {e}");
@@ -55,7 +57,37 @@ pub fn run(file: &Path, host: Option<&str>, cases: bool, settings: &[(String, St
         for note in &conf.notes {
             eprintln!("health_check: note: {}: {note}", file.display());
         }
-        json!({"host": host, "notes": conf.notes, "lines": lines(&conf, &machine)})
+        let mut all = lines(&conf, &machine);
+        all.extend(conf.refused.iter().map(|e| {
+            json!({
+                "line": e.line,
+                "column": e.column,
+                "outcome": "refused",
+                "error": e.message,
+                "checks": [],
+            })
+        }));
+        all.sort_by_key(|l| l["line"].as_u64());
+        let doc = json!({"host": host, "notes": conf.notes, "lines": all});
+        if conf.refused.is_empty() {
+            return super::print_pretty(&doc);
+        }
+        let printed = super::print_pretty(&doc);
+        for e in &conf.refused {
+            eprintln!("health_check: error: {e}");
+        }
+        eprintln!(
+            "health_check: error: {}: {} line(s) for this host cannot be honoured (outcome \
+             \"refused\" above): --nhc-conf refuses the file until each is changed or masked \
+             to other hosts",
+            file.display(),
+            conf.refused.len()
+        );
+        return if printed == Exit::Ok {
+            Exit::Usage
+        } else {
+            printed
+        };
     };
     super::print_pretty(&doc)
 }

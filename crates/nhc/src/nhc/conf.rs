@@ -48,6 +48,9 @@ pub struct Conf {
     /// NHC's own settings file (`/etc/default/nhc`, `/etc/sysconfig/nhc`), which NHC sources
     /// after its command line and before its defaults: its settings, in order.
     pub sysconfig: Vec<Line>,
+    /// The lines for this host health_check cannot honour, each with why (read by
+    /// [`Conf::read`]; [`Conf::parse`] and [`Conf::load`] refuse a file that has any).
+    pub refused: Vec<ConfError>,
 }
 
 /// Where NHC 1.4.3 finds its settings file (`nhcmain_init_env`): `/etc/default/nhc` on Debian,
@@ -155,6 +158,13 @@ impl Conf {
     /// Reads `path` for the host named `host` (`/proc/sys/kernel/hostname`, as NHC matches),
     /// taking at most `deadline` (a hung file system makes it an error, not a hang).
     pub fn load(path: &Path, host: &str, deadline: Duration) -> Result<Conf, ConfError> {
+        Conf::read(path, host, deadline)?.whole()
+    }
+
+    /// [`Conf::load`], keeping the lines for this host it cannot honour in
+    /// [`Conf::refused`] instead of refusing the file at the first: what an operator trying a
+    /// site's file reads, every line's fault at once.
+    pub fn read(path: &Path, host: &str, deadline: Duration) -> Result<Conf, ConfError> {
         let shown = path.display().to_string();
         let err = |line: usize, message: String| ConfError {
             path: shown.clone(),
@@ -183,7 +193,7 @@ impl Conf {
             Ok(()) => (true, None),
             Err(e) => (false, Some(e.0)),
         };
-        let mut conf = Conf::parse(&file.bytes, path, host.as_bytes(), root_only)?;
+        let mut conf = Conf::parse_all(&file.bytes, path, host.as_bytes(), root_only)?;
         if let (Some(why), Some(first)) = (why, conf.lines.iter().find(|l| l.runs_programs())) {
             return Err(err(
                 first.number,
@@ -237,7 +247,8 @@ impl Conf {
                 Ok(k @ (Kind::Set | Kind::Unset | Kind::Nothing)) => k,
                 Ok(Kind::Check(check)) => {
                     self.notes.push(format!(
-                        "{shown}:{number}: {check} is a check: NHC would run it as it reads the                          file, outside its checks; health_check runs checks only from nhc.conf"
+                        "{shown}:{number}: {check} is a check: NHC would run it as it reads the \
+                         file, outside its checks; health_check runs checks only from nhc.conf"
                     ));
                     continue;
                 }
@@ -270,8 +281,39 @@ impl Conf {
     }
 
     /// Parses the bytes of an nhc.conf for the host `host`; `root_only` says whether nobody but
-    /// root can change the file.
+    /// root can change the file. A line for this host that cannot be honoured refuses the file.
     pub fn parse(
+        bytes: &[u8],
+        path: &Path,
+        host: &[u8],
+        root_only: bool,
+    ) -> Result<Conf, ConfError> {
+        Conf::parse_all(bytes, path, host, root_only)?.whole()
+    }
+
+    /// The file as a whole: refused, with its first refused line, how many more there are and
+    /// where, when it has any.
+    pub fn whole(self) -> Result<Conf, ConfError> {
+        let Some(first) = self.refused.first() else {
+            return Ok(self);
+        };
+        let mut e = first.clone();
+        let more = &self.refused[1..];
+        if !more.is_empty() {
+            let at: Vec<String> = more.iter().take(10).map(|m| m.line.to_string()).collect();
+            e.message.push_str(&format!(
+                " (and {} more line(s) refused: {}{}; `health_check nhc {}` says why for each)",
+                more.len(),
+                at.join(", "),
+                if more.len() > 10 { ", ..." } else { "" },
+                self.path.display()
+            ));
+        }
+        Err(e)
+    }
+
+    /// [`Conf::parse`], keeping the lines it cannot honour in [`Conf::refused`].
+    pub fn parse_all(
         bytes: &[u8],
         path: &Path,
         host: &[u8],
@@ -292,6 +334,7 @@ impl Conf {
             notes: Vec::new(),
             command_line: Vec::new(),
             sysconfig: Vec::new(),
+            refused: Vec::new(),
         };
         let _ = take_problems();
         let mut lines = Lines::new(bytes, SIZE_LIMIT);
@@ -305,6 +348,17 @@ impl Conf {
             for p in take_problems() {
                 conf.notes.push(format!("line {number}: host mask: {p}"));
             }
+            // A line without `||` is its own host mask (NHC cuts at `||` or not at all): a
+            // forgotten `* ||` silently never runs, in NHC as here.
+            if !matches && !read.bytes.windows(2).any(|w| w == b"||") {
+                conf.notes.push(format!(
+                    "line {number}: '{}' has no '||': NHC reads the whole line as its host mask, \
+                     which matches no host named like this one, so the line never runs (write \
+                     '* || ...' to run it on every host)",
+                    show(trim(&read.bytes))
+                ));
+                continue;
+            }
             // `eval $CHECK`: split on blanks, joined with single spaces, then parsed.
             let split: Vec<&[u8]> = blank_words(check).collect();
             let text: Vec<u8> = split.join(&b' ');
@@ -317,7 +371,9 @@ impl Conf {
             let (command, kind) = match (parsed, matches) {
                 (Ok(p), true) => p,
                 (Err((m, col)), true) => {
-                    return Err(err(number, col, format!("'{}': {m}", show(&text))));
+                    conf.refused
+                        .push(err(number, col, format!("'{}': {m}", show(&text))));
+                    continue;
                 }
                 (Err((m, col)), false) => {
                     let at = col.map(|c| format!(", column {c}")).unwrap_or_default();
@@ -422,6 +478,30 @@ pub fn assignments(c: &Command) -> Vec<Assignment> {
     out
 }
 
+/// The checks health_check runs, by family: `check_fs_{mount,free}, check_hw_cpuinfo, ...`.
+fn supported_compact() -> String {
+    let mut families: Vec<(&str, Vec<&str>)> = Vec::new();
+    for name in SUPPORTED {
+        // `check_fs_mount_rw`: family `check_fs_`, member `mount_rw`.
+        let cut = name["check_".len()..]
+            .find('_')
+            .map_or(name.len(), |i| "check_".len() + i + 1);
+        let (family, member) = name.split_at(cut);
+        match families.iter_mut().find(|(f, _)| *f == family) {
+            Some((_, members)) => members.push(member),
+            None => families.push((family, vec![member])),
+        }
+    }
+    families
+        .iter()
+        .map(|(family, members)| match members.as_slice() {
+            [one] => format!("{family}{one}"),
+            many => format!("{family}{{{}}}", many.join(",")),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A sourced file's lines as bash reads them, with the number of each one's first line: a
 /// backslash before a newline joins the two (outside single quotes: a setting file's lines
 /// seldom quote one; a quote left open is refused by the parser).
@@ -497,10 +577,16 @@ fn kind_of(c: &Command, root_only: bool) -> Result<Kind, String> {
         other => {
             let check = String::from_utf8_lossy(other).into_owned();
             if !SUPPORTED.contains(&check.as_str()) {
+                let site = if other.starts_with(b"check_") {
+                    " (NHC's own checks are these; a site's, from a script in /etc/nhc/scripts, \
+                     are not run)"
+                } else {
+                    ""
+                };
                 return Err(format!(
-                    "'{}' is not a check health_check runs; it runs: {}",
+                    "'{}' is not a check health_check runs; it runs {}{site}",
                     show(other),
-                    SUPPORTED.join(", ")
+                    supported_compact()
                 ));
             }
             if RUN_COMMANDS.contains(&check.as_str()) && !root_only {

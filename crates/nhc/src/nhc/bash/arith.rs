@@ -30,12 +30,14 @@ fn eval_at(expr: &[u8], vars: &mut dyn Vars, depth: usize) -> Result<i64, ArithE
     if depth > DEPTH_LIMIT {
         return Err(ArithError("expression recursion level exceeded".into()));
     }
-    let tokens = tokenize(expr)?;
+    let (tokens, starts) = tokenize(expr)?;
     if tokens.is_empty() {
         return Ok(0);
     }
     let mut p = Parser {
         tokens: &tokens,
+        starts: &starts,
+        expr,
         at: 0,
         vars,
         depth,
@@ -44,9 +46,9 @@ fn eval_at(expr: &[u8], vars: &mut dyn Vars, depth: usize) -> Result<i64, ArithE
     let v = p.comma()?;
     match p.tokens.get(p.at) {
         None => Ok(v),
-        Some(t) => Err(ArithError(format!(
+        Some(_) => Err(ArithError(format!(
             "syntax error in expression (error token is \"{}\")",
-            t.shown()
+            p.error_token()
         ))),
     }
 }
@@ -58,15 +60,6 @@ enum Tok {
     Op(&'static str),
 }
 
-impl Tok {
-    fn shown(&self) -> String {
-        match self {
-            Tok::Num(b) | Tok::Name(b) => crate::nhc::bytes::show(b),
-            Tok::Op(o) => (*o).to_string(),
-        }
-    }
-}
-
 /// Operators, longest first so `<<=` is not read as `<<` then `=`.
 const OPS: &[&str] = &[
     "<<=", ">>=", "**", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "*=", "/=",
@@ -74,11 +67,16 @@ const OPS: &[&str] = &[
     "?", ":", "=", ",", "(", ")",
 ];
 
-fn tokenize(expr: &[u8]) -> Result<Vec<Tok>, ArithError> {
+/// The tokens of `expr`, and where each starts.
+fn tokenize(expr: &[u8]) -> Result<(Vec<Tok>, Vec<usize>), ArithError> {
     let mut out = Vec::new();
+    let mut starts = Vec::new();
     let mut i = 0;
     while i < expr.len() {
         let b = expr[i];
+        if !matches!(b, b' ' | b'\t' | b'\n') {
+            starts.push(i);
+        }
         if matches!(b, b' ' | b'\t' | b'\n') {
             i += 1;
         } else if b.is_ascii_digit() {
@@ -105,7 +103,7 @@ fn tokenize(expr: &[u8]) -> Result<Vec<Tok>, ArithError> {
             )));
         }
     }
-    Ok(out)
+    Ok((out, starts))
 }
 
 /// A number as bash reads one: `0x` hexadecimal, a leading 0 octal, `base#digits` (bases 2 to
@@ -178,6 +176,9 @@ fn power(mut base: i64, mut exp: i64) -> i64 {
 
 struct Parser<'a> {
     tokens: &'a [Tok],
+    /// Where each token starts in `expr`.
+    starts: &'a [usize],
+    expr: &'a [u8],
     at: usize,
     vars: &'a mut dyn Vars,
     depth: usize,
@@ -187,6 +188,14 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
+    /// What bash quotes as the error token: the expression from the start of the token it read
+    /// last (the one at hand, or at the end the one before it) to its end.
+    fn error_token(&self) -> String {
+        let last = self.at.min(self.tokens.len().saturating_sub(1));
+        let from = self.starts.get(last).copied().unwrap_or(self.expr.len());
+        crate::nhc::bytes::show(&self.expr[from..])
+    }
+
     fn peek(&self) -> Option<&Tok> {
         self.tokens.get(self.at)
     }
@@ -257,7 +266,10 @@ impl Parser<'_> {
             self.skip -= 1;
         }
         if !self.eat(":") {
-            return Err(ArithError("`:' expected for conditional expression".into()));
+            return Err(ArithError(format!(
+                "`:' expected for conditional expression (error token is \"{}\")",
+                self.error_token()
+            )));
         }
         if cond != 0 {
             self.skip += 1;
@@ -435,13 +447,10 @@ impl Parser<'_> {
                 }
                 Ok(v)
             }
-            Some(t) => Err(ArithError(format!(
+            _ => Err(ArithError(format!(
                 "syntax error: operand expected (error token is \"{}\")",
-                t.shown()
+                self.error_token()
             ))),
-            None => Err(ArithError(
-                "syntax error: operand expected (error token is \"\")".into(),
-            )),
         }
     }
 
@@ -549,6 +558,26 @@ mod tests {
         for (expr, want) in cases {
             let got = run(expr, &mut Map::new()).unwrap_err();
             assert!(got.contains(want), "$(({expr})): {got}");
+        }
+        // bash's error token: from the token it read last to the end (bash 5.2, run here).
+        let tokens: &[(&str, &str)] = &[
+            ("2*", "operand expected (error token is \"*\")"),
+            ("+", "operand expected (error token is \"+\")"),
+            ("2+*3", "operand expected (error token is \"*3\")"),
+            ("2 3", "syntax error in expression (error token is \"3\")"),
+            ("1+2*", "operand expected (error token is \"*\")"),
+            (
+                "1 ? 2",
+                "`:' expected for conditional expression (error token is \"2\")",
+            ),
+            ("2**", "operand expected (error token is \"**\")"),
+            ("1,", "operand expected (error token is \",\")"),
+            ("()", "operand expected (error token is \")\")"),
+            ("1+(2*)", "operand expected (error token is \")\")"),
+        ];
+        for (expr, want) in tokens {
+            let got = run(expr, &mut Map::new()).unwrap_err();
+            assert!(got.ends_with(want), "$(({expr})): {got}");
         }
     }
 

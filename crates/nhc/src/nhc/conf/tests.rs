@@ -90,6 +90,41 @@ fn single_quotes_keep_what_they_hold() {
     assert_eq!(args(&c.lines[0]), ["/f", "a b"]);
 }
 
+/// A site's file with many lines health_check cannot honour: every one is named at once (the
+/// explaining command lists each), not one per try; a line without `||` is said.
+#[test]
+fn every_line_that_cannot_be_honoured_is_named_at_once() {
+    let text = "* || check_fs_mount -f /\n\
+                * || check_nv_retired_pages\n\
+                * || check_gpu_count 8\n\
+                check_fs_mount -f /home\n\
+                * || source /etc/nhc/scripts/site.nhc\n";
+    let c = Conf::parse_all(text.as_bytes(), Path::new("/etc/nhc/nhc.conf"), b"n1", true).unwrap();
+    let refused: Vec<usize> = c.refused.iter().map(|e| e.line).collect();
+    assert_eq!(refused, [2, 3, 5]);
+    assert_eq!(c.lines.len(), 1);
+    assert!(
+        c.refused[0].message.contains("check_fs_{mount,")
+            && c.refused[0].message.contains("/etc/nhc/scripts"),
+        "{}",
+        c.refused[0].message
+    );
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.starts_with("line 4: ") && n.contains("has no '||'")),
+        "{:?}",
+        c.notes
+    );
+    let e = parse(text, "n1").unwrap_err();
+    assert_eq!(e.line, 2);
+    assert!(
+        e.message.contains("(and 2 more line(s) refused: 3, 5;"),
+        "{}",
+        e.message
+    );
+}
+
 #[test]
 fn a_line_that_cannot_be_honoured_is_an_error_naming_it() {
     let e = parse("* || check_moab_sched\n", "n1").unwrap_err();
@@ -100,7 +135,7 @@ fn a_line_that_cannot_be_honoured_is_an_error_naming_it() {
         "{}",
         e.message
     );
-    assert!(e.message.contains("check_fs_mount"), "{}", e.message);
+    assert!(e.message.contains("check_fs_{mount,"), "{}", e.message);
     let e = parse("\n* || check_fs_mount -f / ; reboot\n", "n1").unwrap_err();
     assert_eq!(e.line, 2);
     assert!(
