@@ -673,7 +673,10 @@ fn a_missing_gpu_tool_or_a_silent_slurm_skips_and_says_why() {
         b"* || export NVIDIA_HEALTHMON=/nonexistent/nvidia-healthmon NHC_RM=slurm\n\
          * || check_nv_healthmon\n\
          * || check_ps_unauth_users\n\
-         * || check_dmi_data_match \"BIOS Information: Vendor: *\"\n",
+         * || check_dmi_data_match \"BIOS Information: Vendor: *\"\n\
+         * || export NVIDIA_SMI_HEALTHMON=/nonexistent/nvidia-smi\n\
+         * || check_nvsmi_healthmon\n\
+         * || check_ps_service -S -0 -u nobody telegraf\n",
         Path::new("c"),
         b"n1",
         true,
@@ -689,6 +692,31 @@ fn a_missing_gpu_tool_or_a_silent_slurm_skips_and_says_why() {
         got[0]
             .1
             .contains("/nonexistent/nvidia-healthmon is not installed"),
+        "{got:?}"
+    );
+    // What NHC would say, each check its own words (NHC 1.4.3 run here without the tools).
+    assert!(
+        got[0].1.ends_with(
+            "NHC would fail \"check_nv_healthmon:  /nonexistent/nvidia-healthmon not found or \
+             not runnable.\""
+        ),
+        "{got:?}"
+    );
+    assert_eq!(got[3].0, "skip");
+    assert!(
+        got[3].1.ends_with(
+            "NHC would fail \"check_nvsmi_healthmon:  /nonexistent/nvidia-smi:  Returned \
+             failure code 127\""
+        ),
+        "{got:?}"
+    );
+    // Non-fatal, and what NHC would have set off said (NHC: "; start in progress").
+    assert_eq!(got[4].0, "pass");
+    assert!(
+        got[4].1.ends_with(
+            "owned by nobody not running (non-fatal); NHC would start the service \
+             (health_check does not act on the node)"
+        ),
         "{got:?}"
     );
     assert_eq!(got[1].0, "skip");

@@ -175,7 +175,11 @@ fn fatal(subject: &[u8], message: String, non_fatal: bool, acts: &[String]) -> V
         Verdict {
             subject: Some(subject.to_vec()),
             failure: None,
-            note: Some(format!("{message} (non-fatal)")),
+            note: Some(match &note {
+                // NHC says what it set off; this sets off nothing and says what NHC would do.
+                Some(act) => format!("{message} (non-fatal); {act}"),
+                None => format!("{message} (non-fatal)"),
+            }),
             skip: None,
         }
     } else {

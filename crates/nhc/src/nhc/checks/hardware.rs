@@ -341,12 +341,19 @@ pub fn gpu(check: &str, settings: &Settings) -> Result<Verdict, LineError> {
     };
     let program = show(&name);
     let Some(path) = path else {
+        // What NHC's own would say: check_nv_healthmon looks for the tool first;
+        // check_nvsmi_healthmon runs it, and the shell answers 127.
+        let nhc_says = if check == "check_nv_healthmon" {
+            format!("{check}:  {program} not found or not runnable.")
+        } else {
+            format!("{check}:  {program}:  Returned failure code 127")
+        };
         return Ok(verdict(
             None,
             None,
             Some(format!(
                 "{check}:  {program} is not installed (no GPU tools here); NHC would fail \
-                 \"{program} not found or not runnable\""
+                 \"{nhc_says}\""
             )),
         ));
     };

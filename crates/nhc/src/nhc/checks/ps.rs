@@ -144,7 +144,11 @@ pub fn service(args: &[Vec<u8>], cx: &Ctx) -> Result<Verdict, LineError> {
         Verdict {
             subject: Some(service),
             failure: None,
-            note: Some(format!("{message} (non-fatal)")),
+            note: Some(match &note {
+                // NHC says what it started (`; start in progress`); this starts nothing.
+                Some(act) => format!("{message} (non-fatal); {act}"),
+                None => format!("{message} (non-fatal)"),
+            }),
             skip: None,
         }
     } else {
