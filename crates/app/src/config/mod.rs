@@ -526,8 +526,9 @@ impl Config {
                 .map(|b| b + crate::profile::NHC_TIMEOUT_MARGIN);
             if let Some(least) = least.filter(|&l| t < l) {
                 notes.push(format!(
-                    "nhc.conf's TIMEOUT={secs} is shorter than the {} level's budget and margin: \
-                     the deadline is {} s",
+                    "nhc.conf's TIMEOUT={secs} bounds NHC's own checks (milliseconds each); this \
+                     run also measures, within the {} level's budget: its deadline is {} s, that \
+                     budget and a margin (--deadline sets another)",
                     profile.name(),
                     least.as_secs()
                 ));
