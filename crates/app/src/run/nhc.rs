@@ -116,13 +116,20 @@ fn lines(conf: &Conf, m: &dyn Machine) -> Vec<Value> {
                     })
                 })
                 .collect();
+            let mut notes = o.notes.clone();
+            notes.extend(o.unset.iter().map(|n| {
+                format!(
+                    "${} is not set here: it expands to nothing, in NHC as here",
+                    show(n)
+                )
+            }));
             json!({
                 "line": o.number,
                 "text": show(&o.text),
                 "outcome": if o.stopped.is_some() { "stopped" } else { "ran" },
                 "error": o.stopped,
                 "checks": checks,
-                "notes": o.notes,
+                "notes": notes,
             })
         })
         .collect()

@@ -132,6 +132,43 @@ pub struct LineOutcome {
     pub stopped: Option<String>,
     /// What was wrong with the line's match strings (they matched nothing): for the operator.
     pub notes: Vec<String>,
+    /// The variables the line reads as they are (`$NAME`, `${NAME}`) that were not set when it
+    /// ran: each expands to nothing, in NHC as here, which a site rarely means.
+    pub unset: Vec<Vec<u8>>,
+}
+
+/// The variables `c` reads as they are (`$NAME`, `${NAME}`, also inside `$((...))`) that `vars`
+/// does not hold; names of bash's own parameters (`$1`, `$?`) left out.
+fn unset_reads(c: &bash::words::Command, vars: &BTreeMap<Vec<u8>, Vec<u8>>) -> Vec<Vec<u8>> {
+    use bash::words::{ParamOp, Piece};
+    fn walk(pieces: &[Piece], out: &mut Vec<Vec<u8>>) {
+        for p in pieces {
+            match p {
+                Piece::Param {
+                    name,
+                    op: ParamOp::Value,
+                    ..
+                } => out.push(name.clone()),
+                Piece::Arith { expr, .. } => walk(expr, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for a in &c.assignments {
+        walk(&a.value, &mut out);
+    }
+    for w in &c.args {
+        walk(w, &mut out);
+    }
+    let name = |n: &[u8]| {
+        n.first()
+            .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+            && n.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    out.retain(|n| name(n) && !vars.contains_key(n) && seen.insert(n.clone()));
+    out
 }
 
 /// Variables NHC holds before the first line runs (`nhcmain_init_env`, `nhcmain_finalize_env`
@@ -304,6 +341,7 @@ impl Run<'_> {
             checks: Vec::new(),
             stopped: None,
             notes: Vec::new(),
+            unset: unset_reads(&line.command, &self.vars),
         };
         let name = match &line.kind {
             Kind::Check(c) => CheckId::new("node", c),

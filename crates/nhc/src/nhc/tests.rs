@@ -1011,3 +1011,25 @@ fn df_output_is_read_as_nhc_reads_it() {
     assert_eq!(rows[1].point, b"/a");
     assert_eq!(rows[2].point, b"");
 }
+
+/// A variable read while unset expands to nothing, in NHC as here: said beside the line (a site
+/// rarely means `check_hw_cpuinfo $NHC_SOCKETS` to check nothing).
+#[test]
+fn a_variable_read_while_unset_is_said() {
+    let out = run_conf(
+        "* || check_hw_cpuinfo $SOCKETS ${CORES} $((2*$X)) $SOCKETS\n\
+         * || export CORES=2 SOCKETS=1\n\
+         * || check_hw_cpuinfo $SOCKETS $CORES ${T:-4} $HOSTNAME\n",
+        &Fake::default(),
+    );
+    let unset: Vec<Vec<String>> = out
+        .iter()
+        .map(|o| {
+            o.unset
+                .iter()
+                .map(|n| String::from_utf8_lossy(n).into_owned())
+                .collect()
+        })
+        .collect();
+    assert_eq!(unset, [vec!["SOCKETS", "CORES", "X"], vec![], vec![]]);
+}
