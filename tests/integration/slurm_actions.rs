@@ -206,6 +206,37 @@ fn a_failing_run_drains_and_reads_the_node_back_and_stdout_is_one_line() {
     assert!(written["sleepbench"].is_object());
 }
 
+/// A node in no partition runs no job and has no partition to cap: it drains without a mark of
+/// intent, and an administrator's comment on it stays (a mark written from no partition's view
+/// of its comment replaced it).
+#[test]
+fn a_node_in_no_partition_drains_without_touching_its_comment() {
+    let c = Controller::new();
+    let alone = |state: &str, reason: &str| {
+        format!(
+            "NodeName=n1 Arch=x86_64 CoresPerSocket=1\n   State={state} ThreadsPerCore=1\n   \
+             Comment=rack 4, do not move\n   Reason={reason}\n"
+        )
+        .into_bytes()
+    };
+    c.answer("show", &alone("IDLE", "(null)"));
+    c.answer(
+        "after-update",
+        &alone(
+            "IDLE+DRAIN",
+            "health_check: sleepbench.calls_per_thread: check failed [root@t]",
+        ),
+    );
+    let r = c.run(true, &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(c.updates().len(), 1, "{:?}", c.calls());
+    assert!(
+        !c.calls().iter().any(|l| l.contains("Comment=")),
+        "{:?}",
+        c.calls()
+    );
+}
+
 /// slurmd's word on the node (`SLURM_NODE_IS_HEALTHY`, Slurm 26.05.2+) must agree with the
 /// controller's answer: a node slurmd calls out of service while the controller reads it idle is
 /// changing, and nothing is done; where both agree, the failing run drains.

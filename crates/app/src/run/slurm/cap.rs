@@ -28,8 +28,24 @@ pub const LIVE: Duration = Duration::from_secs(300);
 /// a controller serving a storm of them may take seconds).
 pub const CHOOSING_WAIT: Duration = Duration::from_secs(15);
 
-/// How often it looks again while it waits.
+/// How soon it looks again while it waits, at first; each look after waits twice as long, up
+/// to [`POLL_MAX`]: every waiting node reads its whole partition each time, and a storm of
+/// hundreds of them polling every 100 ms would be thousands of reads a second on the controller.
 pub const POLL: Duration = Duration::from_millis(100);
+
+/// The longest pause between two looks.
+pub const POLL_MAX: Duration = Duration::from_secs(1);
+
+/// The pause before look `n` (from 0) of node `me`: doubling from [`POLL`] to [`POLL_MAX`],
+/// less up to a quarter for this node (nodes that started together do not read together).
+fn pause(me: &str, n: u32) -> Duration {
+    let full = POLL.saturating_mul(1 << n.min(4)).min(POLL_MAX);
+    let spread = me
+        .bytes()
+        .fold(n, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)))
+        % 25;
+    full - full * spread / 100
+}
 
 /// The mark's prefix in a node's comment.
 const MARK: &str = "health_check-cap:";
@@ -68,9 +84,9 @@ impl Mark {
 
     /// The mark in `comment`, if any.
     pub fn of(comment: &str) -> Option<Mark> {
-        let word = comment
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix(MARK))?;
+        // Words as `with_mark` writes them, apart by one space (as `without_mark` reads them).
+        let word = comment.split(' ').find_map(|w| w.strip_prefix(MARK))?;
+        let word = word.trim_end();
         let (what, at) = word.split_once('@')?;
         let at = at.parse().ok()?;
         match what {
@@ -83,10 +99,10 @@ impl Mark {
     }
 }
 
-/// `comment` without a mark of ours (an administrator's text kept).
+/// `comment` without a mark of ours (an administrator's text kept as written, its spacing too).
 pub fn without_mark(comment: &str) -> String {
     comment
-        .split_whitespace()
+        .split(' ')
         .filter(|w| !w.starts_with(MARK))
         .collect::<Vec<_>>()
         .join(" ")
@@ -264,6 +280,7 @@ fn take_turn(
     // one, so it is not waited for: a stream of new nodes cannot hold this one back.
     let started = Instant::now();
     let mut waiting: Option<std::collections::BTreeSet<String>> = None;
+    let mut looks = 0;
     loop {
         let views = read_all(slurm, partitions)?;
         let now = slurm.now();
@@ -287,7 +304,8 @@ fn take_turn(
             return Err(CapError::Busy(pending.len(), wait));
         }
         waiting = Some(pending);
-        std::thread::sleep(POLL);
+        std::thread::sleep(pause(me, looks).min(wait.saturating_sub(started.elapsed())));
+        looks += 1;
     }
 }
 

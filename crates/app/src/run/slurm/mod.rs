@@ -170,8 +170,10 @@ fn carry_out(ctl: &Controller, before: &NodeInfo, decision: Decision, no_act: bo
             };
         }
         Decision::Drain { reason, why } => {
-            // A node health_check holds drained already takes no new place under the cap.
-            if !before.drained_by_us() && !no_act {
+            // A node health_check holds drained already takes no new place under the cap, and
+            // one in no partition has none to take (nor any partition to read its comment from:
+            // a mark would overwrite an administrator's).
+            if !before.drained_by_us() && !no_act && !before.partitions.is_empty() {
                 let (parts, pct) = (&before.partitions, ctl.cfg.max_drained_pct);
                 if let Err(e) = cap::claim(ctl, node, parts, pct, cap::CHOOSING_WAIT) {
                     return Acted {

@@ -250,4 +250,24 @@ fn marks_are_read_and_written_around_what_else_the_comment_holds() {
         "a health_check-cap:3@4"
     );
     assert_eq!(without_mark("health_check-cap:1@2"), "");
+    // An administrator's text comes back as written, its spacing and line breaks too.
+    let admin = "rack 4,  do not move\n(ticket 12)";
+    let marked = with_mark(admin, Mark::Ticket { ticket: 3, at: 4 });
+    assert_eq!(marked, format!("{admin} health_check-cap:3@4"));
+    assert_eq!(without_mark(&marked), admin);
+    assert_eq!(without_mark("a health_check-cap:1@2 b"), "a b");
+}
+
+/// A storm's waiting nodes back off: their reads of the partition come at most once a second
+/// after a few looks, each node a little apart from the others.
+#[test]
+fn waiting_nodes_look_again_less_and_less_often_and_apart() {
+    let looks: Vec<Duration> = (0..8).map(|n| pause("n0001", n)).collect();
+    assert!(looks[0] <= POLL && looks[0] >= POLL * 3 / 4, "{looks:?}");
+    assert!(looks.windows(2).take(3).all(|w| w[1] > w[0]), "{looks:?}");
+    assert!(looks.iter().all(|&l| l <= POLL_MAX), "{looks:?}");
+    assert!(looks[7] >= POLL_MAX * 3 / 4, "{looks:?}");
+    let apart: std::collections::BTreeSet<Duration> =
+        (0..50).map(|i| pause(&format!("n{i:04}"), 5)).collect();
+    assert!(apart.len() > 10, "{apart:?}");
 }
