@@ -63,6 +63,9 @@ pub struct Machine {
     pub facts: Facts,
     /// The clients its aggregate bandwidth measured together, as its document names them.
     pub aggregate_clients: Vec<String>,
+    /// Names it claimed (a host name, addresses) that another machine claims too
+    /// (`identity::one_vote`): no one's, so a path naming one is nobody's path.
+    pub disputed: Vec<String>,
 }
 
 /// A check about one path of a machine's that did not pass: one of its run's own, or one of
@@ -226,6 +229,7 @@ impl Machine {
             client_checks: Vec::new(),
             facts: Facts::default(),
             aggregate_clients: Vec::new(),
+            disputed: Vec::new(),
         }
     }
 

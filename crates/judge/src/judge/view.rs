@@ -28,6 +28,10 @@ fn loopback(name: &str) -> bool {
 /// Which machine each name is.
 type Names = HashMap<String, usize, FixedState>;
 
+/// The place of a name several machines claimed (`Machine::disputed`): nobody's, and no
+/// machine is made for it either.
+const DISPUTED: usize = usize::MAX;
+
 fn names(machines: &[Machine]) -> Names {
     let count = machines
         .iter()
@@ -41,6 +45,11 @@ fn names(machines: &[Machine]) -> Names {
         }
         for a in &m.addresses {
             index.entry(a.clone()).or_insert(i);
+        }
+    }
+    for m in machines {
+        for d in &m.disputed {
+            index.entry(d.clone()).or_insert(DISPUTED);
         }
     }
     index
@@ -62,7 +71,7 @@ fn paths_of(m: usize, machine: &Machine, names: &Names) -> Paths {
             continue;
         };
         match names.get(client) {
-            Some(&c) if c == m => {}
+            Some(&c) if c == m || c == DISPUTED => {}
             Some(&c) => paths.push((f as u32, c as u32)),
             None => {
                 unknown.push(paths.len());
@@ -118,9 +127,10 @@ impl View {
         }
     }
 
-    /// The machine a client name (a label, host name or address) is.
+    /// The machine a client name (a label, host name or address) is; none for a name several
+    /// machines claimed.
     pub fn named(&self, name: &str) -> Option<usize> {
-        self.names.get(name).copied()
+        self.names.get(name).copied().filter(|&m| m != DISPUTED)
     }
 
     /// The machine a finding's label is.

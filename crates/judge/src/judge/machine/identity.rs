@@ -1,10 +1,13 @@
 //! One machine, one vote: documents are counted by the identity of the machine that wrote them,
 //! not by file. Copies of one run (the same machine id, boot and start) count once; several
-//! runs of one machine are that machine's, judged on the median of each figure over its runs;
+//! runs of one machine are that machine's (a failed one too: one vote, the latest run's status),
+//! judged on the median of each figure over its runs;
 //! two documents that claim one host name or address with different machine ids clash, and
 //! neither is trusted for the other's paths (both lose the claim: they are named by file, and
 //! their addresses no longer make them anyone's client). One machine id under two host names is a
-//! cloned image's `/etc/machine-id`: each host keeps its own vote, and both are warned. Every
+//! cloned image's `/etc/machine-id`: each host keeps its own vote, and both are warned; runs
+//! under one id and name that started in the same second in different boots are two machines (a
+//! clone that kept its name), each its own vote, warned and named by file. Every
 //! such case is named in the report (`identity`), so an operator sees which files were merged, dropped or doubted.
 
 use super::Machine;
@@ -40,6 +43,9 @@ fn merge_by_machine_id(machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) ->
     type Key = (String, Option<String>);
     let mut by_id: BTreeMap<Key, (usize, Vec<(Run, String)>)> = BTreeMap::new();
     let mut runs_of: BTreeMap<usize, Vec<Machine>> = BTreeMap::new();
+    // Entries that cannot be one machine's runs though they claim its id and name: (the first
+    // entry of that identity, the other entry).
+    let mut twins: Vec<(usize, usize)> = Vec::new();
     for m in machines {
         let id = m
             .entry
@@ -69,17 +75,46 @@ fn merge_by_machine_id(machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) ->
             });
             continue;
         }
-        // A failed run has nothing to pool: it stands as its own entry, named by its file.
-        let pools =
-            m.entry.status <= MachineStatus::Fail && out[*at].entry.status <= MachineStatus::Fail;
-        if !pools {
+        // Two boots starting a run in the same second are two machines: a clone that kept its
+        // host name with its /etc/machine-id, or many hosts all named `localhost`.
+        let twin = run.0.is_some()
+            && run.1.is_some()
+            && runs
+                .iter()
+                .any(|(r, _)| r.1 == run.1 && r.0.is_some() && r.0 != run.0);
+        if twin {
+            // Kept among the runs seen, so that a copy of the twin's run counts once.
+            runs.push((run, m.entry.source.clone()));
+            twins.push((*at, out.len()));
             out.push(m);
             continue;
         }
+        // Every readable run of one machine is that machine's: a failed one too, so that the
+        // machine still has one vote (the latest run's status is the machine's, the failed
+        // run's reasons are kept).
         runs.push((run, m.entry.source.clone()));
         runs_of.entry(*at).or_default().push(m);
     }
-    // Machine ids seen under several host names.
+    for (at, others) in runs_of {
+        let first = std::mem::replace(&mut out[at], Machine::measured_only(""));
+        let mut all = vec![first];
+        all.extend(others);
+        let files: Vec<String> = all.iter().map(|m| m.entry.source.clone()).collect();
+        let id = all[0].entry.machine_id.clone().unwrap_or_default();
+        out[at] = median_of_runs(all);
+        notes.push(IdentityNote {
+            kind: IdentityKind::Runs,
+            files: files.clone(),
+            message: format!(
+                "{} runs of machine {id} ({}): one machine, judged on each figure's median over \
+                 its runs",
+                files.len(),
+                some_of(&files)
+            ),
+        });
+    }
+    // Machine ids seen under several host names (after pooling: a warning raised on a run that
+    // was then pooled would be lost with it).
     let mut cloned: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for ((id, _), (at, _)) in &by_id {
         cloned.entry(id.clone()).or_default().push(*at);
@@ -108,22 +143,35 @@ fn merge_by_machine_id(machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) ->
             message,
         });
     }
-    for (at, others) in runs_of {
-        let first = std::mem::replace(&mut out[at], Machine::measured_only(""));
-        let mut all = vec![first];
-        all.extend(others);
-        let files: Vec<String> = all.iter().map(|m| m.entry.source.clone()).collect();
-        let id = all[0].entry.machine_id.clone().unwrap_or_default();
-        out[at] = median_of_runs(all);
+    // Twins: one vote each, neither trusted for the name they share (a path naming it could be
+    // either's), both warned, one note per identity.
+    let mut by_first: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (first, other) in twins {
+        by_first.entry(first).or_default().push(other);
+    }
+    for (first, others) in by_first {
+        let all: Vec<usize> = std::iter::once(first).chain(others).collect();
+        let files: Vec<String> = all.iter().map(|&i| out[i].entry.source.clone()).collect();
+        let id = out[first].entry.machine_id.clone().unwrap_or_default();
+        let name = out[first].entry.hostname.clone().unwrap_or_default();
+        let message = format!(
+            "{} claim machine id {id} and host name {name}, but their runs started in the same \
+             second in different boots: {} machines, not one (a clone that kept its name and \
+             /etc/machine-id?). Each counts as its own machine, named by file; give each its \
+             own name and id (systemd-machine-id-setup)",
+            some_of(&files),
+            all.len()
+        );
+        for &i in &all {
+            let m = &mut out[i];
+            m.disputed.extend(m.entry.hostname.take());
+            m.disputed.append(&mut m.addresses);
+            m.raise(MachineStatus::Warn, format!("identity clash: {message}"));
+        }
         notes.push(IdentityNote {
-            kind: IdentityKind::Runs,
-            files: files.clone(),
-            message: format!(
-                "{} runs of machine {id} ({}): one machine, judged on each figure's median over \
-                 its runs",
-                files.len(),
-                some_of(&files)
-            ),
+            kind: IdentityKind::Clash,
+            files,
+            message,
         });
     }
     out
@@ -152,6 +200,14 @@ fn median_of_runs(mut runs: Vec<Machine>) -> Machine {
     let mut latest = runs.pop().expect("one run at least");
     let sources: Vec<String> = runs.iter().map(|m| m.entry.source.clone()).collect();
     for m in runs {
+        // An earlier run that failed is said; the latest run's status is the machine's.
+        if m.entry.status == MachineStatus::Failed {
+            latest.entry.reasons.push(format!(
+                "an earlier run ({}) failed: {}",
+                m.entry.source,
+                m.entry.reasons.join("; ")
+            ));
+        }
         latest.addresses.extend(m.addresses);
         for (section, why) in m.interfered {
             latest.interfered.entry(section).or_insert(why);
@@ -233,8 +289,8 @@ fn clashes(mut machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) -> Vec<Mac
     }
     for (i, why) in clashing {
         let m = &mut machines[i];
-        m.entry.hostname = None;
-        m.addresses.clear();
+        m.disputed.extend(m.entry.hostname.take());
+        m.disputed.append(&mut m.addresses);
         for w in why {
             m.raise(MachineStatus::Warn, format!("identity clash: {w}"));
         }

@@ -93,6 +93,22 @@ fn documents_claiming_one_identity_clash() {
     for m in &ms[3..] {
         assert_eq!(m.entry.status, MachineStatus::Ok, "{:?}", m.entry);
     }
+    // The server's path to the disputed address is nobody's: no machine is made up for it
+    // (before, the view added a machine named 10.0.0.1, which blame then judged).
+    let mut ms = ms;
+    let before = ms.len();
+    let view = crate::judge::view::View::of(&mut ms);
+    let added: Vec<&str> = ms[before..]
+        .iter()
+        .map(|m| m.entry.label.as_str())
+        .collect();
+    assert_eq!(
+        added,
+        ["c1"],
+        "only the clients no one claimed are made machines"
+    );
+    assert_eq!(view.named("10.0.0.1"), None);
+    assert_eq!(view.named("h1"), None);
 }
 
 /// Hosts cloned from one image share /etc/machine-id: they are not one machine's runs (each
@@ -149,4 +165,97 @@ fn a_cloned_fleet_is_one_short_note() {
     assert!(notes[0].message.len() < 400, "{}", notes[0].message);
     assert!(notes[0].message.contains("and 4996 more"));
     assert!(ms.iter().all(|m| m.entry.reasons.len() == 1));
+}
+
+/// A machine whose first run read failed still has one vote: its runs pool, the latest run's
+/// status is the machine's, and the failed run is said (before, each later run stood beside the
+/// failed one as a vote of its own).
+#[test]
+fn a_failed_run_does_not_give_its_machine_more_votes() {
+    let mut failed = run("d1/h1.json", "m1", 100, "h1", 1.0);
+    failed.entry.status = MachineStatus::Failed;
+    failed.entry.reasons = vec!["storage failed to run".into()];
+    let ms = vec![
+        failed,
+        run("d2/h1.json", "m1", 200, "h1", 30.0),
+        run("d3/h1.json", "m1", 300, "h1", 20.0),
+        run("h2.json", "m2", 100, "h2", 20.0),
+    ];
+    let (ms, notes) = one_vote(ms);
+    assert_eq!(ms.len(), 2, "{notes:?}");
+    let h1 = &ms[0];
+    assert_eq!(h1.entry.source, "d3/h1.json", "the latest run's entry");
+    assert_eq!(h1.entry.status, MachineStatus::Ok);
+    assert!(
+        h1.entry
+            .reasons
+            .iter()
+            .any(|r| r.contains("an earlier run (d1/h1.json) failed: storage failed to run")),
+        "{:?}",
+        h1.entry.reasons
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.kind == IdentityKind::Runs && n.files.len() == 3)
+    );
+    // The latest failed: the machine's status is failed, still one vote.
+    let mut late = run("late.json", "m3", 900, "h3", 1.0);
+    late.entry.status = MachineStatus::Failed;
+    let (ms, _) = one_vote(vec![run("early.json", "m3", 100, "h3", 5.0), late]);
+    assert_eq!(ms.len(), 1);
+    assert_eq!(ms[0].entry.status, MachineStatus::Failed);
+}
+
+/// Two boots that started a run in the same second under one machine id and host name are two
+/// machines (a clone that kept its name): each its own vote, named by file, warned, one note; a
+/// copy of either still counts once.
+#[test]
+fn a_clone_that_kept_its_name_is_two_machines() {
+    let a = run("a.json", "m1", 100, "localhost", 50.0);
+    let mut b = run("b.json", "m1", 100, "localhost", 10.0);
+    b.entry.boot_id = Some("another boot".into());
+    b.addresses = vec!["10.0.0.9".into()];
+    let mut b_copy = run("b-copy.json", "m1", 100, "localhost", 10.0);
+    b_copy.entry.boot_id = Some("another boot".into());
+    let (ms, notes) = one_vote(vec![a, b, b_copy]);
+    assert_eq!(ms.len(), 2, "{notes:?}");
+    let clash: Vec<&IdentityNote> = notes
+        .iter()
+        .filter(|n| n.kind == IdentityKind::Clash)
+        .collect();
+    assert_eq!(clash.len(), 1, "{notes:?}");
+    assert_eq!(clash[0].files, ["a.json", "b.json"]);
+    assert!(
+        clash[0].message.contains("2 machines, not one"),
+        "{}",
+        clash[0].message
+    );
+    assert!(notes.iter().any(|n| n.kind == IdentityKind::Duplicate));
+    for m in &ms {
+        assert_eq!(m.entry.status, MachineStatus::Warn, "{:?}", m.entry);
+        assert!(m.entry.hostname.is_none() && m.addresses.is_empty());
+    }
+}
+
+/// A cloned image's hosts with several runs each: the warning stays on each pooled machine
+/// (before, it was raised on a run that pooling then replaced).
+#[test]
+fn a_cloned_image_is_still_warned_when_its_hosts_have_several_runs() {
+    let ms = vec![
+        run("a1.json", "m1", 100, "h1", 50.0),
+        run("b1.json", "m1", 110, "h2", 50.0),
+        run("a2.json", "m1", 200, "h1", 50.0),
+        run("b2.json", "m1", 210, "h2", 50.0),
+    ];
+    let (ms, notes) = one_vote(ms);
+    assert_eq!(ms.len(), 2, "{notes:?}");
+    for m in &ms {
+        assert_eq!(m.entry.status, MachineStatus::Warn, "{:?}", m.entry);
+        assert!(
+            m.entry.reasons.iter().any(|r| r.contains("identity clash")),
+            "{:?}",
+            m.entry.reasons
+        );
+    }
 }
