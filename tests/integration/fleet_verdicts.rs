@@ -502,6 +502,22 @@ fn copies_count_once_and_a_claimed_identity_clashes() {
     assert_eq!(kinds(IdentityKind::Ignored), 1, "{:#?}", r.identity);
     assert!(stderr.contains("one machine, one vote"), "{stderr}");
     assert!(stderr.contains("nobody.resolve.json"), "{stderr}");
+    // The report counts the files it read, not the machines they became.
+    assert_eq!(r.fleet_report.inputs, 10, "{stderr}");
+    // A baseline learned from the same files says what counting them once did.
+    let yaml = dir.path().join("baseline.yaml");
+    let b = run(&[
+        "baseline",
+        dir.path().to_str().unwrap(),
+        "-o",
+        yaml.to_str().unwrap(),
+    ]);
+    assert!(
+        b.stderr
+            .contains("one vote per machine: 4 copy(ies) of a run counted once"),
+        "{}",
+        b.stderr
+    );
 
     // An impostor: another machine's document under m1's host name.
     let mut impostor = as_machine(&doc, "m1");

@@ -208,13 +208,37 @@ fn add_baseline_checks(
     doc.checks.extend(judged);
 }
 
+/// What counting one vote per machine did, on stderr: each clash in full (a baseline learned
+/// from a cloned image's hosts or an impostor should be looked at), copies and pooled runs
+/// counted (`compare` lists every file).
+fn say_identity(notes: &[wire::fleet::IdentityNote]) {
+    use wire::fleet::IdentityKind;
+    let safe = crate::render::text::terminal_safe;
+    for n in notes.iter().filter(|n| n.kind == IdentityKind::Clash) {
+        eprintln!(
+            "health_check: warning: identity clash: {}",
+            safe(&n.message)
+        );
+    }
+    let count = |k: IdentityKind| notes.iter().filter(|n| n.kind == k).count();
+    let (copies, runs) = (count(IdentityKind::Duplicate), count(IdentityKind::Runs));
+    if copies + runs > 0 {
+        eprintln!(
+            "health_check: note: one vote per machine: {copies} copy(ies) of a run counted once, \
+             {runs} machine(s) of several runs learned from each figure's median over their \
+             runs (health_check compare names every file)"
+        );
+    }
+}
+
 /// `health_check baseline`: written, not written, or an input that cannot be read or that teaches
 /// no measured figure (usage). Every figure it could not learn is named with the reason.
 pub fn baseline(config: &Config, reader: &ReaderConfig) -> Exit {
-    let (learned, machines) = match judge::fleet::learn(reader) {
+    let (learned, machines, identity) = match judge::fleet::learn(reader) {
         Ok(r) => r,
         Err(e) => return read_failed(&e),
     };
+    say_identity(&identity);
     let Some(path) = &config.output else {
         eprintln!("health_check: error: say where to write the baseline: -o baseline.yaml");
         return Exit::Usage;

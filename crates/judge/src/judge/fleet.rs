@@ -9,7 +9,7 @@ use super::rules::Rules;
 use super::view::View;
 use super::{account, blame, compare};
 use crate::wire::fleet::{
-    DocumentKind, FleetInfo, FleetReport, IdentityNote, MachineEntry, MachineStatus,
+    DocumentKind, FleetInfo, FleetReport, IdentityKind, IdentityNote, MachineEntry, MachineStatus,
 };
 use crate::wire::headline;
 use crate::wire::read::{self, Content};
@@ -72,10 +72,11 @@ pub enum ReadError {
 
 /// Reads the inputs into machines: every file, in every form; what cannot be read is a machine
 /// `unreadable` with the reason. No input at all is an error.
+/// Also how many files were read (before copies and runs of one machine were merged).
 fn read_machines(
     reader: &ReaderConfig,
     keep_documents: bool,
-) -> Result<(Vec<Machine>, Vec<IdentityNote>), ReadError> {
+) -> Result<(Vec<Machine>, Vec<IdentityNote>, usize), ReadError> {
     let inputs = read::expand(&reader.paths).map_err(ReadError::Path)?;
     // Only a lone machine's document is drawn (its own page; a fleet's page draws none, and
     // keeping every one took 43 KiB a machine): the first read is kept, and a lone machine
@@ -97,7 +98,16 @@ fn read_machines(
             what.join(", ")
         )));
     }
-    let (mut machines, notes) = documents::settle(read, reader.labels);
+    let files = read.len();
+    let (mut machines, mut notes) = documents::settle(read, reader.labels);
+    // What needs a person first: the lists are cut on screen, and a copied directory's many
+    // copies must not hide a clash.
+    notes.sort_by_key(|n| match n.kind {
+        IdentityKind::Clash => 0,
+        IdentityKind::Ignored => 1,
+        IdentityKind::Runs => 2,
+        IdentityKind::Duplicate => 3,
+    });
     if keep_documents
         && let [lone] = machines.as_mut_slice()
         && lone.document.is_none()
@@ -113,7 +123,7 @@ fn read_machines(
                 _ => None,
             });
     }
-    Ok((machines, notes))
+    Ok((machines, notes, files))
 }
 
 /// Reads the inputs and compares them. `keep_documents` keeps a lone machine's document (`report`
@@ -123,9 +133,10 @@ pub fn build(
     baseline: Option<&BaselineRef>,
     keep_documents: bool,
 ) -> Result<(FleetReport, Vec<Machine>), ReadError> {
-    let (machines, identity) = read_machines(reader, keep_documents)?;
+    let (machines, identity, files) = read_machines(reader, keep_documents)?;
     let (mut report, machines) = judge(machines, reader, baseline);
     report.identity = identity;
+    report.fleet_report.inputs = files;
     Ok((report, machines))
 }
 
@@ -214,12 +225,16 @@ pub fn anything_failed(report: &FleetReport) -> bool {
         .any(|f| f.severity == Severity::Fail && f.inconclusive.is_none() && f.suspect.is_none())
 }
 
+/// A baseline learned, the machines it was learned from (one vote each) and what was done to
+/// count them so ([`IdentityNote`]s: copies, runs, clashes).
+pub type LearnedFrom = (Learned, Vec<Machine>, Vec<IdentityNote>);
+
 /// `health_check baseline`: learns per-model expectations and writes them as YAML.
-pub fn learn(reader: &ReaderConfig) -> Result<(Learned, Vec<Machine>), ReadError> {
-    let (mut machines, _) = read_machines(reader, false)?;
+pub fn learn(reader: &ReaderConfig) -> Result<LearnedFrom, ReadError> {
+    let (mut machines, identity, _) = read_machines(reader, false)?;
     let groups = compare::group(&mut machines);
     let learned = baseline::learn_saying_what_not(&machines, &groups, &reader.rules);
-    Ok((learned, machines))
+    Ok((learned, machines, identity))
 }
 
 #[cfg(test)]

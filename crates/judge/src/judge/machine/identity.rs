@@ -3,8 +3,8 @@
 //! runs of one machine are that machine's (a failed one too: one vote, the latest run's status),
 //! judged on the median of each figure over its runs;
 //! two documents that claim one host name or address with different machine ids clash, and
-//! neither is trusted for the other's paths (both lose the claim: they are named by file, and
-//! their addresses no longer make them anyone's client). One machine id under two host names is a
+//! neither is trusted for the other's paths (both lose that claim, and only it: a host name lost
+//! names them by file, an address lost makes them no one's client at it). One machine id under two host names is a
 //! cloned image's `/etc/machine-id`: each host keeps its own vote, and both are warned; runs
 //! under one id and name that started in the same second in different boots are two machines (a
 //! clone that kept its name), each its own vote, warned and named by file. Every
@@ -246,21 +246,28 @@ fn clashes(mut machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) -> Vec<Mac
         } else {
             HashSet::default()
         };
-    // Claim -> the machines (index) making it; only documents that say their machine id count.
-    let mut claims: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    // Claim (a host name, else an address) -> the machines (index) making it; only documents
+    // that say their machine id count.
+    let mut claims: BTreeMap<(bool, String), Vec<usize>> = BTreeMap::new();
     for (i, m) in machines.iter().enumerate() {
         if m.entry.machine_id.is_none() {
             continue;
         }
         if let Some(h) = &m.entry.hostname {
-            claims.entry(format!("host name {h}")).or_default().push(i);
+            claims.entry((true, h.clone())).or_default().push(i);
         }
         for a in m.addresses.iter().filter(|a| clients.contains(a.as_str())) {
-            claims.entry(format!("address {a}")).or_default().push(i);
+            claims.entry((false, a.clone())).or_default().push(i);
         }
     }
-    let mut clashing: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    for (claim, who) in claims {
+    // Machine -> the claims it loses, and why.
+    let mut clashing: BTreeMap<usize, Vec<(bool, String, String)>> = BTreeMap::new();
+    for ((host, value), who) in claims {
+        let claim = if host {
+            format!("host name {value}")
+        } else {
+            format!("address {value}")
+        };
         let ids: BTreeSet<&str> = who
             .iter()
             .filter_map(|&i| machines[i].entry.machine_id.as_deref())
@@ -279,7 +286,10 @@ fn clashes(mut machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) -> Vec<Mac
             ids.len()
         );
         for &i in &who {
-            clashing.entry(i).or_default().push(message.clone());
+            clashing
+                .entry(i)
+                .or_default()
+                .push((host, value.clone(), message.clone()));
         }
         notes.push(IdentityNote {
             kind: IdentityKind::Clash,
@@ -287,12 +297,18 @@ fn clashes(mut machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) -> Vec<Mac
             message,
         });
     }
-    for (i, why) in clashing {
+    // Each loses only what is disputed: an address another machine holds now (a DHCP lease
+    // moved) leaves its host name and its other addresses its own.
+    for (i, lost) in clashing {
         let m = &mut machines[i];
-        m.disputed.extend(m.entry.hostname.take());
-        m.disputed.append(&mut m.addresses);
-        for w in why {
-            m.raise(MachineStatus::Warn, format!("identity clash: {w}"));
+        for (host, value, why) in lost {
+            if host {
+                m.disputed.extend(m.entry.hostname.take());
+            } else {
+                m.addresses.retain(|a| *a != value);
+                m.disputed.push(value);
+            }
+            m.raise(MachineStatus::Warn, format!("identity clash: {why}"));
         }
     }
     machines

@@ -88,8 +88,21 @@ fn documents_claiming_one_identity_clash() {
     assert_eq!(by_address.files, ["evil.json", "h2.json"]);
     for m in &ms[..3] {
         assert_eq!(m.entry.status, MachineStatus::Warn, "{:?}", m.entry);
-        assert!(m.entry.hostname.is_none() && m.addresses.is_empty());
     }
+    // Each loses only what is disputed: h2 keeps its name and the bridge's address (before, an
+    // address another machine held took its host name too).
+    let kept: Vec<(Option<&str>, &[String])> = ms[..3]
+        .iter()
+        .map(|m| (m.entry.hostname.as_deref(), m.addresses.as_slice()))
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            (None, &[][..]),
+            (None, &[][..]),
+            (Some("h2"), &["172.17.0.1".to_string()][..])
+        ]
+    );
     for m in &ms[3..] {
         assert_eq!(m.entry.status, MachineStatus::Ok, "{:?}", m.entry);
     }
