@@ -57,8 +57,14 @@ pub fn on_overrun(last_words: LastWords) {
 /// Starts the watch: at `deadline` the run is asked to stop; [`GRACE`] later, if it has not
 /// ended, it is abandoned.
 pub fn start(deadline: Duration) {
+    start_from(deadline, std::time::Instant::now());
+}
+
+/// [`start`], the deadline counted from `began` (slurmd counts its program's time from its
+/// start, before the first call to the controller).
+pub fn start_from(deadline: Duration, began: std::time::Instant) {
     std::thread::spawn(move || {
-        std::thread::sleep(deadline);
+        std::thread::sleep(deadline.saturating_sub(began.elapsed()));
         if over() {
             return;
         }

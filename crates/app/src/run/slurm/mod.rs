@@ -51,6 +51,26 @@ use crate::config::{Config, Section, SlurmConfig};
 use crate::judge::health::{self, Health};
 use crate::render::text::terminal_safe;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// How long slurmd lets its HealthCheckProgram run before it kills it (Slurm 26.05 makes it
+/// `HealthCheckTimeout`; before, a fixed 60 s).
+const SLURMD_KILLS_AT: Duration = Duration::from_secs(60);
+
+/// What the drain itself needs after its turn under the cap: read the node again, update it,
+/// clear the mark, read it back (a few seconds on a busy controller).
+const ACTING_RESERVE: Duration = Duration::from_secs(5);
+
+/// When this program started, as slurmd counts.
+static BEGAN: OnceLock<Instant> = OnceLock::new();
+
+/// How long a node that has run for `spent` may wait for its turn under the cap and still
+/// drain before slurmd kills it: [`cap::CHOOSING_WAIT`] at most (a run stopped by slurmd
+/// mid-action leaves its mark up for minutes, holding the partition back).
+fn turn_wait(spent: Duration) -> Duration {
+    cap::CHOOSING_WAIT.min(SLURMD_KILLS_AT.saturating_sub(spent + ACTING_RESERVE))
+}
 
 /// One line on stderr and, best effort, in syslog (user.notice); control characters from a
 /// name or a reason are shown, not acted on.
@@ -175,7 +195,8 @@ fn carry_out(ctl: &Controller, before: &NodeInfo, decision: Decision, no_act: bo
             // a mark would overwrite an administrator's).
             if !before.drained_by_us() && !no_act && !before.partitions.is_empty() {
                 let (parts, pct) = (&before.partitions, ctl.cfg.max_drained_pct);
-                if let Err(e) = cap::claim(ctl, node, parts, pct, cap::CHOOSING_WAIT) {
+                let spent = BEGAN.get().map_or(Duration::ZERO, Instant::elapsed);
+                if let Err(e) = cap::claim(ctl, node, parts, pct, turn_wait(spent)) {
                     return Acted {
                         line: format!("{node}: failing ({reason}); {e}"),
                         drained_by_us: before.drained_by_us(),
@@ -445,6 +466,7 @@ fn verdict_words(v: &Health) -> String {
 
 /// Runs the check and acts on it; returns the exit status.
 pub fn run(config: &Config, cfg: &SlurmConfig, options_from_env: Option<String>) -> Exit {
+    let began = *BEGAN.get_or_init(Instant::now);
     let context = Context::of(std::env::var("SLURM_SCRIPT_CONTEXT").ok().as_deref());
     let node = node_name(cfg);
     let state = state_path(cfg);
@@ -498,7 +520,9 @@ pub fn run(config: &Config, cfg: &SlurmConfig, options_from_env: Option<String>)
             )
             .code()
         }));
-        super::watchdog::start(deadline);
+        // From the program's start, as slurmd counts, not from after the first read of the
+        // node (which may take the controller's whole timeout).
+        super::watchdog::start_from(deadline, began);
     }
     let outcome = driver::run(&run_config, options_from_env);
     write_document(&run_config, &outcome);
@@ -787,5 +811,16 @@ mod tests {
             exit_status(hc, &fail, false, Some(Interrupt::Deadline)),
             Exit::Unhealthy
         );
+    }
+
+    /// A node's turn under the cap waits no longer than slurmd leaves it to drain: a run that
+    /// measured for 50 s waits 5 s, one at slurmd's limit not at all (it does not drain).
+    #[test]
+    fn the_turn_under_the_cap_ends_before_slurmd_kills_the_run() {
+        let s = Duration::from_secs;
+        assert_eq!(turn_wait(s(0)), cap::CHOOSING_WAIT);
+        assert_eq!(turn_wait(s(50)), s(5));
+        assert_eq!(turn_wait(s(55)), Duration::ZERO);
+        assert_eq!(turn_wait(s(70)), Duration::ZERO);
     }
 }
