@@ -177,10 +177,29 @@ fn merge_by_machine_id(machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) ->
     out
 }
 
+/// How far in the future a run may say it started and still be believed (clocks skew a
+/// little; a run from next year had a wrong clock).
+const FUTURE_SKEW: u64 = 600;
+
 /// One machine of several runs: the latest run's entry, each figure the median of the runs
-/// that measured it alike (same labels and basis).
+/// that measured it alike (same labels and basis). A run that says it started in the future
+/// (its clock was wrong) is not taken as the latest, or it would speak for the machine for
+/// ever.
 fn median_of_runs(mut runs: Vec<Machine>) -> Machine {
-    runs.sort_by_key(|m| m.entry.started_unix);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(u64::MAX, |d| d.as_secs());
+    let future = |m: &Machine| {
+        m.entry
+            .started_unix
+            .is_some_and(|t| t > now.saturating_add(FUTURE_SKEW))
+    };
+    let odd_clocks: Vec<String> = runs
+        .iter()
+        .filter(|m| future(m))
+        .map(|m| m.entry.source.clone())
+        .collect();
+    runs.sort_by_key(|m| (!future(m), m.entry.started_unix));
     let n = runs.len();
     let mut values: BTreeMap<FigureKey, (Figure, Vec<f64>)> = BTreeMap::new();
     for m in &runs {
@@ -227,6 +246,13 @@ fn median_of_runs(mut runs: Vec<Machine>) -> Machine {
         "one of {n} runs of this machine (also {}): each figure is the median of its runs",
         some_of(&sources)
     ));
+    if !odd_clocks.is_empty() && !odd_clocks.contains(&latest.entry.source) {
+        latest.entry.reasons.push(format!(
+            "{} started in the future by the machine's clock (a wrong clock?): not taken as \
+             its latest run",
+            some_of(&odd_clocks)
+        ));
+    }
     latest
 }
 

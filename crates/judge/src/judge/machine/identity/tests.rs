@@ -272,3 +272,33 @@ fn a_cloned_image_is_still_warned_when_its_hosts_have_several_runs() {
         );
     }
 }
+
+/// A run whose clock said next year does not speak for its machine for ever: the latest run by
+/// a believable clock does, and the odd one is named.
+#[test]
+fn a_run_from_the_future_is_not_the_latest() {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let mut odd = run("odd.json", "m1", now + 365 * 86_400, "h1", 1.0);
+    odd.entry.status = MachineStatus::Warn;
+    let ms = vec![
+        odd,
+        run("old.json", "m1", now - 7200, "h1", 20.0),
+        run("new.json", "m1", now - 60, "h1", 30.0),
+    ];
+    let (ms, _) = one_vote(ms);
+    assert_eq!(ms.len(), 1);
+    assert_eq!(ms[0].entry.source, "new.json");
+    assert_eq!(ms[0].entry.status, MachineStatus::Ok);
+    assert!(
+        ms[0]
+            .entry
+            .reasons
+            .iter()
+            .any(|r| r.contains("odd.json started in the future")),
+        "{:?}",
+        ms[0].entry.reasons
+    );
+}
