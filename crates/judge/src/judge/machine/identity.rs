@@ -20,8 +20,100 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 pub fn one_vote(machines: Vec<Machine>) -> (Vec<Machine>, Vec<IdentityNote>) {
     let mut notes = Vec::new();
     let merged = merge_by_machine_id(machines, &mut notes);
-    let checked = clashes(merged, &mut notes);
+    let pooled = pool_stateless(merged, &mut notes);
+    let checked = clashes(pooled, &mut notes);
     (checked, notes)
+}
+
+/// Runs of one host that cannot have overlapped: starts this far apart at least.
+const APART: u64 = 600;
+
+/// Host names shared by machines that were never configured: never one machine's by name.
+fn unnamed(host: &str) -> bool {
+    matches!(
+        host.to_ascii_lowercase().as_str(),
+        "" | "localhost" | "localhost.localdomain" | "(none)" | "linux" | "ubuntu" | "debian"
+    )
+}
+
+/// A node that makes its `/etc/machine-id` anew at each boot (a stateless node booted from the
+/// network, or one re-imaged between runs) writes each boot's runs under another id. Its
+/// entries share a host name and a model, each from other boots and started far apart: they
+/// are one machine's runs, pooled as such and said, not a clash of impostors (which run at the
+/// same time, or on other hardware).
+fn pool_stateless(mut machines: Vec<Machine>, notes: &mut Vec<IdentityNote>) -> Vec<Machine> {
+    let mut by_host: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, m) in machines.iter().enumerate() {
+        if m.entry.machine_id.is_none() || m.entry.status == MachineStatus::Unreadable {
+            continue;
+        }
+        if let Some(h) = m.entry.hostname.as_deref().filter(|h| !unnamed(h)) {
+            by_host.entry(h).or_default().push(i);
+        }
+    }
+    let one_node = |at: &[usize]| {
+        let ids: BTreeSet<&str> = at
+            .iter()
+            .filter_map(|&i| machines[i].entry.machine_id.as_deref())
+            .collect();
+        let boots: BTreeSet<&str> = at
+            .iter()
+            .filter_map(|&i| machines[i].entry.boot_id.as_deref())
+            .collect();
+        let model = &machines[at[0]].entry.sku;
+        let mut starts: Vec<u64> = at
+            .iter()
+            .filter_map(|&i| machines[i].entry.started_unix)
+            .collect();
+        starts.sort_unstable();
+        ids.len() == at.len()
+            && boots.len() == at.len()
+            && model.is_some()
+            && at.iter().all(|&i| machines[i].entry.sku == *model)
+            && starts.len() == at.len()
+            && starts.windows(2).all(|w| w[1] - w[0] >= APART)
+    };
+    let groups: Vec<Vec<usize>> = by_host
+        .into_values()
+        .filter(|at| at.len() > 1 && one_node(at))
+        .collect();
+    if groups.is_empty() {
+        return machines;
+    }
+    let mut taken: BTreeMap<usize, Machine> = BTreeMap::new();
+    let mut pooled_at = Vec::new();
+    for at in groups {
+        let runs: Vec<Machine> = at
+            .iter()
+            .map(|&i| std::mem::replace(&mut machines[i], Machine::measured_only("")))
+            .collect();
+        let files: Vec<String> = runs.iter().map(|m| m.entry.source.clone()).collect();
+        let host = runs[0].entry.hostname.clone().unwrap_or_default();
+        let m = median_of_runs(runs);
+        notes.push(IdentityNote {
+            kind: IdentityKind::Runs,
+            files: files.clone(),
+            message: format!(
+                "{} runs of host {host} under {} machine ids, each from another boot, started \
+                 apart, on one model ({}): one node that makes its /etc/machine-id anew at each \
+                 boot (stateless, or re-imaged), judged on each figure's median over its runs",
+                files.len(),
+                files.len(),
+                some_of(&files)
+            ),
+        });
+        taken.insert(at[0], m);
+        pooled_at.extend(at);
+    }
+    let gone: BTreeSet<usize> = pooled_at.into_iter().collect();
+    machines
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, m)| match taken.remove(&i) {
+            Some(pooled) => Some(pooled),
+            None => (!gone.contains(&i)).then_some(m),
+        })
+        .collect()
 }
 
 /// A run's identity: boot and start.

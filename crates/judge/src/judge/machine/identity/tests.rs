@@ -302,3 +302,55 @@ fn a_run_from_the_future_is_not_the_latest() {
         ms[0].entry.reasons
     );
 }
+
+/// A stateless node (its /etc/machine-id made anew at each boot) run three times: one machine of
+/// three runs, said, not three impostors of its host name; the same host name at the same time
+/// from other machines still clashes, and so do unconfigured hosts all named `localhost`.
+#[test]
+fn a_node_with_a_new_machine_id_each_boot_is_one_machine() {
+    let node = |file: &str, id: &str, boot: &str, start: u64, host: &str| {
+        let mut m = run(file, id, start, host, 10.0 + start as f64 / 1000.0);
+        m.entry.boot_id = Some(boot.into());
+        m.entry.sku = Some(crate::wire::fleet::Sku::default());
+        m
+    };
+    let ms = vec![
+        node("mon.json", "m1", "b1", 10_000, "n001"),
+        node("tue.json", "m2", "b2", 96_400, "n001"),
+        node("wed.json", "m3", "b3", 182_800, "n001"),
+        node("other.json", "m9", "b9", 10_000, "n002"),
+    ];
+    let (ms, notes) = one_vote(ms);
+    assert_eq!(ms.len(), 2, "{notes:?}");
+    assert!(
+        !notes.iter().any(|n| n.kind == IdentityKind::Clash),
+        "{notes:?}"
+    );
+    let runs = notes
+        .iter()
+        .find(|n| n.kind == IdentityKind::Runs)
+        .expect("the runs said");
+    assert_eq!(runs.files, ["mon.json", "tue.json", "wed.json"]);
+    assert!(
+        runs.message.contains("anew at each boot"),
+        "{}",
+        runs.message
+    );
+    assert_eq!(ms[0].entry.source, "wed.json", "the latest run's entry");
+    assert_eq!(ms[0].entry.hostname.as_deref(), Some("n001"));
+    // Within minutes of each other: two machines claiming one name, a clash.
+    let (_, notes) = one_vote(vec![
+        node("a.json", "m1", "b1", 10_000, "n001"),
+        node("b.json", "m2", "b2", 10_030, "n001"),
+    ]);
+    assert!(
+        notes.iter().any(|n| n.kind == IdentityKind::Clash),
+        "{notes:?}"
+    );
+    // Hosts never given a name are not one machine by it.
+    let (ms, notes) = one_vote(vec![
+        node("a.json", "m1", "b1", 10_000, "localhost"),
+        node("b.json", "m2", "b2", 96_400, "localhost"),
+    ]);
+    assert_eq!(ms.len(), 2, "{notes:?}");
+}
