@@ -194,6 +194,112 @@ fn a_read_only_mount_and_a_full_tmpfs_fail_as_nhc_fails_them() {
     assert!(checks[2].2.ends_with("minimum is 10%"), "{}", checks[2].2);
 }
 
+/// A site's `DF_FLAGS=-Tkl` (DTU's, to leave network file systems out) as NHC 1.4.3 decided it
+/// here: df lists no remote file system, so a full one mounted from `nas01:` passes; a full
+/// local one still fails. Before, health_check read every mount and failed both.
+#[test]
+fn a_sites_df_flags_choose_what_is_judged_as_nhcs_df_does() {
+    if !needs(
+        "a_sites_df_flags_choose_what_is_judged_as_nhcs_df_does",
+        &[Need::Root, Need::Tool("df", "coreutils")],
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let remote = dir.path().join("remote");
+    let local = dir.path().join("local");
+    std::fs::create_dir(&remote).unwrap();
+    std::fs::create_dir(&local).unwrap();
+    let (remote_s, local_s) = (remote.to_str().unwrap(), local.to_str().unwrap());
+    let mut mounted = Mounted(Vec::new());
+    sh(&[
+        "mount",
+        "-t",
+        "tmpfs",
+        "-o",
+        "size=1m",
+        "nas01:/export",
+        remote_s,
+    ]);
+    mounted.0.push(remote_s.to_string());
+    sh(&["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", local_s]);
+    mounted.0.push(local_s.to_string());
+    for d in [&remote, &local] {
+        std::fs::write(d.join("fill"), vec![1u8; 1000 * 1024]).unwrap();
+    }
+    let conf = dir.path().join("nhc.conf");
+    let lines = format!("* || check_fs_free {remote_s} 10%\n* || check_fs_free {local_s} 10%\n");
+    for (flags, want) in [
+        ("", ["fail", "fail"]),
+        ("* || DF_FLAGS=-Tkl\n", ["pass", "fail"]),
+    ] {
+        std::fs::write(&conf, format!("{flags}{lines}")).unwrap();
+        let out = dir.path().join("doc.json");
+        let _ = std::fs::remove_file(&out);
+        let o = run_with(&conf, &out);
+        let checks = node_checks(&out);
+        let statuses: Vec<&str> = checks.iter().map(|c| c.1.as_str()).collect();
+        assert_eq!(
+            statuses,
+            want,
+            "{flags:?}: {checks:#?}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+/// NHC's settings file (`/etc/default/nhc` on Debian), laid over `/etc/default` in a mount
+/// namespace of the run's own: its `MARK_OFFLINE=0` makes the failure a warning, and its
+/// value fills the check's argument, as NHC sources it.
+#[test]
+fn nhcs_settings_file_holds_before_the_first_line() {
+    if !needs(
+        "nhcs_settings_file_holds_before_the_first_line",
+        &[Need::Root, Need::Tool("unshare", "util-linux")],
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let etc_default = dir.path().join("default");
+    std::fs::create_dir(&etc_default).unwrap();
+    std::fs::write(
+        etc_default.join("nhc"),
+        "# the site's numbers\nSITE_MIN_FREE=100%\nMARK_OFFLINE=0\n",
+    )
+    .unwrap();
+    let conf = dir.path().join("nhc.conf");
+    std::fs::write(&conf, "* || check_fs_free / $SITE_MIN_FREE\n").unwrap();
+    let out = dir.path().join("doc.json");
+    let script = format!(
+        "mount --bind {} /etc/default && exec \"$0\" -r server -c '' --only system --nhc-conf \
+         {} -o {}",
+        etc_default.display(),
+        conf.display(),
+        out.display()
+    );
+    let o = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+        .arg(crate::util::bin_path())
+        .output()
+        .unwrap();
+    let checks = node_checks(&out);
+    assert_eq!(checks.len(), 1, "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(checks[0].1, "warn", "{checks:?}");
+    assert!(checks[0].2.contains("minimum is 100%"), "{checks:?}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    // What the reading said is in the document, as on stderr.
+    let notes = doc["health_check"]["notes"].to_string();
+    assert!(
+        notes.contains("/etc/default/nhc: 2 setting line(s) taken"),
+        "{notes}"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("2 setting line(s) taken"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 /// Kills the processes the test started, also when it fails.
 struct Started(Vec<std::process::Child>);
 

@@ -89,6 +89,7 @@ impl RunInfoBuilder {
                 system,
             ))),
             interference: BTreeMap::new(),
+            notes: config.notes.clone(),
         }
     }
 }
@@ -221,6 +222,7 @@ pub fn abandoned_document(config: &Config, hung: Option<Section>) -> Document {
             interrupted_by: Some(SignalName::Deadline),
             machine: None,
             interference: BTreeMap::new(),
+            notes: config.notes.clone(),
         },
         ..Document::default()
     }

@@ -582,6 +582,10 @@ pub struct RunInfo {
     /// What else happened on the machine while each section measured.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub interference: BTreeMap<Section, InterferenceEntry>,
+    /// What reading the run's configuration said (nhc.conf's lines for other hosts, NHC's
+    /// settings file, settings health_check does not use, a deadline raised), as on stderr.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Why a planned section did not run when the run's deadline had passed before it started.
