@@ -171,21 +171,23 @@ pub struct RootFile {
 /// the file read.
 pub fn read_root_file(path: &Path, limit: u64) -> Result<RootFile, Untrusted> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
     let shown = path.display();
     let real = std::fs::canonicalize(path)
         .map_err(|e| Untrusted(format!("cannot read '{shown}': {e}")))?;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(&real)
-        .map_err(|e| Untrusted(format!("cannot read '{shown}': {e}")))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| Untrusted(format!("cannot read '{shown}': {e}")))?;
-    if !meta.is_file() {
+    let (file, meta) = match open_inert(&real, false) {
+        Ok(opened) => opened,
+        Err(Opened::NotRegular) => {
+            return Err(Untrusted(format!(
+                "'{shown}' is not a regular file (a pipe, a device or a directory): not read"
+            )));
+        }
+        Err(Opened::Io(e)) => return Err(Untrusted(format!("cannot read '{shown}': {e}"))),
+    };
+    // A file of the kernel's (a process's environment under /proc is root's, 0400, and holds
+    // what that process's user gave it) is no configuration, whoever owns it.
+    if let Some(kind) = kernel_file_system(&file) {
         return Err(Untrusted(format!(
-            "'{shown}' is not a regular file (a pipe, a device or a directory): not read"
+            "'{shown}' is a file of {kind}, not a configuration: not read"
         )));
     }
     if meta.len() > limit {
@@ -203,12 +205,179 @@ pub fn read_root_file(path: &Path, limit: u64) -> Result<RootFile, Untrusted> {
             "'{shown}' grew past the {limit} bytes a configuration may be while it was read"
         )));
     }
-    let root_only = root_only(&real, &meta);
+    let root_only = links_root_only(path).and_then(|()| root_only(&real, &meta));
     Ok(RootFile {
         bytes,
         real,
         root_only,
     })
+}
+
+/// Why [`open_inert`] opened nothing.
+#[derive(Debug)]
+pub enum Opened {
+    /// Not a regular file: a device, a pipe, a socket or a directory (not opened for reading,
+    /// so nothing of it acted: opening some devices does, a watchdog's arms it).
+    NotRegular,
+    /// The system's answer.
+    Io(std::io::Error),
+}
+
+/// Opens `path` for reading only if it is a regular file, deciding on the file itself before
+/// it is opened for reading: it is first opened as a place (`O_PATH`, which reads nothing and
+/// makes no device act), looked at, and then that very file is opened through
+/// `/proc/self/fd` (no name is looked up twice, so nothing can be swapped in between).
+/// `follow` follows a last symbolic link (NHC's redirections do); never blocks.
+pub fn open_inert(path: &Path, follow: bool) -> Result<(std::fs::File, std::fs::Metadata), Opened> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
+    #[cfg(target_os = "linux")]
+    let (meta, file) = {
+        use std::os::fd::AsRawFd;
+        let place = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_PATH | nofollow | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(Opened::Io)?;
+        let meta = place.metadata().map_err(Opened::Io)?;
+        if !meta.is_file() {
+            return Err(Opened::NotRegular);
+        }
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(format!("/proc/self/fd/{}", place.as_raw_fd()))
+            .map_err(Opened::Io)?;
+        (meta, file)
+    };
+    // Elsewhere no `O_PATH`: the name is looked at, then opened (a swap in between is caught
+    // below, after the open).
+    #[cfg(not(target_os = "linux"))]
+    let (meta, file) = {
+        let meta = if follow {
+            std::fs::metadata(path)
+        } else {
+            std::fs::symlink_metadata(path)
+        }
+        .map_err(Opened::Io)?;
+        if !meta.is_file() {
+            return Err(Opened::NotRegular);
+        }
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nofollow | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path)
+            .map_err(Opened::Io)?;
+        (meta, file)
+    };
+    let opened = file.metadata().map_err(Opened::Io)?;
+    if (opened.dev(), opened.ino()) != (meta.dev(), meta.ino()) {
+        return Err(Opened::Io(std::io::Error::other(
+            "the file changed as it was opened",
+        )));
+    }
+    Ok((file, opened))
+}
+
+/// The kernel's own file system `file` is on (/proc, /sys), if any.
+#[cfg(not(target_os = "linux"))]
+fn kernel_file_system(_: &std::fs::File) -> Option<&'static str> {
+    None
+}
+
+/// The kernel's own file system `file` is on (/proc, /sys), if any.
+#[cfg(target_os = "linux")]
+fn kernel_file_system(file: &std::fs::File) -> Option<&'static str> {
+    use std::os::fd::AsRawFd;
+    const PROC: i64 = 0x9fa0;
+    const SYSFS: i64 = 0x6265_6572;
+    // SAFETY: an out-parameter the call fills; the descriptor is open.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid descriptor and a valid pointer.
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &raw mut st) } != 0 {
+        return None;
+    }
+    match st.f_type as i64 {
+        PROC => Some("/proc"),
+        SYSFS => Some("/sys"),
+        _ => None,
+    }
+}
+
+/// Whether the path as given, not only as it resolves, is root's alone: every symbolic link on
+/// the way is root's and sits in a directory only root can change (sticky ones such as /tmp
+/// when the link is root's). A link another user made, or could replace, decides what root
+/// reads; [`root_only`] judges the file it led to.
+fn links_root_only(path: &Path) -> Result<(), Untrusted> {
+    let start = if path.is_absolute() {
+        PathBuf::new()
+    } else {
+        std::env::current_dir().map_err(|e| Untrusted(format!("cannot look at '.': {e}")))?
+    };
+    // (what is left to walk, hops taken)
+    let mut todo: Vec<std::ffi::OsString> = path
+        .components()
+        .rev()
+        .map(|c| c.as_os_str().to_os_string())
+        .collect();
+    let mut at = start;
+    let mut hops = 0;
+    while let Some(part) = todo.pop() {
+        if part == "/" {
+            at = PathBuf::from("/");
+            continue;
+        }
+        if part == "." {
+            continue;
+        }
+        if part == ".." {
+            at.pop();
+            continue;
+        }
+        let next = at.join(&part);
+        let meta = std::fs::symlink_metadata(&next)
+            .map_err(|e| Untrusted(format!("cannot look at '{}': {e}", next.display())))?;
+        if meta.file_type().is_symlink() {
+            hops += 1;
+            if hops > 40 {
+                return Err(Untrusted(format!(
+                    "'{}' leads through too many symbolic links",
+                    path.display()
+                )));
+            }
+            let dir = std::fs::symlink_metadata(&at)
+                .map_err(|e| Untrusted(format!("cannot look at '{}': {e}", at.display())))?;
+            let dmode = dir.mode() & 0o7777;
+            if meta.uid() != 0 {
+                return Err(Untrusted(format!(
+                    "'{}' is a symbolic link owned by {}, not by root: its owner chooses what \
+                     it names",
+                    next.display(),
+                    owner(meta.uid())
+                )));
+            }
+            if dir.uid() != 0 || (dmode & 0o022 != 0 && dmode & 0o1000 == 0) {
+                return Err(Untrusted(format!(
+                    "'{}' is a symbolic link in '{}', which others can change (owner {}, mode \
+                     {dmode:04o}): another user could make it name another file",
+                    next.display(),
+                    at.display(),
+                    owner(dir.uid())
+                )));
+            }
+            let target = std::fs::read_link(&next)
+                .map_err(|e| Untrusted(format!("cannot look at '{}': {e}", next.display())))?;
+            todo.extend(
+                target
+                    .components()
+                    .rev()
+                    .map(|c| c.as_os_str().to_os_string()),
+            );
+            continue;
+        }
+        at = next;
+    }
+    Ok(())
 }
 
 /// Whether only root can change the file opened at `real` (its descriptor's `meta`).
@@ -381,6 +550,59 @@ mod tests {
         );
         assert!(read_root_file(dir.path(), 1 << 20).is_err());
         assert!(read_root_file(Path::new("/dev/zero"), 1 << 20).is_err());
+    }
+
+    /// A link another user made, or one in a directory others can change, decides what root
+    /// reads: the file it names is not root's alone, however root's that file is. A file of
+    /// /proc (a process's environment is root's, 0400, and holds its user's bytes) is no
+    /// configuration at all; a device is never opened (opening a watchdog's arms it).
+    #[test]
+    fn a_link_someone_else_controls_or_a_kernel_file_never_steers_root() {
+        let dir = tempfile::tempdir().unwrap();
+        chmod(dir.path(), 0o755);
+        let file = dir.path().join("nhc.conf");
+        std::fs::write(&file, "* || check_ps_loadavg 100\n").unwrap();
+        chmod(&file, 0o644);
+        let link = dir.path().join("link.conf");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        if euid() == 0 {
+            // Root's link in a directory only root can change: the file's verdict stands.
+            assert_eq!(read_root_file(&link, 1 << 20).unwrap().root_only, Ok(()));
+            // The same link made by another user.
+            std::os::unix::fs::lchown(&link, Some(65534), None).unwrap();
+            let e = read_root_file(&link, 1 << 20)
+                .unwrap()
+                .root_only
+                .unwrap_err();
+            assert!(e.0.contains("symbolic link owned by uid 65534"), "{e}");
+            // Root's link, in a directory others can write.
+            let shared = tempfile::tempdir().unwrap();
+            chmod(shared.path(), 0o777);
+            let there = shared.path().join("nhc.conf");
+            std::os::unix::fs::symlink(&file, &there).unwrap();
+            let e = read_root_file(&there, 1 << 20)
+                .unwrap()
+                .root_only
+                .unwrap_err();
+            assert!(e.0.contains("which others can change"), "{e}");
+        } else {
+            let e = read_root_file(&link, 1 << 20)
+                .unwrap()
+                .root_only
+                .unwrap_err();
+            assert!(e.0.contains("symbolic link owned by"), "{e}");
+        }
+        let environ = dir.path().join("environ.conf");
+        std::os::unix::fs::symlink("/proc/self/environ", &environ).unwrap();
+        let e = read_root_file(&environ, 1 << 20).unwrap_err();
+        assert!(e.0.contains("a file of /proc"), "{e}");
+        let device = dir.path().join("device.conf");
+        std::os::unix::fs::symlink("/dev/null", &device).unwrap();
+        let e = read_root_file(&device, 1 << 20).unwrap_err();
+        assert!(e.0.contains("not a regular file"), "{e}");
+        assert!(matches!(open_inert(&device, true), Err(Opened::NotRegular)));
+        assert!(open_inert(&link, true).is_ok());
+        assert!(matches!(open_inert(&link, false), Err(Opened::NotRegular)));
     }
 
     #[test]

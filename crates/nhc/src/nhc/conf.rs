@@ -53,6 +53,25 @@ pub struct Conf {
     pub refused: Vec<ConfError>,
 }
 
+/// `path` read as a file that steers root, taking at most `deadline` (a file on a hung network
+/// file system makes it an error, not a hang); `Err`: the time ran out.
+fn read_within(
+    path: &Path,
+    deadline: Duration,
+) -> Result<Result<crate::trust::RootFile, crate::trust::Untrusted>, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let owned = path.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(crate::trust::read_root_file(&owned, SIZE_LIMIT));
+    });
+    rx.recv_timeout(deadline).map_err(|_| {
+        format!(
+            "reading it took more than {} s (a hung file system?)",
+            deadline.as_secs_f64()
+        )
+    })
+}
+
 /// Where NHC 1.4.3 finds its settings file (`nhcmain_init_env`): `/etc/default/nhc` on Debian,
 /// else `/etc/sysconfig/nhc` where `/etc/sysconfig` is a directory, else `/etc/default/nhc`,
 /// else `/etc/nhc/sysconfig/nhc`.
@@ -83,6 +102,9 @@ pub struct Line {
     pub command: Command,
     /// What it is.
     pub kind: Kind,
+    /// Whether nobody but root can change the file it came from (nhc.conf, or NHC's settings
+    /// file: each line is trusted as its own file is).
+    pub root_only: bool,
 }
 
 /// What a line does.
@@ -112,9 +134,20 @@ pub struct ConfError {
     pub message: String,
 }
 
-/// Variables naming programs NHC runs: set only from a file only root can change.
-pub const PROGRAM_SETTINGS: &[&str] =
-    &["MCELOG", "NVIDIA_HEALTHMON", "NVIDIA_SMI_HEALTHMON", "PATH"];
+/// Variables naming programs NHC runs, or what they are given (a tool's arguments choose what
+/// it writes as root: `nvidia-smi -f FILE`; df's flags choose what it opens): set only from a
+/// file only root can change, by a plain setting or by an expansion (`${X:=...}`) alike.
+pub const PROGRAM_SETTINGS: &[&str] = &[
+    "MCELOG",
+    "MCELOG_ARGS",
+    "NVIDIA_HEALTHMON",
+    "NVIDIA_HEALTHMON_ARGS",
+    "NVIDIA_SMI_HEALTHMON",
+    "NVIDIA_SMI_HEALTHMON_ARGS",
+    "DF_FLAGS",
+    "DFI_FLAGS",
+    "PATH",
+];
 
 /// NHC's settings for its own log, paths and tools, which mean nothing to health_check: said,
 /// never dropped silently.
@@ -172,22 +205,8 @@ impl Conf {
             column: None,
             message,
         };
-        let (tx, rx) = std::sync::mpsc::channel();
-        let owned = path.to_path_buf();
-        std::thread::spawn(move || {
-            let _ = tx.send(crate::trust::read_root_file(&owned, SIZE_LIMIT));
-        });
-        let file = rx
-            .recv_timeout(deadline)
-            .map_err(|_| {
-                err(
-                    0,
-                    format!(
-                        "reading it took more than {} s (a hung file system?)",
-                        deadline.as_secs_f64()
-                    ),
-                )
-            })?
+        let file = read_within(path, deadline)
+            .map_err(|e| err(0, e))?
             .map_err(|e| err(0, e.0))?;
         let (root_only, why) = match file.root_only {
             Ok(()) => (true, None),
@@ -206,14 +225,13 @@ impl Conf {
         }
         conf.path = path.to_path_buf();
         let sysconfig = sysconfig_path();
-        match crate::trust::read_root_file(&sysconfig, SIZE_LIMIT) {
-            Ok(read) => conf.source(&read.bytes, &sysconfig, read.root_only.is_ok()),
+        match read_within(&sysconfig, deadline) {
+            Ok(Ok(read)) => conf.source(&read.bytes, &sysconfig, read.root_only.is_ok()),
             // No settings file is NHC's usual case.
-            Err(_) if !sysconfig.exists() => {}
-            Err(e) => conf.notes.push(format!(
-                "{}: not read ({}): NHC sources it before the file, so its settings may differ",
+            Ok(Err(_)) if !sysconfig.exists() => {}
+            Ok(Err(crate::trust::Untrusted(why))) | Err(why) => conf.notes.push(format!(
+                "{}: not read ({why}): NHC sources it before the file, so its settings may differ",
                 sysconfig.display(),
-                e.0
             )),
         }
         Ok(conf)
@@ -270,6 +288,7 @@ impl Conf {
                 raw: text.to_vec(),
                 command,
                 kind,
+                root_only,
             });
         }
         if !self.sysconfig.is_empty() {
@@ -399,6 +418,7 @@ impl Conf {
                 raw: crate::nhc::bytes::trim(check).to_vec(),
                 command,
                 kind,
+                root_only,
             });
         }
         if lines.truncated {
@@ -536,8 +556,8 @@ fn kind_of(c: &Command, root_only: bool) -> Result<Kind, String> {
         }
         if PROGRAM_SETTINGS.contains(&name.as_str()) && !root_only {
             return Err(format!(
-                "{name} names a program to run: honoured only from a file nobody but root can \
-                 change"
+                "{name} names a program to run, or what it is given: honoured only from a file \
+                 nobody but root can change"
             ));
         }
     }

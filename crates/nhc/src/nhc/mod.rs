@@ -263,7 +263,6 @@ impl Machine for NoMachine {}
 
 /// The interpreter's state while the file runs.
 struct Run<'a> {
-    conf: &'a Conf,
     m: &'a dyn Machine,
     vars: BTreeMap<Vec<u8>, Vec<u8>>,
     gathered: bool,
@@ -276,7 +275,6 @@ struct Run<'a> {
 pub fn run(conf: &Conf, m: &dyn Machine) -> Vec<LineOutcome> {
     let once = Once::new(m);
     let mut r = Run {
-        conf,
         m: &once,
         vars: initial_vars(conf, &once),
         gathered: false,
@@ -350,7 +348,7 @@ impl Run<'_> {
         let protected = self.programs();
         // NHC holds the line in $CHECK while it runs (its messages and the line may use it).
         self.vars.insert(b"CHECK".to_vec(), line.raw.clone());
-        let result = self.execute(line);
+        let result = self.execute(line, &protected);
         out.notes = matching::take_problems();
         match result {
             Ok(verdicts) => {
@@ -371,9 +369,10 @@ impl Run<'_> {
                 out.checks.push(self.check(&name, line, failed));
             }
         }
-        if !self.conf.root_only && self.programs() != protected {
-            // Only a computed assignment (`${MCELOG:=...}`) gets here: the static ones are
-            // refused when the file is read.
+        if !line.root_only && self.programs() != protected {
+            // Only a computed assignment (`${MCELOG:=...}`, `unset PATH`) gets here: the static
+            // ones are refused when the file is read. A check on the line never ran with it
+            // (`execute` refuses first); here the settings are put back for the lines after.
             for (k, v) in protected {
                 match v {
                     Some(v) => self.vars.insert(k, v),
@@ -386,8 +385,8 @@ impl Run<'_> {
                     line,
                     verdict::Verdict::fail(
                         None,
-                        "this line sets a variable naming a program to run, from a file others \
-                     can change: refused"
+                        "this line sets a variable naming a program to run (or what it is \
+                         given), from a file others can change: refused"
                             .into(),
                     ),
                 ),
@@ -440,7 +439,11 @@ impl Run<'_> {
     }
 
     /// Runs the line's command: its verdicts, or why it has none.
-    fn execute(&mut self, line: &conf::Line) -> Result<Vec<verdict::Verdict>, LineError> {
+    fn execute(
+        &mut self,
+        line: &conf::Line,
+        protected: &[(Vec<u8>, Option<Vec<u8>>)],
+    ) -> Result<Vec<verdict::Verdict>, LineError> {
         let c = &line.command;
         // NHC fails a line whose expansion fails: `eval` returns 1, and NHC dies with
         // "Check ... returned 1".
@@ -486,6 +489,13 @@ impl Run<'_> {
                         self.vars
                             .insert(k.as_bytes().to_vec(), v.to_string().into_bytes());
                     }
+                }
+                // From a file others can change, a program (or its arguments) set while this
+                // line expanded (`${NVIDIA_SMI_HEALTHMON:=/home/u/x}`) never runs: the check
+                // does not run at all.
+                if !line.root_only && self.programs() != protected {
+                    self.restore(saved);
+                    return Ok(Vec::new());
                 }
                 let settings = Settings::from_pairs(self.vars.clone());
                 let result = checks::run_with(check, &args, self.m, &settings);

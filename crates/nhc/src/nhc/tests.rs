@@ -1033,3 +1033,82 @@ fn a_variable_read_while_unset_is_said() {
         .collect();
     assert_eq!(unset, [vec!["SOCKETS", "CORES", "X"], vec![], vec![]]);
 }
+
+/// From a file others can change, a program or its arguments set by an expansion while a check
+/// line expands (`${NVIDIA_SMI_HEALTHMON:=...}`: no plain setting, so the reading cannot refuse
+/// it) never runs as root: the check does not run, the line fails saying why. The same from
+/// NHC's settings file others can change, with nhc.conf root's alone: each line is trusted as
+/// its own file is. A tool's arguments are a program's setting (`nvidia-smi -f FILE` writes it).
+#[test]
+fn an_expansion_never_makes_root_run_a_program_a_user_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let evil = dir.path().join("evil");
+    std::fs::write(&evil, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    std::fs::set_permissions(&evil, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let e = evil.display();
+    for (conf_text, conf_root, settings, settings_root) in [
+        (
+            format!("* || check_nvsmi_healthmon ${{NVIDIA_SMI_HEALTHMON:={e}}}\n"),
+            false,
+            String::new(),
+            true,
+        ),
+        (
+            format!("* || X=${{NVIDIA_HEALTHMON:={e}}} check_nv_healthmon\n"),
+            false,
+            String::new(),
+            true,
+        ),
+        (
+            "* || check_hw_mcelog\n".to_string(),
+            true,
+            format!("X=${{MCELOG:={e}}}\n"),
+            false,
+        ),
+        (
+            "* || check_hw_mcelog\n".to_string(),
+            true,
+            format!(
+                "unset PATH\nX=${{PATH:={}}}\nMCELOG=evil\n",
+                dir.path().display()
+            ),
+            false,
+        ),
+    ] {
+        let mut conf = Conf::parse(
+            conf_text.as_bytes(),
+            Path::new("nhc.conf"),
+            b"n1",
+            conf_root,
+        )
+        .unwrap();
+        conf.source(
+            settings.as_bytes(),
+            Path::new("/etc/default/nhc"),
+            settings_root,
+        );
+        let checks = super::evaluate(&conf, &Fake::default());
+        assert!(
+            !marker.exists(),
+            "{conf_text} / {settings}: root ran the user's program"
+        );
+        if !conf_root {
+            assert!(
+                checks
+                    .iter()
+                    .any(|c| c.message.contains("from a file others can change: refused")),
+                "{conf_text}: {checks:?}"
+            );
+        }
+    }
+    // The tools' arguments are refused as a plain setting from a file others can change.
+    for line in [
+        "* || NVIDIA_SMI_HEALTHMON_ARGS='-f /etc/passwd'\n",
+        "* || MCELOG_ARGS=--daemon\n",
+        "* || DF_FLAGS=--files0-from=/x\n",
+    ] {
+        let e = Conf::parse(line.as_bytes(), Path::new("nhc.conf"), b"n1", false).unwrap_err();
+        assert!(e.message.contains("or what it is given"), "{line}: {e}");
+    }
+}

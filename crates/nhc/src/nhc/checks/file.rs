@@ -349,6 +349,17 @@ pub fn contents(args: &[Vec<u8>]) -> Result<Verdict, LineError> {
     let negatives = matched.iter().filter(|m| **m).count();
     let mut hits = 0usize;
     let subject = Some(file.clone());
+    if is_device(&file) {
+        return Ok(Verdict {
+            subject,
+            failure: None,
+            note: None,
+            skip: Some(format!(
+                "{check}:  \"{shown}\" is a device: health_check does not open one as root \
+                 (opening some acts: a watchdog's arms it); NHC would read it"
+            )),
+        });
+    }
     let Some(reader) = open_bounded(&file) else {
         return Ok(contents_verdict(
             check,
@@ -442,17 +453,22 @@ fn contents_verdict(
     )
 }
 
-/// `file` opened once, following links as NHC's redirection does, without blocking (a pipe with
-/// no writer or a device never hangs the run), buffered.
+/// Whether `file` (its last link followed, as NHC's redirection follows it) is a device.
+fn is_device(file: &[u8]) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    !file.is_empty()
+        && std::fs::metadata(path(file))
+            .is_ok_and(|m| m.file_type().is_char_device() || m.file_type().is_block_device())
+}
+
+/// `file` opened once, following links as NHC's redirection does, without blocking, buffered;
+/// only a regular file (what the check's files are: a pipe never hangs the run, and a device a
+/// user's link names is never opened as root, since opening some acts: a watchdog's arms it).
 fn open_bounded(file: &[u8]) -> Option<std::io::BufReader<std::fs::File>> {
-    use std::os::unix::fs::OpenOptionsExt;
     if file.is_empty() {
         return None;
     }
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path(file))
+    crate::trust::open_inert(path(file), true)
         .ok()
-        .map(std::io::BufReader::new)
+        .map(|(f, _)| std::io::BufReader::new(f))
 }
