@@ -95,6 +95,22 @@ fn output_to_a_device_or_fifo_writes_into_it_and_leaves_it_there() {
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("no process reads"), "{}", r.stderr);
     assert!(r.json()["sleepbench"].is_object());
+    // A FIFO another user planted under the name (in /tmp, say): they would read the document.
+    if crate::util::needs(
+        "output_to_a_device_or_fifo_writes_into_it_and_leaves_it_there (another user's FIFO)",
+        &[crate::util::Need::Root],
+    ) {
+        std::os::unix::fs::lchown(&fifo, Some(65534), None).unwrap();
+        let r = run(&[
+            "sleep",
+            "--sleep-time",
+            "0.1",
+            "--output",
+            fifo.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(r.stderr.contains("another user owns"), "{}", r.stderr);
+    }
 }
 
 #[test]

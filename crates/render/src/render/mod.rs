@@ -93,7 +93,8 @@ fn io_error<'a>(
 ///   over the target, so a collector never reads half a document and a planted symlink is
 ///   replaced, never written through;
 /// - a FIFO or character device (`/dev/null`, `/dev/stdout`) is written into directly and stays
-///   what it is; a FIFO nobody reads is an error, not a hang;
+///   what it is, when it is ours or root's (another user's would hand them the document); a
+///   FIFO nobody reads is an error, not a hang;
 /// - a block device, socket or directory is refused.
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), OutputError> {
     use std::os::unix::fs::FileTypeExt;
@@ -123,6 +124,16 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), OutputError> {
                 if through_link && !is_standard_stream(path) {
                     return Err(refused(
                         "is a symbolic link to a device or FIFO: name the device itself",
+                    ));
+                }
+                // One another user made (a FIFO planted in /tmp under the name root writes to,
+                // their terminal) would hand them the document.
+                use std::os::unix::fs::MetadataExt;
+                let mine = meta.uid() == crate::os::euid() || meta.uid() == 0;
+                if !mine && !is_standard_stream(path) {
+                    return Err(refused(
+                        "is a FIFO or device another user owns: they would read the document; \
+                         give a file name",
                     ));
                 }
                 return write_in_place(path, text);
