@@ -72,26 +72,23 @@ fn output_to_a_device_or_fifo_writes_into_it_and_leaves_it_there() {
         std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
     };
     std::thread::sleep(std::time::Duration::from_millis(100));
-    let r = run(&[
-        "sleep",
-        "--sleep-time",
-        "0.1",
-        "--output",
-        fifo.to_str().unwrap(),
-    ]);
+    let into_fifo = || {
+        run(&[
+            "sleep",
+            "--sleep-time",
+            "0.1",
+            "--output",
+            fifo.to_str().unwrap(),
+        ])
+    };
+    let r = into_fifo();
     assert_eq!(r.code, 0, "{}", r.stderr);
     let text = reader.join().unwrap();
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert!(doc["sleepbench"].is_object());
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
     // Nobody reads: an error at once, not a hang; the document still goes to stdout.
-    let r = run(&[
-        "sleep",
-        "--sleep-time",
-        "0.1",
-        "--output",
-        fifo.to_str().unwrap(),
-    ]);
+    let r = into_fifo();
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("no process reads"), "{}", r.stderr);
     assert!(r.json()["sleepbench"].is_object());
@@ -101,13 +98,7 @@ fn output_to_a_device_or_fifo_writes_into_it_and_leaves_it_there() {
         &[crate::util::Need::Root],
     ) {
         std::os::unix::fs::lchown(&fifo, Some(65534), None).unwrap();
-        let r = run(&[
-            "sleep",
-            "--sleep-time",
-            "0.1",
-            "--output",
-            fifo.to_str().unwrap(),
-        ]);
+        let r = into_fifo();
         assert_eq!(r.code, 1, "{}", r.stderr);
         assert!(r.stderr.contains("another user owns"), "{}", r.stderr);
     }

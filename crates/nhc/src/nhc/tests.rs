@@ -573,6 +573,14 @@ fn an_arithmetic_error_fails_its_line_and_the_run_goes_on() {
     assert_eq!(outcomes[3].stopped.as_deref(), Some("UNSET_HC: gone"));
 }
 
+/// Each check's name and status, in order.
+fn named(checks: &[crate::wire::check::Check]) -> Vec<(String, &str)> {
+    checks
+        .iter()
+        .map(|c| (c.name.to_string(), c.status.as_str()))
+        .collect()
+}
+
 /// A line of the table through the whole path: the file, the document's checks.
 #[test]
 fn a_conf_gives_checks_named_after_nhc_with_its_verdicts() {
@@ -585,12 +593,8 @@ fn a_conf_gives_checks_named_after_nhc_with_its_verdicts() {
          * || check_ps_service -r crond\n",
     );
     let checks = super::evaluate(&conf, &Fake::default());
-    let got: Vec<(String, &str)> = checks
-        .iter()
-        .map(|c| (c.name.to_string(), c.status.as_str()))
-        .collect();
     assert_eq!(
-        got,
+        named(&checks),
         [
             ("node.check_fs_mount_rw:/".to_string(), "pass"),
             ("node.check_fs_mount_rw:/data".to_string(), "fail"),
@@ -957,12 +961,8 @@ fn df_flags_of_the_site_choose_the_file_systems_judged() {
          * || check_fs_free /srv 3%\n",
     );
     let checks = super::evaluate(&c, &m);
-    let got: Vec<(String, &str)> = checks
-        .iter()
-        .map(|c| (c.name.to_string(), c.status.as_str()))
-        .collect();
     assert_eq!(
-        got,
+        named(&checks),
         [
             ("node.check_fs_free:/srv".to_string(), "pass"),
             ("node.check_fs_free:/scratch".to_string(), "fail"),
