@@ -124,3 +124,6 @@ def test_compare_speaks_junit_and_prometheus(binary, tmp_path):
     prom = prometheus_families(run(binary, "compare", str(d), "--format", "prometheus").stdout)
     statuses = {s.labels["machine"]: s.labels["status"] for s in prom["health_check_fleet_machine_status"].samples}
     assert statuses == {"m0": "ok", "m1": "ok", "m2": "ok", "slow": "fail"}
+    # What counting one vote per machine did, every kind always there (0: none).
+    notes = {s.labels["kind"]: s.value for s in prom["health_check_fleet_identity_notes"].samples}
+    assert notes == {"clash": 0, "duplicate": 0, "runs": 0, "ignored": 0}

@@ -6,7 +6,7 @@
 
 use crate::wire::document::{Document, SectionOutcome, Status, word};
 use crate::wire::figures::{self, FAMILIES, Figure};
-use crate::wire::fleet::{FleetReport, MachineStatus};
+use crate::wire::fleet::{FleetReport, IdentityKind, MachineStatus};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -248,6 +248,22 @@ pub fn fleet(r: &FleetReport) -> String {
             m.not_compared.len() as f64,
         );
     }
+    // What counting one vote per machine did, every kind always (0 where none): a clash is a
+    // reason to look before trusting the fleet's medians.
+    for (kind, name) in [
+        (IdentityKind::Clash, "clash"),
+        (IdentityKind::Duplicate, "duplicate"),
+        (IdentityKind::Runs, "runs"),
+        (IdentityKind::Ignored, "ignored"),
+    ] {
+        e.gauge(
+            "fleet_identity_notes",
+            "what counting one vote per machine did: clashes of identity, copies counted once, \
+             machines of several runs pooled, second-round documents ignored",
+            &[("kind", name)],
+            r.identity.iter().filter(|n| n.kind == kind).count() as f64,
+        );
+    }
     for f in &r.findings {
         let scope = word(&f.scope);
         let inconclusive = if f.inconclusive.is_some() { "1" } else { "0" };
@@ -287,6 +303,7 @@ pub fn metric_names() -> Vec<String> {
         "fleet_machine_missing_figures",
         "fleet_machine_not_compared_figures",
         "fleet_finding_deviation_ratio",
+        "fleet_identity_notes",
     ] {
         names.push(format!("{PREFIX}{n}"));
     }
