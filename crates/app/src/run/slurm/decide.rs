@@ -188,8 +188,14 @@ pub fn for_our_drain(
     });
     match cause {
         Some(c) if judged(&c) => verdict,
-        Some(Cause::Check(what) | Cause::Section(what)) => Health::Inconclusive {
-            what: format!("{what}, which drained the node, was not judged by this run"),
+        Some(Cause::Check(what)) => Health::Inconclusive {
+            what: format!(
+                "{what}, which drained the node, did not pass in this run (not run, skipped or \
+                 warning)"
+            ),
+        },
+        Some(Cause::Section(what)) => Health::Inconclusive {
+            what: format!("{what}, which drained the node, did not run in full in this run"),
         },
         Some(Cause::Overrun) => Health::Inconclusive {
             what: "the run overran its deadline again".into(),
