@@ -501,6 +501,15 @@ mod tests {
         assert!(e.0.contains("symbolic link"), "{e}");
     }
 
+    /// Why the file at `path` is not root's alone (it must not be).
+    fn why_not_roots(path: &Path) -> String {
+        read_root_file(path, 1 << 20)
+            .unwrap()
+            .root_only
+            .unwrap_err()
+            .0
+    }
+
     #[test]
     fn a_file_that_steers_root_is_read_once_and_judged_on_what_was_opened() {
         let dir = tempfile::tempdir().unwrap();
@@ -514,24 +523,15 @@ mod tests {
             chmod(dir.path(), 0o755);
             assert_eq!(read_root_file(&file, 1 << 20).unwrap().root_only, Ok(()));
             chmod(&file, 0o664);
-            let e = read_root_file(&file, 1 << 20)
-                .unwrap()
-                .root_only
-                .unwrap_err();
-            assert!(e.0.contains("writable by group or others"), "{e}");
+            let e = why_not_roots(&file);
+            assert!(e.contains("writable by group or others"), "{e}");
             chmod(&file, 0o644);
             chmod(dir.path(), 0o777);
-            let e = read_root_file(&file, 1 << 20)
-                .unwrap()
-                .root_only
-                .unwrap_err();
-            assert!(e.0.contains("another user could put another file"), "{e}");
+            let e = why_not_roots(&file);
+            assert!(e.contains("another user could put another file"), "{e}");
         } else {
-            let e = read_root_file(&file, 1 << 20)
-                .unwrap()
-                .root_only
-                .unwrap_err();
-            assert!(e.0.contains("not by root"), "{e}");
+            let e = why_not_roots(&file);
+            assert!(e.contains("not by root"), "{e}");
         }
         // Too large, a FIFO, a directory: refused before anything is read (a FIFO never blocks).
         assert!(
@@ -570,27 +570,18 @@ mod tests {
             assert_eq!(read_root_file(&link, 1 << 20).unwrap().root_only, Ok(()));
             // The same link made by another user.
             std::os::unix::fs::lchown(&link, Some(65534), None).unwrap();
-            let e = read_root_file(&link, 1 << 20)
-                .unwrap()
-                .root_only
-                .unwrap_err();
-            assert!(e.0.contains("symbolic link owned by uid 65534"), "{e}");
+            let e = why_not_roots(&link);
+            assert!(e.contains("symbolic link owned by uid 65534"), "{e}");
             // Root's link, in a directory others can write.
             let shared = tempfile::tempdir().unwrap();
             chmod(shared.path(), 0o777);
             let there = shared.path().join("nhc.conf");
             std::os::unix::fs::symlink(&file, &there).unwrap();
-            let e = read_root_file(&there, 1 << 20)
-                .unwrap()
-                .root_only
-                .unwrap_err();
-            assert!(e.0.contains("which others can change"), "{e}");
+            let e = why_not_roots(&there);
+            assert!(e.contains("which others can change"), "{e}");
         } else {
-            let e = read_root_file(&link, 1 << 20)
-                .unwrap()
-                .root_only
-                .unwrap_err();
-            assert!(e.0.contains("symbolic link owned by"), "{e}");
+            let e = why_not_roots(&link);
+            assert!(e.contains("symbolic link owned by"), "{e}");
         }
         let environ = dir.path().join("environ.conf");
         std::os::unix::fs::symlink("/proc/self/environ", &environ).unwrap();

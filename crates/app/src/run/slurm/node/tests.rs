@@ -214,7 +214,7 @@ fn a_drain_of_ours_counts_whatever_else_the_node_is() {
     // sinfo's StateComplete: the base state and every flag. StateLong said `reboot` for a node
     // drained and waiting for an administrator's reboot, and the cap lost count of it.
     let ours = "health_check: memory.peak: check failed";
-    for state in [
+    let drained = [
         "idle+drain",
         "mixed+drain",
         "idle+drain+reboot_requested",
@@ -224,21 +224,22 @@ fn a_drain_of_ours_counts_whatever_else_the_node_is() {
         "drained",
         "draining",
         "drained*",
-    ] {
-        let text = format!("n1\x1fidle\x1f(null)\x1fnone\nn2\x1f{state}\x1f(null)\x1f{ours}\n");
-        let p = parse_partition(&text, "debug", "n1").unwrap();
-        assert!(p.nodes[1].drained_by_us(), "{state}");
-        assert_eq!(p.ours_besides("n1"), 1, "{state}");
-    }
-    for state in [
+    ];
+    let not = [
         "idle",
         "down+not_responding",
         "idle+reboot_requested",
         "mixed+maint",
-    ] {
+    ];
+    for (state, want) in drained
+        .iter()
+        .map(|s| (s, true))
+        .chain(not.iter().map(|s| (s, false)))
+    {
         let text = format!("n1\x1fidle\x1f(null)\x1fnone\nn2\x1f{state}\x1f(null)\x1f{ours}\n");
         let p = parse_partition(&text, "debug", "n1").unwrap();
-        assert!(!p.nodes[1].drained_by_us(), "{state}");
+        assert_eq!(p.nodes[1].drained_by_us(), want, "{state}");
+        assert_eq!(p.ours_besides("n1"), usize::from(want), "{state}");
     }
 }
 
