@@ -90,10 +90,17 @@ mod tests {
         };
         let r = measure(&cfg, &|| false).unwrap();
         assert_eq!(r.points.len(), 2);
-        assert!(
-            r.points[1].1 > r.points[0].1,
-            "64 MiB is slower than 16 KiB: {:?}",
-            r.points
-        );
+        // Caches make 64 MiB tens of times slower than 16 KiB on hardware. The aarch64 tests run
+        // under qemu-user, which emulates no cache: there the two are alike, and a loaded host's
+        // noise orders them (it failed a CI run once).
+        if cfg!(target_arch = "x86_64") {
+            assert!(
+                r.points[1].1 > r.points[0].1,
+                "64 MiB is slower than 16 KiB: {:?}",
+                r.points
+            );
+        } else {
+            println!("the curve's order not checked: aarch64 tests run under qemu-user");
+        }
     }
 }
