@@ -280,6 +280,16 @@ mod tests {
         }
     }
 
+    /// A rate any machine's memory passes, natively: these tests check that every phase was
+    /// measured, not how fast. The aarch64 tests run under qemu-user at the lowest priority
+    /// beside the suite's other work, where a short phase may finish only a batch or two: there
+    /// a rate above nothing is what can be asked.
+    const PLAUSIBLE_MB_S: f64 = if cfg!(target_arch = "x86_64") {
+        100.0
+    } else {
+        0.0
+    };
+
     #[test]
     fn peak_gives_every_mix_and_the_vector_read_per_repeat() {
         let r = measure_peak(&cfg(), &|| false).unwrap();
@@ -287,7 +297,9 @@ mod tests {
         assert!(
             r.mixes
                 .iter()
-                .all(|(_, v)| v.len() == 2 && v.iter().all(|&x| x > 100.0))
+                .all(|(_, v)| v.len() == 2 && v.iter().all(|&x| x > PLAUSIBLE_MB_S)),
+            "{:?}",
+            r.mixes
         );
         let (name, simd) = r.simd.unwrap();
         assert_eq!(simd.len(), 2);
@@ -298,7 +310,7 @@ mod tests {
             let tried: Vec<_> = r.simd_trials.iter().map(|t| t.0).collect();
             assert_eq!(tried, names);
             assert!(
-                r.simd_trials.iter().all(|t| t.1 > 100.0),
+                r.simd_trials.iter().all(|t| t.1 > PLAUSIBLE_MB_S),
                 "{:?}",
                 r.simd_trials
             );
@@ -323,6 +335,12 @@ mod tests {
     fn memcpy_gives_both_sizes() {
         let r = measure_memcpy(&cfg(), &|| false).unwrap();
         assert_eq!((r.large.len(), r.medium.len()), (2, 2));
-        assert!(r.large.iter().chain(&r.medium).all(|&x| x > 10.0));
+        assert!(
+            r.large
+                .iter()
+                .chain(&r.medium)
+                .all(|&x| x > PLAUSIBLE_MB_S / 10.0),
+            "{r:?}"
+        );
     }
 }
